@@ -1,0 +1,174 @@
+# stepscope - top-level build.  `make help` lists the targets.
+#
+# Layout of outputs (all under build/, never committed):
+#   build/bin/stepscope, build/bin/stepscope-cc
+#   build/lib/libstepscope.so, build/lib/libstepscope.a, build/lib/pkgconfig/stepscope.pc
+#   build/include/stepscope.h
+#   build/obj/...   objects; build/tests/... test programs
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+CC      ?= cc
+ifeq ($(CC),cc)
+CC := gcc
+endif
+
+B       := build
+OBJ     := $(B)/obj
+ABS_B   := $(abspath $(B))
+
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
+OPT     := -O2
+ifeq ($(DEBUG),1)
+OPT     := -O0
+endif
+SAN     :=
+ifeq ($(ASAN),1)
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+ifeq ($(TSAN),1)
+SAN     := -fsanitize=thread
+endif
+
+CFLAGS_COMMON := -std=gnu11 -g $(OPT) $(WARN) -D_GNU_SOURCE -Iruntime -Isymbolize -Iinstrument
+# The runtime is never instrumented and exports only the hooks and stepscope_*.
+RT_CFLAGS  := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -fno-instrument-functions \
+              -fno-omit-frame-pointer -ftls-model=initial-exec
+RT_LIBS    := -lyaml -lpthread -ldl
+TOOL_CFLAGS := $(CFLAGS_COMMON) $(SAN)
+TOOL_LIBS  := -ldw -lelf -lbfd -lcjson -lyaml -lpthread -ldl -lm -lstdc++
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+RT_SRC    := $(wildcard runtime/*.c)
+RT_OBJ    := $(patsubst runtime/%.c,$(OBJ)/runtime/%.o,$(RT_SRC))
+# symbolize/ also uses the config parser and schedule of the runtime
+SHARED_RT := runtime/config.c runtime/schedule.c
+TOOL_SRC  := $(filter-out symbolize/main.c,$(wildcard symbolize/*.c)) $(wildcard $(SHARED_RT))
+TOOL_OBJ  := $(patsubst %.c,$(OBJ)/tool/%.o,$(TOOL_SRC))
+TOOL_LIB  := $(OBJ)/libss-tool.a
+
+TARGETS := $(B)/lib/libstepscope.so $(B)/lib/libstepscope.a $(B)/bin/stepscope \
+           $(B)/bin/stepscope-cc $(B)/include/stepscope.h $(B)/lib/pkgconfig/stepscope.pc
+
+DEPS_OK := $(B)/.deps-ok
+
+.PHONY: all deps test bench demo install uninstall clean help examples
+all: $(TARGETS)
+
+help:
+	@echo "make            build stepscope into build/"
+	@echo "make test       build and run unit and end-to-end tests (ASAN=1, TSAN=1 for sanitizers)"
+	@echo "make demo       build, record the MLP example, symbolize it, say where the trace is"
+	@echo "make bench      overhead and throughput benchmarks (ratios measured in one run)"
+	@echo "make install    install under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
+	@echo "make uninstall  remove what install put there"
+	@echo "options: DEBUG=1 (-O0), ASAN=1, TSAN=1, V=1 (show commands)"
+
+deps: $(DEPS_OK)
+$(DEPS_OK): scripts/deps.sh
+	$(Q)sh scripts/deps.sh
+	$(Q)mkdir -p $(B) && touch $@
+
+$(OBJ)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h) | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(RT_CFLAGS) -c -o $@ $<
+
+$(OBJ)/tool/%.o: %.c $(wildcard runtime/*.h symbolize/*.h) | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TOOL_CFLAGS) -c -o $@ $<
+
+$(B)/lib/libstepscope.so: $(RT_OBJ) runtime/libstepscope.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(RT_OBJ) -Wl,-soname,libstepscope.so \
+		-Wl,--version-script=runtime/libstepscope.map $(RT_LIBS)
+
+$(B)/lib/libstepscope.a: $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $(RT_OBJ)
+
+$(TOOL_LIB): $(TOOL_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $(TOOL_OBJ)
+
+$(B)/bin/stepscope: $(OBJ)/tool/symbolize/main.o $(TOOL_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(SAN) -o $@ $^ $(TOOL_LIBS)
+
+$(B)/bin/stepscope-cc: instrument/stepscope-cc
+	@mkdir -p $(dir $@)
+	$(Q)install -m 755 $< $@
+
+$(B)/include/stepscope.h: instrument/stepscope.h
+	@mkdir -p $(dir $@)
+	$(Q)install -m 644 $< $@
+
+$(B)/lib/pkgconfig/stepscope.pc: instrument/stepscope.pc.in Makefile
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(ABS_B)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---------------------------------------------------------------- tests
+UNIT_SRC  := $(wildcard tests/unit/test-*.c)
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+E2E_SRC   := $(wildcard tests/e2e/test-*.c)
+E2E_BIN   := $(patsubst tests/e2e/%.c,$(B)/tests/%,$(E2E_SRC))
+TEST_HELPERS := $(wildcard tests/lib/*.c)
+TEST_CFLAGS := $(TOOL_CFLAGS) -Itests/lib -DSS_SOURCE_DIR='"$(abspath .)"' -DSS_BUILD_DIR='"$(ABS_B)"'
+
+$(B)/tests/%: tests/unit/%.c $(TEST_HELPERS) $(TOOL_LIB) $(RT_OBJ) $(wildcard tests/lib/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS)
+
+$(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS)
+
+test: all $(UNIT_BIN) $(E2E_BIN)
+	$(Q)sh tests/run-tests.sh $(UNIT_BIN) $(E2E_BIN)
+
+# ---------------------------------------------------------------- demo, bench
+demo: all
+	$(Q)sh scripts/demo.sh
+
+bench: all
+	$(Q)sh tests/bench/run-bench.sh
+
+examples: all
+	$(Q)$(MAKE) -C examples/mlp PROFILE=1
+
+# ---------------------------------------------------------------- install
+I_BIN := $(DESTDIR)$(PREFIX)/bin
+I_LIB := $(DESTDIR)$(PREFIX)/lib
+I_INC := $(DESTDIR)$(PREFIX)/include
+I_DOC := $(DESTDIR)$(PREFIX)/share/doc/stepscope
+
+install: all
+	install -d $(I_BIN) $(I_LIB)/pkgconfig $(I_INC) $(I_DOC)
+	install -m 755 $(B)/bin/stepscope $(B)/bin/stepscope-cc $(I_BIN)/
+	install -m 755 $(B)/lib/libstepscope.so $(I_LIB)/
+	install -m 644 $(B)/lib/libstepscope.a $(I_LIB)/
+	install -m 644 instrument/stepscope.h $(I_INC)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' instrument/stepscope.pc.in \
+		> $(I_LIB)/pkgconfig/stepscope.pc
+	install -m 644 README.md $(wildcard docs/*.md) $(I_DOC)/
+
+uninstall:
+	rm -f $(I_BIN)/stepscope $(I_BIN)/stepscope-cc $(I_LIB)/libstepscope.so \
+	      $(I_LIB)/libstepscope.a $(I_INC)/stepscope.h $(I_LIB)/pkgconfig/stepscope.pc
+	rm -rf $(I_DOC)
+
+clean:
+	rm -rf $(B)
+	-$(MAKE) -C examples/mlp clean >/dev/null 2>&1

@@ -1,0 +1,71 @@
+/*
+ * stepscope.h - optional annotations for programs profiled with stepscope.
+ *
+ * Nothing here is needed to profile a program: building it through
+ * stepscope-cc records every instrumented call.  These calls mark training
+ * steps and name ranges of code, like torch.profiler's prof.step() and
+ * record_function().
+ *
+ * stepscope-cc and `pkg-config --cflags stepscope` define STEPSCOPE_ENABLED.
+ * Without it every call below compiles to nothing, so annotated code builds
+ * and runs unchanged without stepscope.
+ */
+#ifndef STEPSCOPE_H
+#define STEPSCOPE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(STEPSCOPE_ENABLED) && STEPSCOPE_ENABLED
+
+/* End the current training step and begin the next one.  The program starts
+ * in step 0; the k-th call begins step k.  Use it instead of `step.function`
+ * in the config when no single function marks a step. */
+void stepscope_step(void);
+
+/* Open a named range on the calling thread; it shows as a slice named `name`
+ * nested in the calls around it.  `name` is copied on first use. */
+void stepscope_range_push(const char *name);
+
+/* Close the innermost range opened on the calling thread. */
+void stepscope_range_pop(void);
+
+/* 1 while the runtime records events (inside an active step), else 0. */
+int stepscope_recording(void);
+
+/* Not for direct use: the helpers behind STEPSCOPE_RANGE. */
+static inline int stepscope__range_begin(const char *name)
+{
+	stepscope_range_push(name);
+	return 0;
+}
+static inline void stepscope__range_end(int *unused)
+{
+	(void)unused;
+	stepscope_range_pop();
+}
+
+#define STEPSCOPE__CAT2(a, b) a##b
+#define STEPSCOPE__CAT(a, b) STEPSCOPE__CAT2(a, b)
+/* A range closed automatically when the enclosing scope ends (GCC, clang). */
+#define STEPSCOPE_RANGE(name)                                                  \
+	int STEPSCOPE__CAT(stepscope__range_, __LINE__)                        \
+		__attribute__((cleanup(stepscope__range_end), unused)) =       \
+			stepscope__range_begin(name)
+
+#else /* built without stepscope: everything is a no-op */
+
+static inline void stepscope_step(void) {}
+static inline void stepscope_range_push(const char *name) { (void)name; }
+static inline void stepscope_range_pop(void) {}
+static inline int stepscope_recording(void) { return 0; }
+#define STEPSCOPE_RANGE(name) ((void)(name))
+
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STEPSCOPE_H */

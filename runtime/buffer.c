@@ -1,0 +1,212 @@
+/*
+ * buffer.c - the trace file and the per-thread event chunks in it.
+ *
+ * Design: the file is created on a process's first event (so uninstrumented
+ * programs that inherit the preload leave no empty traces).  Each thread
+ * writes fixed 16-byte events into a chunk of the file reserved with
+ * fallocate() and mapped MAP_SHARED|MAP_POPULATE: stores land in the page
+ * cache, so a process killed by SIGKILL or the OOM killer keeps everything
+ * it recorded, and a full disk shows up as an error here instead of SIGBUS.
+ * When a chunk fills, the thread takes the slow path below: close it, reserve
+ * the next one.  That is the only place the hot path can make a syscall.
+ *
+ * Never: block the program (the lock is held for a few syscalls only), kill
+ * it, or lose data silently - a dropped event is counted and reported in the
+ * trace (SS_EV_LOST) and a stop is marked (SS_EV_STOP) with one warning.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char *prog_name(void)
+{
+	const char *slash = strrchr(ss_rt.hdr.exe_path, '/');
+	return slash ? slash + 1 : ss_rt.hdr.exe_path;
+}
+
+/* Create this process's file and write its header.  Lock held. */
+int ss_buf_open_file(void)
+{
+	if (ss_rt.fd >= 0)
+		return 0;
+	if (ss_rt.stopped || ss_rt.disabled)
+		return -1;
+	char path[sizeof(ss_rt.path) + 1200];
+	int fd = -1;
+	for (int n = 0; n < 100 && fd < 0; n++) {
+		if (n == 0)
+			snprintf(path, sizeof(path), "%s/%s.%d%s", ss_rt.dir,
+				 prog_name(), (int)ss_rt.pid, SS_FILE_SUFFIX);
+		else /* an exec'd image of the same program and pid */
+			snprintf(path, sizeof(path), "%s/%s.%d.%d%s", ss_rt.dir,
+				 prog_name(), (int)ss_rt.pid, n, SS_FILE_SUFFIX);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		ss_warn("cannot create trace file in %s: %s; not recording",
+			ss_rt.dir, strerror(errno));
+		ss_rt.disabled = 1;
+		ss_hot.gate = 0;
+		return -1;
+	}
+	static char page[SS_HEADER_SIZE];
+	memset(page, 0, sizeof(page));
+	ss_rt.hdr.pid = (uint64_t)ss_rt.pid;
+	ss_rt.hdr.ppid = (uint64_t)getppid();
+	ss_clock_pair(&ss_rt.hdr.calib_ticks, &ss_rt.hdr.calib_ns);
+	memcpy(page, &ss_rt.hdr, sizeof(ss_rt.hdr));
+	if (pwrite(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page)) {
+		ss_warn("cannot write %s: %s; not recording", path, strerror(errno));
+		close(fd);
+		unlink(path);
+		ss_rt.disabled = 1;
+		ss_hot.gate = 0;
+		return -1;
+	}
+	ss_rt.fd = fd;
+	ss_rt.file_off = SS_HEADER_SIZE;
+	snprintf(ss_rt.path, sizeof(ss_rt.path), "%s", path);
+	/* the first meta chunk: config, maps and modules */
+	char cfg[8192];
+	size_t n = ss_config_dump(&ss_rt.cfg, cfg, sizeof(cfg));
+	if (n >= sizeof(cfg))
+		n = sizeof(cfg) - 1;
+	cfg[n] = 0;
+	ss_meta_write(SS_META_CONFIG, cfg, n + 1, NULL, 0);
+	ss_meta_maps();
+	return 0;
+}
+
+static void stop_recording(int reason, const char *why)
+{
+	ss_rt.stopped = reason;
+	ss_hot.gate = 0;
+	if (!ss_rt.warned_stop) {
+		ss_rt.warned_stop = 1;
+		ss_warn("%s; recording stopped, the program continues (trace: %s)",
+			why, ss_rt.path);
+	}
+}
+
+/* Reserve `size` bytes at the end of the file and map them.  Lock held. */
+void *ss_buf_chunk_alloc(uint64_t size)
+{
+	if (ss_buf_open_file() < 0)
+		return NULL;
+	uint64_t off = ss_rt.file_off;
+	if (ss_rt.cap_bytes && off + size > ss_rt.cap_bytes) {
+		char why[128];
+		snprintf(why, sizeof(why), "trace reached max_trace_mb=%lld",
+			 (long long)ss_rt.cfg.max_trace_mb);
+		stop_recording(SS_STOP_SIZE_CAP, why);
+		return NULL;
+	}
+	int err = posix_fallocate(ss_rt.fd, (off_t)off, (off_t)size);
+	if (err == EOPNOTSUPP || err == EINVAL)
+		err = ftruncate(ss_rt.fd, (off_t)(off + size)) ? errno : 0;
+	if (err) {
+		char why[160];
+		snprintf(why, sizeof(why), "cannot grow the trace file: %s",
+			 strerror(err));
+		stop_recording(err == ENOSPC ? SS_STOP_DISK_FULL : SS_STOP_ERROR, why);
+		return NULL;
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, ss_rt.fd, (off_t)off);
+	if (p == MAP_FAILED) {
+		char why[160];
+		snprintf(why, sizeof(why), "cannot map the trace file: %s",
+			 strerror(errno));
+		stop_recording(SS_STOP_ERROR, why);
+		return NULL;
+	}
+	ss_rt.file_off = off + size;
+	return p;
+}
+
+/* Mark the thread's chunk as finished: payload size for the reader. */
+void ss_buf_close(struct ss_thread *t)
+{
+	struct ss_chunk_header *c = t->chunk;
+	if (!c)
+		return;
+	struct ss_event *base = (struct ss_event *)(c + 1);
+	uint64_t n = (uint64_t)(t->pos - base);
+	c->used = n * sizeof(struct ss_event);
+	atomic_fetch_add(&ss_rt.events, n);
+	munmap(c, c->size);
+	t->chunk = NULL;
+	t->pos = t->end = NULL;
+}
+
+/* Each chunk keeps its last slot free (t->end points at it) so that a stop
+ * can always be marked in the thread's own stream. */
+static struct ss_chunk_header *new_chunk(struct ss_thread *t)
+{
+	uint64_t size = ss_rt.chunk_bytes;
+	struct ss_chunk_header *c = ss_buf_chunk_alloc(size);
+	if (!c)
+		return NULL;
+	c->magic = SS_CHUNK_MAGIC;
+	c->kind = SS_CHUNK_EVENTS;
+	c->size = size;
+	c->tid = t->tid;
+	c->seq = t->seq++;
+	c->serial = t->serial;
+	ss_clock_pair(&c->calib_ticks, &c->calib_ns);
+	return c;
+}
+
+/* Slow path of ss_emit: the thread has no chunk or its chunk is full. */
+struct ss_event *ss_buf_refill(struct ss_thread *t)
+{
+	if (t->in_slow || !ss_hot.gate) {
+		/* a signal handler interrupted the slow path, or recording
+		 * stopped meanwhile: drop, but count it */
+		if (ss_hot.gate)
+			t->lost++;
+		return NULL;
+	}
+	t->in_slow = 1;
+	int saved = errno;
+	struct ss_event *e = NULL;
+	pthread_mutex_lock(&ss_rt.lock);
+	if (t->state == SS_THREAD_NEW)
+		ss_thread_init(t);
+	else if (ss_rt.fd >= 0)
+		ss_meta_maps_if_changed();
+	struct ss_chunk_header *c = NULL;
+	if (!ss_rt.stopped && !ss_rt.disabled)
+		c = new_chunk(t);
+	if (!c && t->chunk && ss_rt.stopped) {
+		/* mark the stop in the reserved last slot */
+		t->end->word = SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped);
+		t->end->ts = ss_clock_now();
+		t->pos = t->end + 1;
+	}
+	ss_buf_close(t);
+	if (c) {
+		t->chunk = c;
+		e = (struct ss_event *)(c + 1);
+		t->end = (struct ss_event *)((char *)c + c->size) - 1;
+		if (t->lost) {
+			e->word = SS_EV_WORD(SS_EV_LOST, t->lost & SS_EV_ARG_MASK);
+			e->ts = ss_clock_now();
+			atomic_fetch_add(&ss_rt.lost, t->lost);
+			t->lost = 0;
+			e++;
+		}
+		t->pos = e;
+	}
+	pthread_mutex_unlock(&ss_rt.lock);
+	errno = saved;
+	t->in_slow = 0;
+	return e;
+}

@@ -1,0 +1,114 @@
+/*
+ * elfsym.c - find a function of the running program by name, for
+ * `step.function`.  Reads the symbol tables (.symtab, else .dynsym) of the
+ * executable and each loaded module from disk, once, before main.  Bounds
+ * are checked everywhere: a strange file means "not found", never a crash.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#if UINTPTR_MAX == 0xffffffffffffffffu
+typedef Elf64_Ehdr Ehdr;
+typedef Elf64_Shdr Shdr;
+typedef Elf64_Sym Sym;
+#define ST_TYPE ELF64_ST_TYPE
+#else
+typedef Elf32_Ehdr Ehdr;
+typedef Elf32_Shdr Shdr;
+typedef Elf32_Sym Sym;
+#define ST_TYPE ELF32_ST_TYPE
+#endif
+
+/* Value of FUNC symbol `name` in the ELF file at `path`, 0 if none. */
+static uint64_t find_in_file(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(Ehdr)) {
+		close(fd);
+		return 0;
+	}
+	size_t size = (size_t)st.st_size;
+	const unsigned char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return 0;
+	uint64_t found = 0;
+	const Ehdr *eh = (const Ehdr *)f;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_shentsize != sizeof(Shdr) ||
+	    eh->e_shoff == 0 || eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof(Shdr) < eh->e_shnum)
+		goto out;
+	const Shdr *sh = (const Shdr *)(f + eh->e_shoff);
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+		for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
+				continue;
+			const Shdr *str = &sh[sh[i].sh_link];
+			if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
+			    str->sh_offset > size || str->sh_size > size - str->sh_offset)
+				continue;
+			const Sym *sym = (const Sym *)(f + sh[i].sh_offset);
+			size_t n = sh[i].sh_size / sizeof(Sym);
+			const char *strs = (const char *)(f + str->sh_offset);
+			for (size_t k = 0; k < n; k++) {
+				if (ST_TYPE(sym[k].st_info) != STT_FUNC ||
+				    sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= str->sh_size)
+					continue;
+				const char *s = strs + sym[k].st_name;
+				size_t max = str->sh_size - sym[k].st_name;
+				if (strnlen(s, max) < max && !strcmp(s, name)) {
+					found = sym[k].st_value;
+					break;
+				}
+			}
+		}
+	}
+out:
+	munmap((void *)f, size);
+	return found;
+}
+
+struct lookup {
+	const char *name;
+	void *addr;
+};
+
+static int lookup_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct lookup *l = data;
+	const char *path = info->dlpi_name;
+	if (!path || !*path)
+		path = "/proc/self/exe";
+	if (!strncmp(path, "linux-vdso", 10))
+		return 0;
+	uint64_t v = find_in_file(path, l->name);
+	if (v) {
+		l->addr = (void *)(info->dlpi_addr + v);
+		return 1;
+	}
+	return 0;
+}
+
+void *ss_elfsym_lookup(const char *name, char *err, size_t errlen)
+{
+	struct lookup l = { name, NULL };
+	dl_iterate_phdr(lookup_cb, &l);
+	if (!l.addr)
+		snprintf(err, errlen,
+			 "step.function '%s' is not a function in this program "
+			 "(check the name, and that the program was built with "
+			 "symbols)", name);
+	return l.addr;
+}

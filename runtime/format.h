@@ -1,0 +1,197 @@
+/*
+ * format.h - the raw trace layout, shared by runtime/ and symbolize/.
+ *
+ * One file per process: <run-dir>/<prog>.<pid>.sstrace.  All integers are
+ * little-endian host order (the reader refuses a foreign byte order through
+ * the magic).  The file is a fixed header followed by chunks:
+ *
+ *   [ss_file_header, header_size bytes][chunk][chunk]...
+ *
+ * Every chunk starts with an ss_chunk_header whose `size` covers the whole
+ * chunk, so a reader walks chunks without knowing their kind.  Chunks are
+ * reserved with fallocate() and written through MAP_SHARED mappings, so
+ * whatever the program stored is in the file even if it dies by SIGKILL.
+ * Unwritten space is zero: an event whose `ts` is 0 ends the data of its
+ * chunk, a meta record whose `type` is 0 ends the records of its chunk.
+ *
+ * EVENTS chunks belong to one thread and hold fixed 16-byte ss_event records.
+ * META chunks hold variable-length ss_meta records (maps, modules, thread
+ * names, strings, calibration points, the end-of-run marker).
+ *
+ * Never reorder or resize a field: bump SS_VERSION and, when old readers can
+ * no longer read the file, SS_MIN_READ_VERSION.
+ */
+#ifndef SS_FORMAT_H
+#define SS_FORMAT_H
+
+#include <stdint.h>
+
+#define SS_MAGIC "SSTRACE1"             /* 8 bytes, no terminator in file */
+#define SS_MAGIC_LEN 8
+#define SS_VERSION 1
+#define SS_MIN_READ_VERSION 1
+#define SS_HEADER_SIZE 4096
+#define SS_CHUNK_MAGIC 0x4b435353u      /* "SSCK" */
+#define SS_FILE_SUFFIX ".sstrace"
+
+enum ss_clock {
+	SS_CLOCK_TSC = 1,       /* rdtsc ticks; convert with calibration points */
+	SS_CLOCK_MONOTONIC = 2, /* CLOCK_MONOTONIC nanoseconds, no conversion */
+};
+
+enum ss_file_flags {
+	SS_FILE_TSC_INVARIANT = 1 << 0,
+};
+
+struct ss_file_header {
+	char magic[SS_MAGIC_LEN];
+	uint32_t version;
+	uint32_t min_read_version;
+	uint32_t header_size;        /* offset of the first chunk */
+	uint32_t flags;              /* enum ss_file_flags */
+	uint64_t pid;
+	uint64_t ppid;
+	uint32_t clock;              /* enum ss_clock */
+	uint32_t build_id_len;       /* bytes used in build_id */
+	/* Clock calibration taken at start: ticks_per_sec is a first estimate;
+	 * (calib_ticks, calib_ns) is a pair read back to back.  Later pairs
+	 * sit in chunk headers and in SS_META_CALIB records; a reader fits
+	 * ns = calib_ns + (ticks - calib_ticks) * 1e9 / rate using the widest
+	 * span of pairs it has. */
+	uint64_t ticks_per_sec;
+	uint64_t calib_ticks;
+	uint64_t calib_ns;           /* CLOCK_MONOTONIC */
+	uint64_t realtime_ns;        /* CLOCK_REALTIME at calib_ns */
+	uint8_t build_id[64];        /* of the executable */
+	char hostname[256];
+	char exe_path[1024];         /* realpath of /proc/self/exe */
+	char cmdline[1024];          /* argv joined by spaces, truncated */
+};
+_Static_assert(sizeof(struct ss_file_header) <= SS_HEADER_SIZE, "header size");
+
+enum ss_chunk_kind {
+	SS_CHUNK_EVENTS = 1,
+	SS_CHUNK_META = 2,
+};
+
+struct ss_chunk_header {
+	uint32_t magic;              /* SS_CHUNK_MAGIC */
+	uint32_t kind;               /* enum ss_chunk_kind */
+	uint64_t size;               /* whole chunk, header included */
+	uint64_t tid;                /* EVENTS: OS thread id; META: 0 */
+	uint64_t seq;                /* EVENTS: per-thread chunk number from 0 */
+	uint64_t calib_ticks;        /* clock pair read when the chunk opened */
+	uint64_t calib_ns;
+	uint64_t used;               /* payload bytes, written when the chunk is
+	                              * closed; 0 = unknown, scan to the first
+	                              * zero record */
+	uint64_t serial;             /* EVENTS: process-unique thread serial from
+	                              * 1 (tids can be reused; serials are not) */
+};
+_Static_assert(sizeof(struct ss_chunk_header) == 64, "chunk header size");
+
+/* An event: `ts` in the file's clock (never 0), `word` = kind << 56 | arg. */
+struct ss_event {
+	uint64_t ts;
+	uint64_t word;
+};
+_Static_assert(sizeof(struct ss_event) == 16, "event size");
+
+#define SS_EV_SHIFT 56
+#define SS_EV_ARG_MASK ((UINT64_C(1) << SS_EV_SHIFT) - 1)
+#define SS_EV_KIND(w) ((unsigned)((w) >> SS_EV_SHIFT))
+#define SS_EV_ARG(w) ((w) & SS_EV_ARG_MASK)
+#define SS_EV_WORD(kind, arg) (((uint64_t)(kind) << SS_EV_SHIFT) | (uint64_t)(arg))
+
+enum ss_event_kind {
+	SS_EV_ENTER = 1,        /* arg: function address */
+	SS_EV_EXIT = 2,         /* arg: function address */
+	SS_EV_STEP = 3,         /* arg: step number that begins here */
+	SS_EV_RANGE_PUSH = 4,   /* arg: string id (SS_META_STRING) */
+	SS_EV_RANGE_POP = 5,    /* arg: string id */
+	SS_EV_WINDOW_OPEN = 6,  /* arg: step number; recording starts */
+	SS_EV_WINDOW_CLOSE = 7, /* arg: step number; recording stops */
+	SS_EV_LOST = 8,         /* arg: events dropped on this thread before */
+	SS_EV_STOP = 9,         /* arg: enum ss_stop_reason; recording ended */
+};
+
+enum ss_stop_reason {
+	SS_STOP_SIZE_CAP = 1,
+	SS_STOP_DISK_FULL = 2,
+	SS_STOP_ERROR = 3,
+};
+
+/* Meta records: 8-byte aligned, `size` covers header and payload. */
+struct ss_meta {
+	uint16_t type;               /* enum ss_meta_type, 0 = end of chunk */
+	uint16_t reserved;
+	uint32_t size;
+	uint64_t ts;                 /* file clock when written */
+};
+_Static_assert(sizeof(struct ss_meta) == 16, "meta header size");
+
+enum ss_meta_type {
+	/* payload: text of /proc/self/maps, NUL-terminated.  A later MAPS
+	 * record adds to earlier ones (a reader keeps every mapping it has
+	 * seen, so code of a dlclose'd library still resolves). */
+	SS_META_MAPS = 1,
+	SS_META_MODULE = 2,      /* struct ss_meta_module + path, NUL-terminated */
+	SS_META_THREAD = 3,      /* struct ss_meta_thread */
+	SS_META_STRING = 4,      /* uint64_t id, then NUL-terminated text */
+	SS_META_CALIB = 5,       /* struct ss_meta_calib */
+	SS_META_END = 6,         /* struct ss_meta_end: the process ended cleanly */
+	SS_META_CONFIG = 7,      /* text: the effective config, key=value lines */
+	SS_META_STEP = 8,        /* struct ss_meta_step: a step began */
+	/* struct ss_meta_stack + n return addresses: the frames open on the
+	 * stepping thread when a window opened (innermost first), so a reader
+	 * can show the enclosing frames clipped to the window. */
+	SS_META_STACK = 9,
+};
+
+enum ss_step_action {
+	SS_STEP_NONE = 0,        /* skipped or waiting: nothing recorded */
+	SS_STEP_WARMUP = 1,      /* tracing warms up, events dropped */
+	SS_STEP_RECORD = 2,      /* active: events recorded */
+};
+
+struct ss_meta_step {
+	uint64_t step;               /* number of the step that begins at ts */
+	uint64_t tid;                /* thread that began it */
+	uint64_t serial;             /* that thread's serial */
+	uint32_t action;             /* enum ss_step_action of this step */
+	uint32_t cycle;              /* schedule cycle of the step, from 0 */
+};
+
+struct ss_meta_stack {
+	uint64_t tid;
+	uint64_t serial;
+	uint64_t n;                  /* return addresses that follow */
+};
+
+struct ss_meta_module {
+	uint64_t load_bias;          /* dlpi_addr */
+	uint32_t build_id_len;
+	uint8_t build_id[64];
+	uint32_t reserved;
+	/* char path[] follows */
+};
+
+struct ss_meta_thread {
+	uint64_t tid;
+	char name[16];               /* as in /proc/self/task/<tid>/comm */
+};
+
+struct ss_meta_calib {
+	uint64_t ticks;
+	uint64_t ns;
+};
+
+struct ss_meta_end {
+	uint64_t events;             /* events written by all threads */
+	uint64_t lost;               /* events dropped by all threads */
+	uint64_t last_step;          /* last step begun, or UINT64_MAX if none */
+	int32_t exit_status;         /* as passed to exit(), -1 if unknown */
+	uint32_t reserved;
+};
+
+#endif /* SS_FORMAT_H */

@@ -1,0 +1,191 @@
+/*
+ * internal.h - state shared by the runtime's files.  Nothing here is
+ * exported from libstepscope (the library is built -fvisibility=hidden).
+ *
+ * The hot path touches only `ss_hot` (read-mostly globals on their own
+ * cache line) and the calling thread's `ss_tls`.  Everything else is the
+ * slow path, guarded by `ss_rt.lock`.
+ */
+#ifndef SS_INTERNAL_H
+#define SS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "format.h"
+
+#define SS_HIDDEN __attribute__((visibility("hidden")))
+#define SS_EXPORT __attribute__((visibility("default")))
+#define ss_likely(x) __builtin_expect(!!(x), 1)
+#define ss_unlikely(x) __builtin_expect(!!(x), 0)
+
+#define SS_RANGE_DEPTH 64
+#define SS_META_CHUNK (64 * 1024)
+
+enum ss_thread_state {
+	SS_THREAD_NEW = 0,      /* no event yet */
+	SS_THREAD_LIVE = 1,     /* registered, has (had) a chunk */
+};
+
+/* Per-thread state; the first two fields are the hot path. */
+struct ss_thread {
+	struct ss_event *pos;          /* next free event slot */
+	struct ss_event *end;          /* end of the mapped chunk */
+	struct ss_chunk_header *chunk; /* current chunk, NULL if none */
+	uint64_t tid;
+	uint64_t serial;
+	uint64_t seq;                  /* chunks opened by this thread */
+	uint64_t lost;                 /* events dropped, not yet reported */
+	int in_slow;                   /* re-entrancy guard for the slow path */
+	int state;                     /* enum ss_thread_state */
+	uint32_t step_depth;           /* nesting of step.function here */
+	uint32_t range_depth;
+	uint64_t range_ids[SS_RANGE_DEPTH];
+	uintptr_t stack_lo, stack_hi;  /* for frame-pointer walks, 0 = unknown */
+	struct ss_thread *next;        /* registry of live threads */
+};
+
+/* Read-mostly globals tested on every hook call. */
+struct ss_hot {
+	volatile int gate;             /* 1 while events are recorded */
+	int use_tsc;                   /* clock: rdtsc, else CLOCK_MONOTONIC */
+	void *volatile watch;          /* step.function address, NULL if none */
+} __attribute__((aligned(64)));
+
+struct ss_runtime {
+	pthread_mutex_t lock;
+	int initialized;               /* constructor ran */
+	int dormant;                   /* another copy of the runtime is active */
+	int disabled;                  /* enabled: false, or a fatal error */
+	int stopped;                   /* size cap / disk full: no more chunks */
+	int fd;                        /* trace file, -1 until the first event */
+	pid_t pid;
+	uint64_t file_off;             /* end of the file: next chunk goes here */
+	uint64_t cap_bytes;            /* max_trace_mb in bytes, 0 = none */
+	uint64_t chunk_bytes;          /* events chunk size */
+	char dir[4096];                /* run directory */
+	char path[5400];               /* this process's trace file */
+	int own_dir;                   /* we made the run dir (no `record`) */
+	struct ss_config cfg;
+	struct ss_file_header hdr;     /* template, written when the file opens */
+	/* meta chunk being filled */
+	char *meta_base, *meta_pos, *meta_end;
+	/* steps */
+	uint64_t step;                 /* current step number */
+	int have_step;                 /* a step has begun */
+	uint64_t step_tid;             /* thread that owns step.function */
+	int api_steps;                 /* stepscope_step() was called */
+	uint64_t start_ticks;
+	uintptr_t self_lo, self_hi;    /* our own text, skipped in stack walks */
+	/* threads */
+	struct ss_thread *threads;
+	atomic_uint_fast64_t next_serial;
+	atomic_uint_fast64_t events;   /* events in closed chunks */
+	atomic_uint_fast64_t lost;
+	unsigned long long maps_adds;  /* dl_iterate_phdr dlpi_adds last seen */
+	pthread_key_t key;
+	/* strings for user ranges */
+	const char *str_ptr[1024];
+	uint64_t str_id[1024];
+	uint64_t next_str;
+	int warned_stop;
+};
+
+extern struct ss_hot ss_hot SS_HIDDEN;
+extern struct ss_runtime ss_rt SS_HIDDEN;
+extern __thread struct ss_thread ss_tls
+	__attribute__((tls_model("initial-exec"))) SS_HIDDEN;
+
+/* clock.c */
+static inline uint64_t ss_clock_now(void);
+SS_HIDDEN void ss_clock_init(struct ss_file_header *h);
+SS_HIDDEN uint64_t ss_clock_mono_ns(void);
+SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
+
+/* buffer.c: chunks of the trace file */
+SS_HIDDEN struct ss_event *ss_buf_refill(struct ss_thread *t);
+SS_HIDDEN void ss_buf_close(struct ss_thread *t);
+SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
+SS_HIDDEN int ss_buf_open_file(void);
+
+/* meta.c: variable-length records (call with ss_rt.lock held) */
+SS_HIDDEN int ss_meta_write(uint16_t type, const void *a, size_t alen,
+			    const void *b, size_t blen);
+SS_HIDDEN int ss_meta_write_ts(uint16_t type, uint64_t ts, const void *a,
+			       size_t alen, const void *b, size_t blen);
+SS_HIDDEN void ss_meta_maps(void);
+SS_HIDDEN void ss_meta_maps_if_changed(void);
+SS_HIDDEN void ss_meta_thread_name(uint64_t tid);
+SS_HIDDEN void ss_meta_calib(void);
+struct dl_phdr_info;
+SS_HIDDEN void ss_meta_build_id(struct dl_phdr_info *info, uint8_t *id,
+				uint32_t *len);
+
+/* thread.c */
+SS_HIDDEN void ss_thread_init(struct ss_thread *t);
+SS_HIDDEN uint64_t ss_gettid(void);
+SS_HIDDEN void ss_thread_exit(void *arg);
+SS_HIDDEN void ss_thread_after_fork(void);
+
+/* window.c: steps and schedules */
+SS_HIDDEN void ss_window_init(void);
+SS_HIDDEN void ss_window_on_enter(void);
+SS_HIDDEN void ss_window_on_exit(void);
+SS_HIDDEN void ss_window_begin_step(struct ss_thread *t, uint64_t step,
+				    uint64_t ts);
+SS_HIDDEN void ss_window_api_step(void);
+
+/* elfsym.c: find a function's address in the loaded program by name */
+SS_HIDDEN void *ss_elfsym_lookup(const char *name, char *err, size_t errlen);
+
+/* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
+SS_HIDDEN void ss_warn(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* ------------------------------------------------------------ clock */
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+#include <time.h>
+
+static inline uint64_t ss_clock_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (ss_likely(ss_hot.use_tsc))
+		return __rdtsc();
+#elif defined(__aarch64__)
+	if (ss_likely(ss_hot.use_tsc)) {
+		uint64_t v;
+		__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+		return v;
+	}
+#endif
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Append one event on the calling thread.  The slot is claimed before it is
+ * written, so a signal handler that records events in between takes the
+ * next slot instead of overwriting this one. */
+static inline void ss_emit(uint64_t word)
+{
+	struct ss_thread *t = &ss_tls;
+	uint64_t now = ss_clock_now();
+	struct ss_event *e = t->pos;
+	if (ss_unlikely(e == t->end)) {
+		e = ss_buf_refill(t);
+		if (!e)
+			return;
+	}
+	t->pos = e + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	e->word = word;
+	atomic_signal_fence(memory_order_seq_cst);
+	e->ts = now;
+}
+
+#endif /* SS_INTERNAL_H */

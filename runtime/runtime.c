@@ -1,0 +1,242 @@
+/*
+ * runtime.c - start and end of libstepscope in a process: read the config
+ * (refusing a bad one before main, exit 2), pick the clock, find the run
+ * directory, prepare the file header, and at exit write thread names, a
+ * last calibration point and the end-of-run marker.
+ *
+ * Only one copy of the runtime records in a process: a preloaded copy next
+ * to a linked one, or a static copy, stays dormant (STEPSCOPE__OWNER names
+ * the active copy by pid and address).  After fork the child gets its own
+ * file; after exec the new image records into the same run directory.
+ * Never: kill or block the program after main has started.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct ss_hot ss_hot;
+struct ss_runtime ss_rt = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+};
+__thread struct ss_thread ss_tls __attribute__((tls_model("initial-exec")));
+
+void ss_warn(const char *fmt, ...)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "stepscope: ");
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	ssize_t r = write(STDERR_FILENO, buf, (size_t)n);
+	(void)r;
+}
+
+static void read_file(const char *path, char *buf, size_t len, int nul_to_space)
+{
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	if (nul_to_space)
+		for (ssize_t i = 0; i < n - 1; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+}
+
+static int exe_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	ss_meta_build_id(info, ss_rt.hdr.build_id, &ss_rt.hdr.build_id_len);
+	return 1; /* the first module is the executable */
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+/* STEPSCOPE_DIR from `stepscope record`, else a fresh directory of our own
+ * under output_dir, shared with child processes through the environment. */
+static int pick_dir(void)
+{
+	const char *env = getenv("STEPSCOPE_DIR");
+	if (env && *env) {
+		snprintf(ss_rt.dir, sizeof(ss_rt.dir), "%s", env);
+		return 0;
+	}
+	const char *slash = strrchr(ss_rt.hdr.exe_path, '/');
+	const char *prog = slash ? slash + 1 : ss_rt.hdr.exe_path;
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	snprintf(ss_rt.dir, sizeof(ss_rt.dir), "%s/%s-%04d%02d%02d-%02d%02d%02d-%d",
+		 ss_rt.cfg.output_dir, prog, tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid());
+	if (mkdir_p(ss_rt.dir)) {
+		ss_warn("cannot create %s: %s; not recording", ss_rt.dir,
+			strerror(errno));
+		return -1;
+	}
+	char *abs = realpath(ss_rt.dir, NULL);
+	if (abs) {
+		snprintf(ss_rt.dir, sizeof(ss_rt.dir), "%s", abs);
+		free(abs);
+	}
+	setenv("STEPSCOPE_DIR", ss_rt.dir, 1);
+	ss_rt.own_dir = 1;
+	return 0;
+}
+
+static void after_fork_child(void)
+{
+	pthread_mutex_init(&ss_rt.lock, NULL);
+	if (ss_rt.dormant || ss_rt.disabled)
+		return;
+	ss_rt.pid = getpid();
+	if (ss_rt.fd >= 0)
+		close(ss_rt.fd);
+	ss_rt.fd = -1;
+	if (ss_rt.meta_base)
+		munmap(ss_rt.meta_base, ((struct ss_chunk_header *)ss_rt.meta_base)->size);
+	ss_rt.meta_base = ss_rt.meta_pos = ss_rt.meta_end = NULL;
+	ss_rt.own_dir = 0;
+	ss_rt.step_tid = 0;
+	ss_tls.tid = 0;
+	ss_tls.stack_lo = ss_tls.stack_hi = 0;
+	ss_thread_after_fork();
+	char owner[64];
+	snprintf(owner, sizeof(owner), "%d:%p", (int)ss_rt.pid, (void *)&ss_rt);
+	setenv("STEPSCOPE__OWNER", owner, 1);
+}
+
+/* Another copy of the runtime already records in this process? */
+static int other_copy_active(void)
+{
+	/* the hook the program's calls bind to must be in our module */
+	void *hook = dlsym(RTLD_DEFAULT, "__cyg_profile_func_enter");
+	Dl_info them, us;
+	if (hook && dladdr(hook, &them) && dladdr((void *)&ss_rt, &us) &&
+	    them.dli_fbase != us.dli_fbase)
+		return 1;
+	char owner[64];
+	snprintf(owner, sizeof(owner), "%d:%p", (int)getpid(), (void *)&ss_rt);
+	const char *cur = getenv("STEPSCOPE__OWNER");
+	if (cur) {
+		char pid[24];
+		snprintf(pid, sizeof(pid), "%d:", (int)getpid());
+		if (!strncmp(cur, pid, strlen(pid)) && strcmp(cur, owner))
+			return 1;
+	}
+	setenv("STEPSCOPE__OWNER", owner, 1);
+	return 0;
+}
+
+__attribute__((constructor(101))) static void ss_runtime_start(void)
+{
+	if (ss_rt.initialized)
+		return;
+	ss_rt.initialized = 1;
+	ss_rt.pid = getpid();
+	if (other_copy_active()) {
+		ss_rt.dormant = 1;
+		return;
+	}
+	const char *off = getenv("STEPSCOPE_DISABLE");
+	if (off && *off && strcmp(off, "0")) {
+		ss_rt.disabled = 1;
+		return;
+	}
+	char err[1024];
+	if (ss_config_resolve(&ss_rt.cfg, NULL, NULL, 0, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
+		exit(2); /* before main: refuse rather than run unprofiled */
+	}
+	if (!ss_rt.cfg.enabled) {
+		ss_rt.disabled = 1;
+		return;
+	}
+	ss_rt.chunk_bytes = (uint64_t)(ss_rt.cfg.buffer_kb > 0 ? ss_rt.cfg.buffer_kb : 1024) * 1024;
+	ss_rt.cap_bytes = (uint64_t)ss_rt.cfg.max_trace_mb << 20;
+
+	struct ss_file_header *h = &ss_rt.hdr;
+	memcpy(h->magic, SS_MAGIC, SS_MAGIC_LEN);
+	h->version = SS_VERSION;
+	h->min_read_version = SS_MIN_READ_VERSION;
+	h->header_size = SS_HEADER_SIZE;
+	gethostname(h->hostname, sizeof(h->hostname) - 1);
+	ssize_t n = readlink("/proc/self/exe", h->exe_path, sizeof(h->exe_path) - 1);
+	h->exe_path[n > 0 ? n : 0] = 0;
+	read_file("/proc/self/cmdline", h->cmdline, sizeof(h->cmdline), 1);
+	dl_iterate_phdr(exe_cb, NULL);
+	ss_clock_init(h);
+	ss_rt.start_ticks = ss_clock_now();
+
+	if (pick_dir()) {
+		ss_rt.disabled = 1;
+		return;
+	}
+	if (pthread_key_create(&ss_rt.key, ss_thread_exit)) {
+		ss_rt.disabled = 1;
+		return;
+	}
+	pthread_atfork(NULL, NULL, after_fork_child);
+	ss_window_init();
+}
+
+__attribute__((destructor(101))) static void ss_runtime_end(void)
+{
+	if (!ss_rt.initialized || ss_rt.dormant || ss_rt.disabled)
+		return;
+	struct ss_thread *self = &ss_tls;
+	self->in_slow = 1;
+	pthread_mutex_lock(&ss_rt.lock);
+	if (ss_rt.fd >= 0) {
+		for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
+			ss_meta_thread_name(t->tid);
+		if (self->chunk)
+			ss_buf_close(self); /* later events open a new chunk */
+		ss_meta_calib();
+		struct ss_meta_end e = {
+			.events = atomic_load(&ss_rt.events),
+			.lost = atomic_load(&ss_rt.lost),
+			.last_step = ss_rt.have_step ? ss_rt.step : UINT64_MAX,
+			.exit_status = -1,
+		};
+		ss_meta_write(SS_META_END, &e, sizeof(e), NULL, 0);
+		if (ss_rt.own_dir)
+			ss_warn("trace written to %s (next: stepscope symbolize %s)",
+				ss_rt.dir, ss_rt.dir);
+	}
+	pthread_mutex_unlock(&ss_rt.lock);
+	self->in_slow = 0;
+}

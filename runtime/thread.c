@@ -1,0 +1,77 @@
+/*
+ * thread.c - per-thread bookkeeping: a serial number (tids can be reused),
+ * the registry of live threads (so names and chunk ends are written at
+ * process exit), and the thread-exit callback that closes a thread's chunk.
+ *
+ * A thread's first event registers it; a pthread key destructor closes its
+ * chunk when it exits.  Events recorded later by other thread-specific-data
+ * destructors reopen a chunk and register the key again, so they are kept.
+ * Called with ss_rt.lock held.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+uint64_t ss_gettid(void)
+{
+	return (uint64_t)syscall(SYS_gettid);
+}
+
+void ss_thread_init(struct ss_thread *t)
+{
+	t->tid = ss_gettid();
+	t->serial = atomic_fetch_add(&ss_rt.next_serial, 1) + 1;
+	t->seq = 0;
+	t->state = SS_THREAD_LIVE;
+	t->next = ss_rt.threads;
+	ss_rt.threads = t;
+	pthread_setspecific(ss_rt.key, t);
+	ss_meta_thread_name(t->tid);
+}
+
+static void unregister(struct ss_thread *t)
+{
+	for (struct ss_thread **p = &ss_rt.threads; *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	}
+}
+
+/* pthread key destructor: the thread is exiting. */
+SS_HIDDEN void ss_thread_exit(void *arg)
+{
+	struct ss_thread *t = arg;
+	if (t != &ss_tls)
+		return;
+	t->in_slow = 1;
+	pthread_mutex_lock(&ss_rt.lock);
+	if (ss_rt.fd >= 0 && ss_rt.pid == getpid())
+		ss_meta_thread_name(t->tid); /* the name it had at the end */
+	ss_buf_close(t);
+	unregister(t);
+	t->state = SS_THREAD_NEW; /* a later event re-registers it */
+	pthread_mutex_unlock(&ss_rt.lock);
+	t->in_slow = 0;
+}
+
+/* After fork, in the child: only the calling thread survives, and every
+ * chunk mapped by the parent must be left alone. */
+SS_HIDDEN void ss_thread_after_fork(void)
+{
+	struct ss_thread *self = &ss_tls;
+	/* drop the view of the parent's chunk without closing it: the
+	 * parent still writes there */
+	if (self->chunk)
+		munmap(self->chunk, self->chunk->size);
+	self->chunk = NULL;
+	self->pos = self->end = NULL;
+	self->state = SS_THREAD_NEW;
+	self->seq = 0;
+	ss_rt.threads = NULL;
+}

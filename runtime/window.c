@@ -1,0 +1,175 @@
+/*
+ * window.c - training steps and the schedule that decides which are kept.
+ *
+ * A step begins at each entry of `step.function` on the thread that first
+ * called it (recursive entries do not count), or at each stepscope_step().
+ * At every step boundary the schedule (schedule.c) says NONE, WARMUP or
+ * RECORD; the global gate opens for RECORD steps and closes otherwise.  Each
+ * boundary is a SS_META_STEP record; a window opening also records the
+ * frames open on the stepping thread (SS_META_STACK), found by walking frame
+ * pointers, so the symbolizer can show main and the training loop clipped
+ * to the window.  Everything here runs once per step, never per call.
+ */
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "schedule.h"
+
+static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo &&
+		    me < lo + ph->p_memsz) {
+			ss_rt.self_lo = lo;
+			ss_rt.self_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Return addresses of the calling thread's open frames, innermost first,
+ * leaving out the runtime's own frames. */
+static size_t walk_frames(struct ss_thread *t, uint64_t *out, size_t max)
+{
+	if (!t->stack_hi) {
+		pthread_attr_t a;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &a))
+			return 0;
+		if (!pthread_attr_getstack(&a, &addr, &size)) {
+			t->stack_lo = (uintptr_t)addr;
+			t->stack_hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&a);
+	}
+	size_t n = 0;
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+	while (n < max && fp >= t->stack_lo && fp + 16 <= t->stack_hi && !(fp & 7)) {
+		uintptr_t next = ((uintptr_t *)fp)[0];
+		uintptr_t ret = ((uintptr_t *)fp)[1];
+		if (!ret)
+			break;
+		if (ret < ss_rt.self_lo || ret >= ss_rt.self_hi)
+			out[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+/* Lock held.  `t` is the stepping thread. */
+__attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
+						    uint64_t step, uint64_t ts)
+{
+	const struct ss_config *c = &ss_rt.cfg;
+	enum ss_step_action act = ss_schedule_action(c, step);
+	ss_rt.step = step;
+	ss_rt.have_step = 1;
+	if (t->state == SS_THREAD_NEW)
+		ss_thread_init(t);
+	struct ss_meta_step m = {
+		.step = step,
+		.tid = t->tid,
+		.serial = t->serial,
+		.action = act,
+		.cycle = ss_schedule_cycle(c, step),
+	};
+	if (act == SS_STEP_RECORD && !ss_hot.gate && !ss_rt.stopped && !ss_rt.disabled) {
+		if (ss_rt.fd >= 0)
+			ss_meta_maps_if_changed();
+		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
+		uint64_t frames[128];
+		size_t n = walk_frames(t, frames, 128);
+		/* in step.function mode the innermost frame is the step
+		 * function itself, whose entry is recorded right after */
+		size_t skip = (ss_hot.watch && n) ? 1 : 0;
+		struct ss_meta_stack s = { t->tid, t->serial, n - skip };
+		ss_meta_write_ts(SS_META_STACK, ts, &s, sizeof(s), frames + skip,
+				 (n - skip) * sizeof(uint64_t));
+		ss_hot.gate = 1;
+	} else {
+		if (act != SS_STEP_RECORD)
+			ss_hot.gate = 0;
+		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
+	}
+	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1))
+		ss_hot.watch = NULL; /* nothing left to record: stop watching */
+}
+
+void ss_window_init(void)
+{
+	const struct ss_config *c = &ss_rt.cfg;
+	dl_iterate_phdr(self_cb, (void *)(uintptr_t)&ss_window_init);
+	ss_hot.gate = c->mode == SS_SCHED_ALL;
+	if (c->step_function[0]) {
+		char err[512];
+		void *fn = ss_elfsym_lookup(c->step_function, err, sizeof(err));
+		if (!fn) {
+			fprintf(stderr, "stepscope: %s%s%s\n",
+				c->source[0] ? c->source : "", c->source[0] ? ": " : "", err);
+			exit(2);
+		}
+		ss_hot.watch = fn;
+	} else if (c->mode != SS_SCHED_ALL) {
+		/* stepscope_step() mode: the program starts in step 0 */
+		pthread_mutex_lock(&ss_rt.lock);
+		ss_window_begin_step(&ss_tls, 0, ss_clock_now());
+		pthread_mutex_unlock(&ss_rt.lock);
+	}
+}
+
+__attribute__((noinline)) void ss_window_on_enter(void)
+{
+	struct ss_thread *t = &ss_tls;
+	if (t->in_slow)
+		return;
+	if (!t->tid)
+		t->tid = ss_gettid();
+	if (ss_rt.step_tid && ss_rt.step_tid != t->tid)
+		return;
+	if (t->step_depth++ > 0)
+		return; /* recursive entry: same step */
+	uint64_t ts = ss_clock_now();
+	t->in_slow = 1;
+	pthread_mutex_lock(&ss_rt.lock);
+	if (!ss_rt.step_tid)
+		ss_rt.step_tid = t->tid;
+	if (ss_rt.step_tid == t->tid && ss_hot.watch)
+		ss_window_begin_step(t, ss_rt.have_step ? ss_rt.step + 1 : 0, ts);
+	pthread_mutex_unlock(&ss_rt.lock);
+	t->in_slow = 0;
+}
+
+void ss_window_on_exit(void)
+{
+	struct ss_thread *t = &ss_tls;
+	if (t->step_depth && t->tid == ss_rt.step_tid)
+		t->step_depth--;
+}
+
+/* stepscope_step(): ends the current step and begins the next. */
+__attribute__((noinline)) void ss_window_api_step(void)
+{
+	struct ss_thread *t = &ss_tls;
+	if (ss_rt.dormant || ss_rt.disabled || !ss_rt.initialized || t->in_slow)
+		return;
+	if (ss_rt.cfg.step_function[0])
+		return; /* step.function decides the steps */
+	uint64_t ts = ss_clock_now();
+	t->in_slow = 1;
+	pthread_mutex_lock(&ss_rt.lock);
+	if (!ss_rt.have_step) /* whole-run mode: step 0 began at start */
+		ss_window_begin_step(t, 0, ss_rt.start_ticks);
+	ss_window_begin_step(t, ss_rt.step + 1, ts);
+	pthread_mutex_unlock(&ss_rt.lock);
+	t->in_slow = 0;
+}
