@@ -1,0 +1,105 @@
+#!/bin/sh
+# run-bench.sh - `make bench`: hot-path cost of stepscope against the floor,
+# against empty hooks, and against uftrace, measured side by side in one
+# hyperfine run so machine noise hits every variant alike.  Prints ratios.
+#
+# Variants (all the same -O2 -finstrument-functions binary, hooks in a .so
+# through the PLT):
+#   empty     hooks that do nothing               (floor for "outside window")
+#   floor     hooks: rdtsc + one 16-byte store     (floor for recording)
+#   idle      stepscope, outside any window         (schedule never active)
+#   record    stepscope, recording every call
+#   uftrace   `uftrace record` on the binary without a runtime (if installed)
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=$top/build
+W=${SS_BENCH_DIR:-$(mktemp -d /tmp/stepscope-bench.XXXXXX)}
+N=${SS_BENCH_CALLS:-5000000}
+RUNS=${SS_BENCH_RUNS:-10}
+CC=${CC:-gcc}
+[ "$CC" = cc ] && CC=gcc
+command -v hyperfine >/dev/null || SS_DEPS_EXTRA="hyperfine uftrace" sh "$top/scripts/deps.sh"
+command -v hyperfine >/dev/null || { echo "bench: hyperfine is missing" >&2; exit 2; }
+SRC=$top/tests/bench
+mkdir -p "$W"
+
+echo "bench: building variants in $W"
+$CC -O2 -fPIC -shared -o "$W/libempty.so" "$SRC/hooks-empty.c"
+$CC -O2 -fPIC -shared -o "$W/libfloor.so" "$SRC/hooks-floor.c"
+# one program, linked against a neutral soname; the variant is picked with
+# LD_PRELOAD so the code and its layout are identical in every run
+$CC -O2 -g -finstrument-functions -o "$W/b-calls" "$SRC/b-calls.c"
+# the same loop without instrumentation: the zero point
+$CC -O2 -g -o "$W/b-plain" "$SRC/b-calls.c"
+cat > "$W/idle.yaml" <<YAML
+step:
+  function: step_marker
+window: {start_step: 1000000000, end_step: 1000000001}
+YAML
+cat > "$W/all.yaml" <<YAML
+max_trace_mb: 0
+YAML
+
+run_cmd() { # name, env, extra
+	echo "$2 $W/b-calls $N"
+}
+uft=""
+if command -v uftrace >/dev/null; then
+	uft="uftrace record -d $W/uftrace.data $W/b-calls $N"
+fi
+export STEPSCOPE_DIR="$W/trace"
+rm -rf "$W/trace" && mkdir -p "$W/trace"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$W/calls.csv" \
+	--prepare "sh -c 'rm -rf $W/trace $W/uftrace.data; mkdir -p $W/trace'" \
+	-n none "$W/b-plain $N" \
+	-n empty "env LD_PRELOAD=$W/libempty.so $W/b-calls $N" \
+	-n floor "env LD_PRELOAD=$W/libfloor.so $W/b-calls $N" \
+	-n idle "env STEPSCOPE_CONFIG=$W/idle.yaml LD_PRELOAD=$B/lib/libstepscope.so $W/b-calls $N" \
+	-n record "env STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$B/lib/libstepscope.so $W/b-calls $N" \
+	${uft:+-n uftrace "$uft"} >"$W/hyperfine.log" 2>&1 || { cat "$W/hyperfine.log"; exit 1; }
+
+# CSV: command,mean,stddev,median,user,system,min,max  (seconds)
+awk -F, -v n="$N" '
+NR > 1 { med[$1] = $4 }
+END {
+
+	ns = 1e9 / n;    # per leaf call (one enter+exit pair of leaf)
+	e = (med["empty"] - med["none"]) * ns
+	f = (med["floor"] - med["none"]) * ns
+	i = (med["idle"] - med["none"]) * ns
+	r = (med["record"] - med["none"]) * ns
+	printf "\nper enter+exit pair, above the uninstrumented loop (median of runs):\n"
+	printf "  %-28s %8.2f ns\n", "empty hooks", e
+	printf "  %-28s %8.2f ns\n", "floor (rdtsc + 16B store)", f
+	printf "  %-28s %8.2f ns\n", "stepscope outside window", i
+	printf "  %-28s %8.2f ns\n", "stepscope recording", r
+	if ("uftrace" in med) {
+		u = (med["uftrace"] - med["none"]) * ns
+		printf "  %-28s %8.2f ns\n", "uftrace record", u
+	}
+	printf "\nratios (targets from issue 5):\n"
+	printf "  recording / floor          %6.2fx   (target <= 1.20x)\n", r / f
+	printf "  outside window - empty     %6.2f ns  (target <= 1 ns)\n", i - e
+	if ("uftrace" in med)
+		printf "  uftrace / recording        %6.2fx   (target >= 4x)\n", u / r
+}' "$W/calls.csv"
+# trace size: one more recording run, its file measured (2 events per call)
+rm -rf "$W/trace" && mkdir -p "$W/trace"
+STEPSCOPE_CONFIG="$W/all.yaml" LD_PRELOAD="$B/lib/libstepscope.so" "$W/b-calls" "$N" >/dev/null
+sz=$(du -cb "$W"/trace/*.sstrace | tail -n 1 | cut -f1)
+echo "  trace bytes per event      $(awk -v s="$sz" -v n="$N" 'BEGIN{printf "%.1f", s / (n * 2)}')     (target <= 16, chunk headers and maps included)"
+
+# end to end: the example training program, empty hooks vs recording
+if [ -x "$top/examples/mlp/train" ] || make -s -C "$top/examples/mlp" PROFILE=1 >/dev/null 2>&1; then
+	T=$top/examples/mlp/train
+	hyperfine -N --warmup 1 --runs "${SS_BENCH_E2E_RUNS:-5}" --export-csv "$W/e2e.csv" \
+		--prepare "sh -c 'rm -rf $W/trace; mkdir -p $W/trace'" \
+		-n empty "env STEPSCOPE_DISABLE=1 $T --steps 200" \
+		-n record "env STEPSCOPE_CONFIG=$W/all.yaml $T --steps 200" >"$W/hyperfine-e2e.log" 2>&1 ||
+		{ cat "$W/hyperfine-e2e.log"; exit 1; }
+	awk -F, 'NR > 1 { med[$1] = $4 } END {
+		printf "\nend to end, examples/mlp --steps 200 (median):\n"
+		printf "  runtime disabled %.3f s, recording %.3f s: %+.1f%% (target <= +3%%)\n",
+			med["empty"], med["record"], (med["record"] / med["empty"] - 1) * 100 }' "$W/e2e.csv"
+fi
+[ -n "${SS_BENCH_KEEP:-}" ] || rm -rf "$W"
