@@ -34,13 +34,16 @@ void stepscope_range_pop(void);
 /* 1 while the runtime records events (inside an active step), else 0. */
 int stepscope_recording(void);
 
-/* Not for direct use: the helpers behind STEPSCOPE_RANGE. */
-static inline int stepscope__range_begin(const char *name)
+/* Not for direct use: the helpers behind STEPSCOPE_RANGE (never recorded
+ * as calls themselves). */
+__attribute__((no_instrument_function)) static inline int
+stepscope__range_begin(const char *name)
 {
 	stepscope_range_push(name);
 	return 0;
 }
-static inline void stepscope__range_end(int *unused)
+__attribute__((no_instrument_function)) static inline void
+stepscope__range_end(int *unused)
 {
 	(void)unused;
 	stepscope_range_pop();
