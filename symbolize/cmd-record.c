@@ -1,0 +1,466 @@
+/*
+ * cmd-record.c - `stepscope record -- PROG ARGS`: run a program with
+ * libstepscope preloaded so it writes its raw traces into a fresh run
+ * directory.
+ *
+ * Design: everything that can be refused is checked before the program
+ * starts (config, output directory, PROG on PATH, the runtime library);
+ * then the environment contract (STEPSCOPE_DIR, STEPSCOPE_CONFIG,
+ * STEPSCOPE_SET, LD_PRELOAD) is set, the program is forked and waited
+ * for, and SIGINT/SIGTERM sent to stepscope are passed on to it.  The exit
+ * status is the program's (128+signal if it was killed).
+ *
+ * Must never: write to stdout (it belongs to the program), start the
+ * program on a config the runtime would refuse, or reuse a non-empty
+ * directory without --force.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "config.h"
+#include "format.h"
+
+static volatile sig_atomic_t ss_record_child;
+
+static void ss_record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope record [-o DIR] [--force] [-c FILE] [--set key=value]... -- PROG [ARGS...]\n"
+		"\n"
+		"   -o, --output DIR   write the run here (absent or empty; default\n"
+		"                      <output_dir>/<prog>-<date>-<time>/)\n"
+		"   --force            write into DIR even if it is not empty\n"
+		"   -c, --config FILE  config file (default $STEPSCOPE_CONFIG, ./stepscope.yaml)\n"
+		"   --set key=value    override one config key; may be repeated\n");
+}
+
+static void ss_record_forward(int sig, siginfo_t *info, void *uc)
+{
+	(void)uc;
+	/* a terminal's ^C already reached the whole process group */
+	if (info && info->si_code > 0)
+		return;
+	if (ss_record_child > 0)
+		kill(ss_record_child, sig);
+}
+
+/* Like execvp's search: the path to run, or NULL with *why set. */
+static char *ss_record_find_prog(const char *prog, const char **why)
+{
+	const char *path, *p;
+	struct stat st;
+	char buf[PATH_MAX];
+	int seen = 0;
+
+	*why = "command not found";
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st))
+			return NULL;
+		if (!S_ISREG(st.st_mode) || access(prog, X_OK)) {
+			*why = "not an executable file";
+			return NULL;
+		}
+		return strdup(prog);
+	}
+	path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p = strchr(p, ':') + 1) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0)
+			snprintf(buf, sizeof(buf), "./%s", prog);
+		else
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, prog);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+			if (!access(buf, X_OK))
+				return strdup(buf);
+			seen = 1;
+		}
+		if (!e)
+			break;
+	}
+	if (seen)
+		*why = "found on PATH but not executable";
+	return NULL;
+}
+
+/* 1 if dir exists and has entries other than . and .. */
+static int ss_record_dir_nonempty(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			n = 1;
+			break;
+		}
+	closedir(d);
+	return n;
+}
+
+static int ss_record_mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t i, n = strlen(path);
+
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, path, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != 0)
+			continue;
+		buf[i] = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return -1;
+		buf[i] = path[i];
+	}
+	return 0;
+}
+
+/* Count *.sstrace in dir not listed in `before` (a \n-separated list). */
+static int ss_record_count(const char *dir, const char *before)
+{
+	size_t sl = strlen(SS_FILE_SUFFIX);
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		char key[NAME_MAX + 3];
+		if (l <= sl || strcmp(de->d_name + l - sl, SS_FILE_SUFFIX))
+			continue;
+		snprintf(key, sizeof(key), "\n%s\n", de->d_name);
+		if (before && strstr(before, key))
+			continue;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static char *ss_record_list(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	char *s = strdup("\n");
+	size_t len = 1;
+
+	if (!d || !s) {
+		if (d)
+			closedir(d);
+		return s;
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		char *ns = realloc(s, len + l + 2);
+		if (!ns)
+			break;
+		s = ns;
+		memcpy(s + len, de->d_name, l);
+		s[len + l] = '\n';
+		s[len + l + 1] = 0;
+		len += l + 1;
+	}
+	closedir(d);
+	return s;
+}
+
+/* Runtime library next to this command: <exe dir>/../lib/libstepscope.so */
+static int ss_record_find_lib(char *out, size_t len)
+{
+	char exe[PATH_MAX], lib[PATH_MAX + 32], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(lib, sizeof(lib), "%s/../lib/libstepscope.so", exe);
+	if (!realpath(lib, out) || access(out, R_OK)) {
+		snprintf(out, len, "%s", lib);
+		return -1;
+	}
+	return 0;
+}
+
+static int ss_record_new_run_dir(const char *base, const char *prog, char *out,
+				 size_t len)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int k;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	if (ss_record_mkdirs(base))
+		return -1;
+	if (strlen(base) + strlen(prog) + strlen(stamp) + 8 > len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (k = 1; k < 1000; k++) {
+		int n;
+		if (k == 1)
+			n = snprintf(out, len, "%s/%s-%s", base, prog, stamp);
+		else
+			n = snprintf(out, len, "%s/%s-%s-%d", base, prog, stamp, k);
+		if (n < 0 || (size_t)n >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (!mkdir(out, 0777))
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	const char *outdir = NULL, *cfgpath = NULL, **sets = NULL, *why;
+	int force = 0, i, status, nsets = 0, nrec;
+	char err[2048], dir[PATH_MAX], absdir[PATH_MAX], lib[PATH_MAX + 32];
+	char *prog_path = NULL, *before = NULL, *val = NULL;
+	struct ss_config cfg;
+	struct sigaction sa;
+	const char *prog, *base;
+	pid_t pid;
+
+	sets = calloc((size_t)argc + 1, sizeof(*sets));
+	if (!sets)
+		return 1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			ss_record_usage(stdout);
+			free(sets);
+			return 0;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+			   !strcmp(a, "-c") || !strcmp(a, "--config") ||
+			   !strcmp(a, "--set")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "stepscope: record: option '%s' needs a value\n", a);
+				free(sets);
+				return 2;
+			}
+			if (a[1] == 'o' || !strcmp(a, "--output"))
+				outdir = argv[++i];
+			else if (a[1] == 'c' || !strcmp(a, "--config"))
+				cfgpath = argv[++i];
+			else
+				sets[nsets++] = argv[++i];
+		} else if (!strncmp(a, "--output=", 9)) {
+			outdir = a + 9;
+		} else if (!strncmp(a, "--config=", 9)) {
+			cfgpath = a + 9;
+		} else if (!strncmp(a, "--set=", 6)) {
+			sets[nsets++] = a + 6;
+		} else if (!strcmp(a, "--force")) {
+			force = 1;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "stepscope: record: unknown option '%s'; see 'stepscope record --help'\n", a);
+			free(sets);
+			return 2;
+		} else {
+			break;  /* PROG without -- */
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "stepscope: record: no program to run; usage: stepscope record [options] -- PROG [ARGS...]\n");
+		free(sets);
+		return 2;
+	}
+	prog = argv[i];
+	for (int k = 0; k < nsets; k++)
+		if (strchr(sets[k], ',')) {
+			fprintf(stderr, "stepscope: --set: '%s': values may not contain ','\n", sets[k]);
+			free(sets);
+			return 2;
+		}
+
+	if (ss_config_resolve(&cfg, cfgpath, sets, (size_t)nsets, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
+		free(sets);
+		return 2;
+	}
+	prog_path = ss_record_find_prog(prog, &why);
+	if (!prog_path) {
+		fprintf(stderr, "stepscope: %s: %s\n", prog, why);
+		free(sets);
+		return 2;
+	}
+	if (!cfg.enabled) {
+		fprintf(stderr, "stepscope: recording is disabled by the config (enabled: false); running %s as is\n",
+			prog);
+		execv(prog_path, argv + i);
+		fprintf(stderr, "stepscope: %s: cannot run: %s\n", prog, strerror(errno));
+		free(prog_path);
+		free(sets);
+		return errno == ENOENT ? 127 : 126;
+	}
+	if (ss_record_find_lib(lib, sizeof(lib))) {
+		fprintf(stderr, "stepscope: %s: runtime library not found (is stepscope installed or built?)\n",
+			lib);
+		goto fail1;
+	}
+
+	/* run directory */
+	if (outdir) {
+		struct stat st;
+		if (!stat(outdir, &st)) {
+			if (!S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "stepscope: %s: exists and is not a directory\n", outdir);
+				goto fail2;
+			}
+			if (!force && ss_record_dir_nonempty(outdir)) {
+				fprintf(stderr, "stepscope: %s: output directory is not empty (use --force to write into it anyway)\n",
+					outdir);
+				goto fail2;
+			}
+		} else if (ss_record_mkdirs(outdir)) {
+			fprintf(stderr, "stepscope: %s: cannot create: %s\n", outdir, strerror(errno));
+			goto fail2;
+		}
+		snprintf(dir, sizeof(dir), "%s", outdir);
+	} else {
+		base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+		if (ss_record_new_run_dir(cfg.output_dir[0] ? cfg.output_dir : "stepscope-out",
+					  base, dir, sizeof(dir))) {
+			fprintf(stderr, "stepscope: %s: cannot create a run directory: %s\n",
+				cfg.output_dir[0] ? cfg.output_dir : "stepscope-out", strerror(errno));
+			goto fail2;
+		}
+	}
+	if (!realpath(dir, absdir)) {
+		fprintf(stderr, "stepscope: %s: %s\n", dir, strerror(errno));
+		goto fail2;
+	}
+	before = ss_record_list(absdir);
+
+	/* the environment contract */
+	setenv("STEPSCOPE_DIR", absdir, 1);
+	if (cfg.source[0]) {
+		char abscfg[PATH_MAX];
+		if (realpath(cfg.source, abscfg))
+			setenv("STEPSCOPE_CONFIG", abscfg, 1);
+		else
+			setenv("STEPSCOPE_CONFIG", cfg.source, 1);
+	}
+	if (nsets) {
+		const char *old = getenv("STEPSCOPE_SET");
+		size_t len = old ? strlen(old) + 1 : 0;
+		for (int k = 0; k < nsets; k++)
+			len += strlen(sets[k]) + 1;
+		val = malloc(len + 1);
+		if (!val)
+			goto fail1;
+		/* --set first, then the inherited STEPSCOPE_SET: the order
+		 * ss_config_resolve applies them in, so the program runs with
+		 * exactly the config checked here */
+		val[0] = 0;
+		for (int k = 0; k < nsets; k++) {
+			if (val[0])
+				strcat(val, ",");
+			strcat(val, sets[k]);
+		}
+		if (old && *old) {
+			strcat(val, ",");
+			strcat(val, old);
+		}
+		setenv("STEPSCOPE_SET", val, 1);
+	}
+	{
+		const char *old = getenv("LD_PRELOAD");
+		char *pre;
+		if (old && *old) {
+			if (asprintf(&pre, "%s:%s", lib, old) < 0)
+				goto fail1;
+			setenv("LD_PRELOAD", pre, 1);
+			free(pre);
+		} else {
+			setenv("LD_PRELOAD", lib, 1);
+		}
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = ss_record_forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "stepscope: cannot start %s: %s\n", prog, strerror(errno));
+		goto fail1;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		execv(prog_path, argv + i);
+		fprintf(stderr, "stepscope: %s: cannot run: %s\n", prog, strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	ss_record_child = pid;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "stepscope: waiting for %s: %s\n", prog, strerror(errno));
+			status = 1 << 8;
+			break;
+		}
+	}
+	ss_record_child = 0;
+	nrec = ss_record_count(absdir, before);
+	fprintf(stderr, "stepscope: recorded %d process(es) into %s\n", nrec, dir);
+	if (nrec)
+		fprintf(stderr, "stepscope: next: stepscope symbolize %s\n", dir);
+	free(before);
+	free(val);
+	free(prog_path);
+	free(sets);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+
+fail2:
+	free(prog_path);
+	free(sets);
+	return 2;
+fail1:
+	free(before);
+	free(val);
+	free(prog_path);
+	free(sets);
+	return 1;
+}

@@ -1,0 +1,13 @@
+/*
+ * cmds.h - the subcommands of the stepscope command, one per
+ * symbolize/cmd-<name>.c.  Each takes its own argv (argv[0] is the command
+ * name) and returns the process exit status: 0 ok, 2 usage or input error,
+ * 1 internal failure.  Commands print to stderr only what the user needs.
+ */
+#ifndef SS_CMDS_H
+#define SS_CMDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
+
+#endif /* SS_CMDS_H */

@@ -1,0 +1,38 @@
+/*
+ * export.h - the one interface every output format implements.
+ *
+ * cmd-symbolize drives an exporter in this order: begin, then for each
+ * process: process, thread (each thread), slice (any order, any number),
+ * counter; and end once.  Times are absolute CLOCK_MONOTONIC ns; `t0_ns`
+ * given to begin is the earliest time of the whole run, which exporters
+ * subtract.  An exporter writes as it goes and never holds slices.
+ */
+#ifndef SS_EXPORT_H
+#define SS_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "slices.h"
+
+struct ss_exporter {
+	void *ctx;
+	int (*begin)(void *ctx, uint64_t t0_ns);
+	void (*process)(void *ctx, uint64_t pid, const char *name);
+	void (*thread)(void *ctx, uint64_t pid, uint64_t tid, const char *name);
+	void (*slice)(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s);
+	void (*counter)(void *ctx, uint64_t pid, const char *name, uint64_t ns,
+			double value);
+	/* Finish and close; 0, or -1 with a message in err. */
+	int (*end)(void *ctx, char *err, size_t errlen);
+	void (*release)(void *ctx);
+	uint64_t events;        /* trace events written (slices + counters) */
+};
+
+/* Chrome trace-event JSON into `path`.  NULL with err on failure. */
+struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
+					  size_t errlen);
+/* Free an exporter after end (or instead of it, on an error path). */
+void ss_exporter_free(struct ss_exporter *e);
+
+#endif /* SS_EXPORT_H */

@@ -1,0 +1,83 @@
+/*
+ * main.c - entry of the stepscope command: dispatch to a subcommand.
+ *
+ * Design: one table {name, fn, one-line help}; adding a command is one
+ * row here and one cmd-<name>.c.  Global options are only --help and
+ * --version; everything else belongs to the subcommand.
+ *
+ * Must never: print usage text on stdout for an error (stdout is for
+ * what the user asked for), or exit 0 on an unknown command.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "version.h"
+
+struct ss_main_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct ss_main_cmd ss_main_cmds[] = {
+	{ "record", cmd_record, "run a program with the runtime preloaded and record a trace" },
+	{ "symbolize", cmd_symbolize, "turn a recorded run into a Chrome/Perfetto trace.json" },
+};
+
+#define SS_MAIN_NCMDS (sizeof(ss_main_cmds) / sizeof(ss_main_cmds[0]))
+
+static void ss_main_usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: stepscope [--help | --version] <command> [<args>]\n\n");
+	fprintf(f, "commands:\n");
+	for (i = 0; i < SS_MAIN_NCMDS; i++)
+		fprintf(f, "   %-12s %s\n", ss_main_cmds[i].name, ss_main_cmds[i].help);
+	fprintf(f, "\n'stepscope <command> --help' describes a command\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+	size_t i;
+
+	if (argc < 2) {
+		ss_main_usage(stderr);
+		return 2;
+	}
+	name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+		ss_main_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+		printf("stepscope %s\n", SS_TOOL_VERSION);
+		return 0;
+	}
+	if (!strcmp(name, "help")) {
+		if (argc > 2) {
+			for (i = 0; i < SS_MAIN_NCMDS; i++)
+				if (!strcmp(argv[2], ss_main_cmds[i].name)) {
+					char help[] = "--help";
+					char *av[] = { argv[2], help, NULL };
+					return ss_main_cmds[i].fn(2, av);
+				}
+			fprintf(stderr, "stepscope: '%s' is not a stepscope command; see 'stepscope --help'\n",
+				argv[2]);
+			return 2;
+		}
+		ss_main_usage(stdout);
+		return 0;
+	}
+	if (name[0] == '-') {
+		fprintf(stderr, "stepscope: unknown option '%s'; see 'stepscope --help'\n", name);
+		return 2;
+	}
+	for (i = 0; i < SS_MAIN_NCMDS; i++)
+		if (!strcmp(name, ss_main_cmds[i].name))
+			return ss_main_cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "stepscope: '%s' is not a stepscope command; see 'stepscope --help'\n", name);
+	return 2;
+}

@@ -1,0 +1,476 @@
+/*
+ * reader.c - map, validate and index one raw .sstrace file.
+ *
+ * Design: the file is mmap'ed once; ss_reader_open walks the chunk chain by
+ * each chunk's `size`, records where every chunk's payload is, groups
+ * EVENTS chunks per thread and fits the clock.  Records are copied out with
+ * memcpy, so no field is ever read unaligned or past the end.
+ *
+ * Must never: read outside the mapping, loop on a zero or huge size, or
+ * crash on arbitrary bytes.  Damage ends the walk with one warning; every
+ * complete event before it is kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader.h"
+
+#define SS_READER_MAX_HEADER (1u << 20)
+
+static void ss_reader_read_event(const uint8_t *p, struct ss_event *ev)
+{
+	memcpy(ev, p, sizeof(*ev));
+}
+
+/* Complete events at the start of a payload, up to the first ts 0. */
+static uint64_t ss_reader_count_events(const uint8_t *data, uint64_t len,
+				       uint64_t used)
+{
+	uint64_t n, i;
+
+	if (used && used < len)
+		len = used;
+	n = len / sizeof(struct ss_event);
+	for (i = 0; i < n; i++) {
+		uint64_t ts;
+		memcpy(&ts, data + i * sizeof(struct ss_event), sizeof(ts));
+		if (!ts)
+			break;
+	}
+	return i;
+}
+
+static int ss_reader_add_chunk(struct ss_reader *r, size_t *cap,
+			       const struct ss_rchunk *c)
+{
+	if (r->nchunks == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct ss_rchunk *n = realloc(r->chunks, ncap * sizeof(*n));
+		if (!n)
+			return -1;
+		r->chunks = n;
+		*cap = ncap;
+	}
+	r->chunks[r->nchunks++] = *c;
+	return 0;
+}
+
+static int ss_reader_is_zero(const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static void ss_reader_damage(struct ss_reader *r, uint64_t off, int truncated)
+{
+	r->damaged = 1;
+	r->damage_offset = off;
+	if (truncated)
+		snprintf(r->warning, sizeof(r->warning),
+			 "%s: truncated at offset %llu: kept %llu events before it",
+			 r->path, (unsigned long long)off,
+			 (unsigned long long)r->nevents);
+	else
+		snprintf(r->warning, sizeof(r->warning),
+			 "%s: corrupt chunk at offset %llu: kept %llu events before it",
+			 r->path, (unsigned long long)off,
+			 (unsigned long long)r->nevents);
+}
+
+static int ss_reader_walk(struct ss_reader *r)
+{
+	uint64_t off = r->hdr.header_size;
+	size_t cap = 0;
+
+	while (off < r->size) {
+		uint64_t remain = r->size - off;
+		struct ss_chunk_header ch;
+		struct ss_rchunk c;
+
+		if (remain < sizeof(ch)) {
+			if (!ss_reader_is_zero(r->map + off, remain))
+				ss_reader_damage(r, r->size, 1);
+			break;
+		}
+		memcpy(&ch, r->map + off, sizeof(ch));
+		if (!ch.magic && !ch.kind && !ch.size)
+			break;  /* reserved but never written: end of data */
+		if (ch.magic != SS_CHUNK_MAGIC || ch.size < sizeof(ch) ||
+		    (ch.kind != SS_CHUNK_EVENTS && ch.kind != SS_CHUNK_META)) {
+			ss_reader_damage(r, off, 0);
+			break;
+		}
+		memset(&c, 0, sizeof(c));
+		c.offset = off;
+		c.kind = ch.kind;
+		c.data = r->map + off + sizeof(ch);
+		c.len = (ch.size > remain ? remain : ch.size) - sizeof(ch);
+		if (ch.kind == SS_CHUNK_EVENTS) {
+			c.tid = ch.tid;
+			c.seq = ch.seq;
+			c.serial = ch.serial;
+			c.nevents = ss_reader_count_events(c.data, c.len, ch.used);
+			r->nevents += c.nevents;
+		} else if (ch.used && ch.used < c.len) {
+			c.len = ch.used;
+		}
+		if (ss_reader_add_chunk(r, &cap, &c))
+			return -1;
+		if (ch.size > remain) {
+			ss_reader_damage(r, r->size, 1);
+			break;
+		}
+		off += ch.size;
+	}
+	return 0;
+}
+
+static uint64_t ss_reader_thread_key(const struct ss_rchunk *c)
+{
+	return c->serial ? c->serial : (c->tid | (UINT64_C(1) << 63));
+}
+
+static int ss_reader_cmp_chunk(const void *a, const void *b, void *arg)
+{
+	const struct ss_reader *r = arg;
+	const struct ss_rchunk *x = &r->chunks[*(const size_t *)a];
+	const struct ss_rchunk *y = &r->chunks[*(const size_t *)b];
+	uint64_t kx = ss_reader_thread_key(x), ky = ss_reader_thread_key(y);
+
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int ss_reader_group(struct ss_reader *r)
+{
+	size_t *idx, n = 0, i, j;
+
+	idx = malloc((r->nchunks + 1) * sizeof(*idx));
+	if (!idx)
+		return -1;
+	for (i = 0; i < r->nchunks; i++)
+		if (r->chunks[i].kind == SS_CHUNK_EVENTS)
+			idx[n++] = i;
+	qsort_r(idx, n, sizeof(*idx), ss_reader_cmp_chunk, r);
+	r->threads = calloc(n + 1, sizeof(*r->threads));
+	if (!r->threads) {
+		free(idx);
+		return -1;
+	}
+	for (i = 0; i < n; i = j) {
+		struct ss_rthread *t = &r->threads[r->nthreads++];
+		uint64_t key = ss_reader_thread_key(&r->chunks[idx[i]]);
+
+		for (j = i; j < n && ss_reader_thread_key(&r->chunks[idx[j]]) == key; j++)
+			;
+		t->serial = r->chunks[idx[i]].serial;
+		t->tid = r->chunks[idx[i]].tid;
+		t->chunks = malloc((j - i) * sizeof(size_t));
+		if (!t->chunks) {
+			free(idx);
+			return -1;
+		}
+		memcpy(t->chunks, idx + i, (j - i) * sizeof(size_t));
+		t->nchunks = j - i;
+		for (size_t k = i; k < j; k++)
+			t->nevents += r->chunks[idx[k]].nevents;
+	}
+	free(idx);
+	return 0;
+}
+
+/* Calibration: pick the pairs with the smallest and largest ticks. */
+struct ss_reader_fit {
+	int have;
+	uint64_t lo_t, lo_ns, hi_t, hi_ns;
+};
+
+static void ss_reader_fit_add(struct ss_reader_fit *f, uint64_t t, uint64_t ns)
+{
+	if (!t || !ns)
+		return;
+	if (!f->have) {
+		f->lo_t = f->hi_t = t;
+		f->lo_ns = f->hi_ns = ns;
+		f->have = 1;
+		return;
+	}
+	if (t < f->lo_t) {
+		f->lo_t = t;
+		f->lo_ns = ns;
+	}
+	if (t > f->hi_t) {
+		f->hi_t = t;
+		f->hi_ns = ns;
+	}
+}
+
+static void ss_reader_fit_clock(struct ss_reader *r)
+{
+	struct ss_reader_fit f = { 0 };
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	double tps = (double)r->hdr.ticks_per_sec;
+	size_t i;
+
+	r->base_ticks = 0;
+	r->base_ns = 0;
+	r->ns_per_tick = 1.0;
+	if (r->hdr.clock != SS_CLOCK_TSC)
+		return;
+	ss_reader_fit_add(&f, r->hdr.calib_ticks, r->hdr.calib_ns);
+	for (i = 0; i < r->nchunks; i++) {
+		struct ss_chunk_header ch;
+		memcpy(&ch, r->chunks[i].data - sizeof(ch), sizeof(ch));
+		ss_reader_fit_add(&f, ch.calib_ticks, ch.calib_ns);
+	}
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_calib c;
+		if (m.type != SS_META_CALIB || m.len < sizeof(c))
+			continue;
+		memcpy(&c, m.data, sizeof(c));
+		ss_reader_fit_add(&f, c.ticks, c.ns);
+	}
+	if (tps <= 0)
+		tps = 1e9;
+	if (f.have && f.hi_ns > f.lo_ns &&
+	    (double)(f.hi_t - f.lo_t) >= tps / 1000.0) {
+		r->ns_per_tick = (double)(f.hi_ns - f.lo_ns) / (double)(f.hi_t - f.lo_t);
+		r->base_ticks = f.lo_t;
+		r->base_ns = f.lo_ns;
+		return;
+	}
+	r->ns_per_tick = 1e9 / tps;
+	if (r->hdr.calib_ticks && r->hdr.calib_ns) {
+		r->base_ticks = r->hdr.calib_ticks;
+		r->base_ns = r->hdr.calib_ns;
+	} else if (f.have) {
+		r->base_ticks = f.lo_t;
+		r->base_ns = f.lo_ns;
+	}
+}
+
+uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
+{
+	double d;
+
+	if (r->hdr.clock != SS_CLOCK_TSC)
+		return ticks;
+	if (ticks >= r->base_ticks)
+		d = (double)(ticks - r->base_ticks) * r->ns_per_tick;
+	else
+		d = -(double)(r->base_ticks - ticks) * r->ns_per_tick;
+	d += (double)r->base_ns;
+	if (d <= 0)
+		return 0;
+	if (d >= 1.8e19)
+		return UINT64_MAX;
+	return (uint64_t)(d + 0.5);
+}
+
+static int ss_reader_check_header(struct ss_reader *r, char *err, size_t errlen)
+{
+	if (r->size < SS_MAGIC_LEN || memcmp(r->map, SS_MAGIC, SS_MAGIC_LEN)) {
+		snprintf(err, errlen, "%s: not a stepscope trace (bad magic)", r->path);
+		return -1;
+	}
+	if (r->size < sizeof(r->hdr)) {
+		snprintf(err, errlen, "%s: truncated header (%zu bytes)", r->path,
+			 r->size);
+		return -1;
+	}
+	memcpy(&r->hdr, r->map, sizeof(r->hdr));
+	r->hdr.hostname[sizeof(r->hdr.hostname) - 1] = 0;
+	r->hdr.exe_path[sizeof(r->hdr.exe_path) - 1] = 0;
+	r->hdr.cmdline[sizeof(r->hdr.cmdline) - 1] = 0;
+	if (r->hdr.min_read_version > SS_VERSION) {
+		snprintf(err, errlen,
+			 "%s: trace format version %u is newer than this stepscope (reads up to %d); upgrade stepscope",
+			 r->path, r->hdr.version, SS_VERSION);
+		return -1;
+	}
+	if (r->hdr.header_size < sizeof(r->hdr) ||
+	    r->hdr.header_size > SS_READER_MAX_HEADER || r->hdr.header_size % 8) {
+		snprintf(err, errlen, "%s: bad header size %u", r->path,
+			 r->hdr.header_size);
+		return -1;
+	}
+	if (r->hdr.header_size > r->size) {
+		snprintf(err, errlen, "%s: truncated header (%zu of %u bytes)",
+			 r->path, r->size, r->hdr.header_size);
+		return -1;
+	}
+	return 0;
+}
+
+struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
+{
+	struct ss_reader *r;
+	struct stat st;
+	int fd;
+
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->path = strdup(path))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		free(r);
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto fail;
+	}
+	r->size = (size_t)st.st_size;
+	if (r->size) {
+		void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			snprintf(err, errlen, "%s: cannot map: %s", path,
+				 strerror(errno));
+			goto fail;
+		}
+		r->map = m;
+		madvise(m, r->size, MADV_SEQUENTIAL);
+	}
+	close(fd);
+	fd = -1;
+	if (ss_reader_check_header(r, err, errlen))
+		goto fail;
+	if (ss_reader_walk(r) || ss_reader_group(r)) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	ss_reader_fit_clock(r);
+	return r;
+fail:
+	if (fd >= 0)
+		close(fd);
+	ss_reader_free(r);
+	return NULL;
+}
+
+void ss_reader_free(struct ss_reader *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->map)
+		munmap((void *)r->map, r->size);
+	for (i = 0; i < r->nthreads; i++)
+		free(r->threads[i].chunks);
+	free(r->threads);
+	free(r->chunks);
+	free(r->path);
+	free(r);
+}
+
+void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it)
+{
+	it->r = r;
+	it->chunk = 0;
+	it->pos = 0;
+}
+
+int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out)
+{
+	const struct ss_reader *r = it->r;
+
+	while (it->chunk < r->nchunks) {
+		const struct ss_rchunk *c = &r->chunks[it->chunk];
+		struct ss_meta m;
+		uint64_t step;
+
+		if (c->kind != SS_CHUNK_META || it->pos + sizeof(m) > c->len) {
+			it->chunk++;
+			it->pos = 0;
+			continue;
+		}
+		memcpy(&m, c->data + it->pos, sizeof(m));
+		if (!m.type || m.size < sizeof(m) || m.size > c->len - it->pos) {
+			it->chunk++;  /* end of records, or a bad size */
+			it->pos = 0;
+			continue;
+		}
+		out->type = m.type;
+		out->ts = m.ts;
+		out->data = c->data + it->pos + sizeof(m);
+		out->len = m.size - sizeof(m);
+		step = ((uint64_t)m.size + 7) & ~UINT64_C(7);
+		it->pos += step;
+		return 1;
+	}
+	return 0;
+}
+
+void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
+			    struct ss_event_iter *it)
+{
+	memset(it, 0, sizeof(*it));
+	it->r = r;
+	it->t = thread < r->nthreads ? &r->threads[thread] : NULL;
+}
+
+int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
+{
+	const struct ss_rthread *t = it->t;
+	struct ss_event ev;
+
+	if (!t)
+		return 0;
+	while (it->ci < t->nchunks) {
+		const struct ss_rchunk *c = &it->r->chunks[t->chunks[it->ci]];
+		uint64_t ns;
+
+		if (it->ei >= c->nevents) {
+			it->ci++;
+			it->ei = 0;
+			continue;
+		}
+		ss_reader_read_event(c->data + it->ei * sizeof(ev), &ev);
+		it->ei++;
+		ns = ss_reader_ns(it->r, ev.ts);
+		if (ns < it->last_ns)
+			ns = it->last_ns;
+		it->last_ns = ns;
+		out->ns = ns;
+		out->kind = SS_EV_KIND(ev.word);
+		out->arg = SS_EV_ARG(ev.word);
+		return 1;
+	}
+	return 0;
+}
+
+uint64_t ss_reader_thread_first_ns(const struct ss_reader *r, size_t thread)
+{
+	struct ss_event_iter it;
+	struct ss_revent ev;
+
+	ss_reader_events_begin(r, thread, &it);
+	return ss_reader_events_next(&it, &ev) ? ev.ns : 0;
+}
+
+const char *ss_reader_prog(const struct ss_reader *r)
+{
+	const char *s = strrchr(r->hdr.exe_path, '/');
+
+	s = s ? s + 1 : r->hdr.exe_path;
+	return *s ? s : "?";
+}

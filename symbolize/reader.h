@@ -1,0 +1,106 @@
+/*
+ * reader.h - read one raw .sstrace file (see runtime/format.h).
+ *
+ * The file is mapped read-only and indexed once at open: the chunk list,
+ * the threads (EVENTS chunks grouped by serial, ordered by seq) and the
+ * tick-to-nanosecond fit.  Iterators then hand out meta records and
+ * per-thread events without copying or allocating.
+ *
+ * The reader never trusts the file: every length is bounded and every
+ * offset checked, damaged chunks end the walk with one warning and all
+ * complete data before them is kept.  It never writes to the file.
+ */
+#ifndef SS_READER_H
+#define SS_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "format.h"
+
+/* One chunk as found in the file; payload is [data, data + len). */
+struct ss_rchunk {
+	const uint8_t *data;
+	uint64_t len;       /* payload bytes usable (bounded by the file) */
+	uint64_t offset;    /* of the chunk header in the file */
+	uint32_t kind;
+	uint64_t tid, seq, serial;
+	uint64_t nevents;   /* EVENTS: complete events before the first ts 0 */
+};
+
+/* The EVENTS chunks of one thread, by seq. */
+struct ss_rthread {
+	uint64_t serial;
+	uint64_t tid;
+	size_t *chunks;     /* indexes into ss_reader.chunks */
+	size_t nchunks;
+	uint64_t nevents;
+};
+
+struct ss_reader {
+	char *path;
+	const uint8_t *map;
+	size_t size;
+	struct ss_file_header hdr;  /* copy, strings NUL-terminated */
+	struct ss_rchunk *chunks;
+	size_t nchunks;
+	struct ss_rthread *threads;
+	size_t nthreads;
+	uint64_t nevents;           /* all threads */
+	/* ns = base_ns + (ticks - base_ticks) * ns_per_tick */
+	uint64_t base_ticks, base_ns;
+	double ns_per_tick;
+	int damaged;                /* a chunk was cut short or corrupt */
+	uint64_t damage_offset;
+	char warning[512];          /* the one-line warning, "" if none */
+};
+
+/* Open and index `path`.  Returns NULL with a one-line message in err
+ * ("FILE: not a stepscope trace (bad magic)", ...).  A damaged but
+ * readable file opens fine with r->warning set. */
+struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen);
+void ss_reader_free(struct ss_reader *r);
+
+/* Ticks of the file clock to CLOCK_MONOTONIC nanoseconds. */
+uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks);
+
+/* Meta records in file order. */
+struct ss_meta_rec {
+	uint16_t type;
+	uint64_t ts;            /* file clock */
+	const uint8_t *data;    /* payload after struct ss_meta */
+	size_t len;
+};
+struct ss_meta_iter {
+	const struct ss_reader *r;
+	size_t chunk;
+	uint64_t pos;
+};
+void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it);
+/* 1 and *out filled, or 0 at the end. */
+int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out);
+
+/* Events of one thread, in order, timestamps in ns clamped to never
+ * decrease. */
+struct ss_revent {
+	uint64_t ns;
+	unsigned kind;          /* enum ss_event_kind */
+	uint64_t arg;
+};
+struct ss_event_iter {
+	const struct ss_reader *r;
+	const struct ss_rthread *t;
+	size_t ci;              /* index into t->chunks */
+	uint64_t ei;            /* event index in that chunk */
+	uint64_t last_ns;
+};
+void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
+			    struct ss_event_iter *it);
+int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out);
+
+/* First and last event time of a thread in ns; 0 if it has none. */
+uint64_t ss_reader_thread_first_ns(const struct ss_reader *r, size_t thread);
+
+/* Program name: basename of exe_path, or "?" when unknown. */
+const char *ss_reader_prog(const struct ss_reader *r);
+
+#endif /* SS_READER_H */

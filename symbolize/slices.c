@@ -1,0 +1,580 @@
+/*
+ * slices.c - pair ENTER/EXIT (and range push/pop) events of a thread into
+ * slices, clipped to the recording windows of the process.
+ *
+ * Design: windows come from SS_META_STEP records (runs of RECORD steps;
+ * no step records = one window over the whole run).  Each thread keeps a
+ * stack of open frames.  An EXIT closes the nearest matching frame and
+ * marks the frames above it "unwound"; an EXIT with no match belongs to a
+ * call that began before the window and is emitted clipped at the window
+ * start.  When a window closes, open frames end there, clipped.  Frames
+ * open at a window's start (SS_META_STACK) are pushed clipped.
+ *
+ * Must never: keep closed slices in memory, or emit a slice that ends
+ * before it begins.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slices.h"
+
+struct ss_slices_step {
+	uint64_t ns, step, tid, serial;
+	uint32_t action, cycle;
+};
+
+struct ss_slices_window {
+	uint64_t open_ns, close_ns;     /* close UINT64_MAX: end of stream */
+	size_t first_step;
+};
+
+struct ss_slices_stack {
+	uint64_t ns, tid, serial;
+	uint64_t *addrs;                /* innermost first */
+	size_t n;
+};
+
+struct ss_slices_string {
+	uint64_t id;
+	char *text;
+};
+
+struct ss_slices_tname {
+	uint64_t tid;
+	char name[17];
+};
+
+struct ss_slicer {
+	const struct ss_reader *r;
+	struct ss_sym_space *sp;
+	struct ss_slices_step *steps;
+	size_t nsteps;
+	struct ss_slices_window *wins;
+	size_t nwins;
+	int whole_run;                  /* no step records */
+	struct ss_slices_stack *stacks;
+	size_t nstacks;
+	struct ss_slices_string *strs;
+	size_t nstrs;
+	struct ss_slices_tname *tnames;
+	size_t ntnames;
+	uint64_t first_ns;
+};
+
+struct ss_slices_frame {
+	uint64_t key;                   /* address, or string id for ranges */
+	uint64_t begin;
+	unsigned flags;
+};
+
+struct ss_slices_fstack {
+	struct ss_slices_frame *f;
+	size_t n, cap;
+};
+
+/* State of one thread walk. */
+struct ss_slices_walk {
+	struct ss_slicer *sl;
+	uint64_t tid;
+	ss_slice_fn fn;
+	void *ctx;
+	struct ss_slices_fstack calls, ranges;
+	uint64_t emitted;
+};
+
+static int ss_slices_grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	void *np;
+	size_t nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 16;
+	np = realloc(*p, nc * elem);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+static int ss_slices_cmp_step(const void *a, const void *b)
+{
+	const struct ss_slices_step *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+static int ss_slices_cmp_str(const void *a, const void *b)
+{
+	const struct ss_slices_string *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void ss_slices_build_windows(struct ss_slicer *sl)
+{
+	size_t i;
+	int open = 0;
+
+	if (!sl->nsteps) {
+		sl->whole_run = 1;
+		sl->wins = calloc(1, sizeof(*sl->wins));
+		if (sl->wins) {
+			sl->wins[0].open_ns = 0;
+			sl->wins[0].close_ns = UINT64_MAX;
+			sl->nwins = 1;
+		}
+		return;
+	}
+	sl->wins = calloc(sl->nsteps, sizeof(*sl->wins));
+	if (!sl->wins)
+		return;
+	for (i = 0; i < sl->nsteps; i++) {
+		int rec = sl->steps[i].action == SS_STEP_RECORD;
+		if (rec && !open) {
+			sl->wins[sl->nwins].open_ns = sl->steps[i].ns;
+			sl->wins[sl->nwins].close_ns = UINT64_MAX;
+			sl->wins[sl->nwins].first_step = i;
+			open = 1;
+		} else if (!rec && open) {
+			sl->wins[sl->nwins++].close_ns = sl->steps[i].ns;
+			open = 0;
+		}
+	}
+	if (open)
+		sl->nwins++;
+}
+
+struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *sp)
+{
+	struct ss_slicer *sl = calloc(1, sizeof(*sl));
+	size_t capsteps = 0, capstacks = 0, capstrs = 0, captn = 0, i;
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+
+	if (!sl)
+		return NULL;
+	sl->r = r;
+	sl->sp = sp;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		switch (m.type) {
+		case SS_META_MAPS:
+			if (sp)
+				ss_sym_space_add_maps(sp, (const char *)m.data, m.len);
+			break;
+		case SS_META_STEP: {
+			struct ss_meta_step st;
+			struct ss_slices_step *s;
+			if (m.len < sizeof(st) ||
+			    ss_slices_grow((void **)&sl->steps, &capsteps,
+					   sl->nsteps, sizeof(*s)))
+				break;
+			memcpy(&st, m.data, sizeof(st));
+			s = &sl->steps[sl->nsteps++];
+			s->ns = ss_reader_ns(r, m.ts);
+			s->step = st.step;
+			s->tid = st.tid;
+			s->serial = st.serial;
+			s->action = st.action;
+			s->cycle = st.cycle;
+			break;
+		}
+		case SS_META_STACK: {
+			struct ss_meta_stack st;
+			struct ss_slices_stack *s;
+			size_t n;
+			if (m.len < sizeof(st))
+				break;
+			memcpy(&st, m.data, sizeof(st));
+			n = (m.len - sizeof(st)) / sizeof(uint64_t);
+			if (st.n < n)
+				n = (size_t)st.n;
+			if (ss_slices_grow((void **)&sl->stacks, &capstacks,
+					   sl->nstacks, sizeof(*s)))
+				break;
+			s = &sl->stacks[sl->nstacks];
+			s->addrs = malloc((n + 1) * sizeof(uint64_t));
+			if (!s->addrs)
+				break;
+			memcpy(s->addrs, m.data + sizeof(st), n * sizeof(uint64_t));
+			s->n = n;
+			s->ns = ss_reader_ns(r, m.ts);
+			s->tid = st.tid;
+			s->serial = st.serial;
+			sl->nstacks++;
+			break;
+		}
+		case SS_META_STRING: {
+			struct ss_slices_string *s;
+			uint64_t id;
+			if (m.len < sizeof(id) ||
+			    ss_slices_grow((void **)&sl->strs, &capstrs,
+					   sl->nstrs, sizeof(*s)))
+				break;
+			memcpy(&id, m.data, sizeof(id));
+			s = &sl->strs[sl->nstrs];
+			s->id = id;
+			s->text = strndup((const char *)m.data + sizeof(id),
+					  m.len - sizeof(id));
+			if (s->text)
+				sl->nstrs++;
+			break;
+		}
+		case SS_META_THREAD: {
+			struct ss_meta_thread t;
+			struct ss_slices_tname *tn = NULL;
+			if (m.len < sizeof(t))
+				break;
+			memcpy(&t, m.data, sizeof(t));
+			for (i = 0; i < sl->ntnames; i++)
+				if (sl->tnames[i].tid == t.tid)
+					tn = &sl->tnames[i];
+			if (!tn) {
+				if (ss_slices_grow((void **)&sl->tnames, &captn,
+						   sl->ntnames, sizeof(*tn)))
+					break;
+				tn = &sl->tnames[sl->ntnames++];
+			}
+			tn->tid = t.tid;
+			memcpy(tn->name, t.name, sizeof(t.name));
+			tn->name[sizeof(t.name)] = 0;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	if (sl->nsteps)
+		qsort(sl->steps, sl->nsteps, sizeof(*sl->steps), ss_slices_cmp_step);
+	if (sl->nstrs)
+		qsort(sl->strs, sl->nstrs, sizeof(*sl->strs), ss_slices_cmp_str);
+	ss_slices_build_windows(sl);
+	if (!sl->wins) {
+		ss_slicer_free(sl);
+		return NULL;
+	}
+	for (i = 0; i < r->nthreads; i++) {
+		uint64_t ns = ss_reader_thread_first_ns(r, i);
+		if (ns && (!sl->first_ns || ns < sl->first_ns))
+			sl->first_ns = ns;
+	}
+	if (sl->nsteps && sl->steps[0].ns &&
+	    (!sl->first_ns || sl->steps[0].ns < sl->first_ns))
+		sl->first_ns = sl->steps[0].ns;
+	return sl;
+}
+
+void ss_slicer_free(struct ss_slicer *sl)
+{
+	size_t i;
+
+	if (!sl)
+		return;
+	for (i = 0; i < sl->nstacks; i++)
+		free(sl->stacks[i].addrs);
+	for (i = 0; i < sl->nstrs; i++)
+		free(sl->strs[i].text);
+	free(sl->stacks);
+	free(sl->strs);
+	free(sl->steps);
+	free(sl->wins);
+	free(sl->tnames);
+	free(sl);
+}
+
+uint64_t ss_slicer_first_ns(const struct ss_slicer *sl)
+{
+	return sl->first_ns;
+}
+
+const char *ss_slicer_thread_name(const struct ss_slicer *sl, uint64_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < sl->ntnames; i++)
+		if (sl->tnames[i].tid == tid && sl->tnames[i].name[0])
+			return sl->tnames[i].name;
+	return NULL;
+}
+
+size_t ss_slicer_cycles(const struct ss_slicer *sl, uint32_t *out, size_t max)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < sl->nsteps; i++) {
+		if (sl->steps[i].action != SS_STEP_RECORD)
+			continue;
+		for (j = 0; j < n && j < max; j++)
+			if (out[j] == sl->steps[i].cycle)
+				break;
+		if (j < n)
+			continue;
+		if (n < max)
+			out[n] = sl->steps[i].cycle;
+		n++;
+	}
+	return n;
+}
+
+static const char *ss_slices_string(const struct ss_slicer *sl, uint64_t id)
+{
+	size_t lo = 0, hi = sl->nstrs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sl->strs[mid].id == id)
+			return sl->strs[mid].text;
+		if (sl->strs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The step record at or before ns; NULL if ns precedes every step. */
+static const struct ss_slices_step *ss_slices_step_at(const struct ss_slicer *sl,
+						      uint64_t ns)
+{
+	size_t lo = 0, hi = sl->nsteps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sl->steps[mid].ns <= ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &sl->steps[lo - 1] : NULL;
+}
+
+static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
+			   uint64_t key, uint64_t begin, uint64_t end,
+			   unsigned flags, size_t depth)
+{
+	struct ss_slicer *sl = w->sl;
+	const struct ss_slices_step *st;
+	struct ss_slice s;
+	char buf[48];
+
+	memset(&s, 0, sizeof(s));
+	s.cat = cat;
+	s.begin_ns = begin;
+	s.end_ns = end < begin ? begin : end;
+	s.flags = flags;
+	s.depth = (unsigned)depth;
+	if (cat == SS_SLICE_FUNCTION) {
+		const struct ss_sym_info *info = NULL;
+		if (sl->sp)
+			info = ss_sym_lookup(sl->sp, key);
+		if (info) {
+			s.name = info->name;
+			s.file = info->file;
+		} else {
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)key);
+			s.name = buf;
+		}
+		s.addr = key;
+	} else if (cat == SS_SLICE_RANGE) {
+		s.name = ss_slices_string(sl, key);
+		if (!s.name) {
+			snprintf(buf, sizeof(buf), "range#%llu",
+				 (unsigned long long)key);
+			s.name = buf;
+		}
+	} else {
+		snprintf(buf, sizeof(buf), "ProfilerStep#%llu",
+			 (unsigned long long)key);
+		s.name = buf;
+	}
+	st = ss_slices_step_at(sl, begin);
+	if (st) {
+		s.has_step = 1;
+		s.step = st->step;
+		s.cycle = st->cycle;
+	}
+	w->fn(w->ctx, w->tid, &s);
+	w->emitted++;
+}
+
+static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
+			   uint64_t begin, unsigned flags)
+{
+	if (ss_slices_grow((void **)&st->f, &st->cap, st->n, sizeof(*st->f)))
+		return;
+	st->f[st->n].key = key;
+	st->f[st->n].begin = begin;
+	st->f[st->n].flags = flags;
+	st->n++;
+}
+
+/* Close frames above `keep` (left open) at ns with extra flags. */
+static void ss_slices_close_to(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			       enum ss_slice_cat cat, size_t keep, uint64_t ns,
+			       unsigned flags)
+{
+	while (st->n > keep) {
+		struct ss_slices_frame *f = &st->f[--st->n];
+		ss_slices_emit(w, cat, f->key, f->begin, ns, f->flags | flags, st->n);
+	}
+}
+
+/* An EXIT / POP: close the matching frame, or emit a clipped one. */
+static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			  enum ss_slice_cat cat, uint64_t key, uint64_t ns,
+			  uint64_t win_begin)
+{
+	size_t i = st->n;
+
+	while (i > 0 && st->f[i - 1].key != key)
+		i--;
+	if (i) {
+		struct ss_slices_frame *f;
+		ss_slices_close_to(w, st, cat, i, ns, SS_SLICE_UNWOUND);
+		f = &st->f[--st->n];
+		ss_slices_emit(w, cat, f->key, f->begin, ns, f->flags, st->n);
+		return;
+	}
+	ss_slices_close_to(w, st, cat, 0, ns, SS_SLICE_UNWOUND);
+	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0);
+}
+
+static void ss_slices_close_window(struct ss_slices_walk *w, uint64_t ns)
+{
+	ss_slices_close_to(w, &w->ranges, SS_SLICE_RANGE, 0, ns, SS_SLICE_CLIPPED_END);
+	ss_slices_close_to(w, &w->calls, SS_SLICE_FUNCTION, 0, ns, SS_SLICE_CLIPPED_END);
+}
+
+static int ss_slices_step_is(const struct ss_slices_step *s, const struct ss_rthread *t)
+{
+	if (s->serial && t->serial)
+		return s->serial == t->serial;
+	return s->tid == t->tid;
+}
+
+/* Frames open on this thread when window `wi` opened. */
+static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
+				 const struct ss_rthread *t)
+{
+	struct ss_slicer *sl = w->sl;
+	const struct ss_slices_window *win = &sl->wins[wi];
+	const struct ss_slices_stack *best = NULL;
+	uint64_t bestd = UINT64_MAX;
+	size_t i;
+
+	if (sl->whole_run || !sl->sp)
+		return;
+	for (i = 0; i < sl->nstacks; i++) {
+		const struct ss_slices_stack *s = &sl->stacks[i];
+		uint64_t d;
+		int same = (s->serial && t->serial) ? s->serial == t->serial :
+						     s->tid == t->tid;
+		if (!same || s->ns >= win->close_ns)
+			continue;
+		d = s->ns > win->open_ns ? s->ns - win->open_ns : win->open_ns - s->ns;
+		if (d < bestd) {
+			bestd = d;
+			best = s;
+		}
+	}
+	if (!best)
+		return;
+	/* a stack closer to another window's open belongs to that window */
+	for (i = 0; i < sl->nwins; i++) {
+		uint64_t o = sl->wins[i].open_ns;
+		uint64_t d = best->ns > o ? best->ns - o : o - best->ns;
+		if (i != wi && d < bestd)
+			return;
+	}
+	for (i = best->n; i-- > 0;) {
+		uint64_t ret = best->addrs[i];
+		const struct ss_sym_info *info;
+		if (!ret)
+			continue;
+		info = ss_sym_lookup(sl->sp, ret - 1);
+		ss_slices_push(&w->calls, info->start, win->open_ns,
+			       SS_SLICE_CLIPPED_BEGIN);
+	}
+}
+
+uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
+			  void *ctx)
+{
+	const struct ss_reader *r = sl->r;
+	const struct ss_rthread *t;
+	struct ss_slices_walk w;
+	struct ss_event_iter it;
+	struct ss_revent ev;
+	size_t wi = 0, i;
+	int in_win = 0;
+	uint64_t first_ns = 0, last_ns = 0, win_begin = 0;
+
+	if (thread >= r->nthreads)
+		return 0;
+	t = &r->threads[thread];
+	memset(&w, 0, sizeof(w));
+	w.sl = sl;
+	w.tid = t->tid;
+	w.fn = fn;
+	w.ctx = ctx;
+	ss_reader_events_begin(r, thread, &it);
+	while (ss_reader_events_next(&it, &ev)) {
+		if (!first_ns)
+			first_ns = ev.ns;
+		while (wi < sl->nwins && ev.ns >= sl->wins[wi].close_ns) {
+			if (in_win)
+				ss_slices_close_window(&w, sl->wins[wi].close_ns);
+			in_win = 0;
+			wi++;
+		}
+		if (wi >= sl->nwins || ev.ns < sl->wins[wi].open_ns)
+			continue;  /* outside every recording window */
+		if (!in_win) {
+			in_win = 1;
+			win_begin = sl->whole_run ? ev.ns : sl->wins[wi].open_ns;
+			ss_slices_push_stack(&w, wi, t);
+		}
+		last_ns = ev.ns;
+		switch (ev.kind) {
+		case SS_EV_ENTER:
+			ss_slices_push(&w.calls, ev.arg, ev.ns, 0);
+			break;
+		case SS_EV_EXIT:
+			ss_slices_pop(&w, &w.calls, SS_SLICE_FUNCTION, ev.arg, ev.ns,
+				      win_begin);
+			break;
+		case SS_EV_RANGE_PUSH:
+			ss_slices_push(&w.ranges, ev.arg, ev.ns, 0);
+			break;
+		case SS_EV_RANGE_POP:
+			ss_slices_pop(&w, &w.ranges, SS_SLICE_RANGE, ev.arg, ev.ns,
+				      win_begin);
+			break;
+		case SS_EV_STOP:
+			ss_slices_close_window(&w, ev.ns);
+			break;
+		default:
+			break;
+		}
+	}
+	if (in_win)
+		ss_slices_close_window(&w, last_ns);
+	/* ProfilerStep#K slices on the thread that began each RECORD step */
+	for (i = 0; i < sl->nsteps; i++) {
+		const struct ss_slices_step *s = &sl->steps[i];
+		uint64_t end;
+		if (s->action != SS_STEP_RECORD || !ss_slices_step_is(s, t))
+			continue;
+		end = i + 1 < sl->nsteps ? sl->steps[i + 1].ns : last_ns;
+		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0);
+	}
+	(void)first_ns;
+	free(w.calls.f);
+	free(w.ranges.f);
+	return w.emitted;
+}

@@ -1,0 +1,69 @@
+/*
+ * slices.h - turn one process's raw events into complete slices (a
+ * function call, a training step, a user range) with begin, end and flags.
+ *
+ * Shared by every exporter (Chrome JSON now; reports and flame graphs
+ * later): they receive finished slices through a callback and never see
+ * raw events.  Memory grows with stack depth and distinct addresses,
+ * never with the number of events: a slice is handed out as it closes.
+ */
+#ifndef SS_SLICES_H
+#define SS_SLICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+#include "sym.h"
+
+enum ss_slice_cat {
+	SS_SLICE_FUNCTION = 0,
+	SS_SLICE_STEP = 1,
+	SS_SLICE_RANGE = 2,
+};
+
+enum ss_slice_flags {
+	SS_SLICE_CLIPPED_BEGIN = 1 << 0, /* began before its window */
+	SS_SLICE_CLIPPED_END = 1 << 1,   /* still open when its window closed */
+	SS_SLICE_UNWOUND = 1 << 2,       /* never returned: an outer frame exited */
+};
+
+struct ss_slice {
+	enum ss_slice_cat cat;
+	const char *name;
+	const char *file;       /* "path:line" or NULL */
+	uint64_t addr;          /* FUNCTION: runtime address of the function */
+	uint64_t begin_ns, end_ns;
+	unsigned flags;         /* enum ss_slice_flags */
+	unsigned depth;         /* open frames below it on its thread */
+	int has_step;           /* step/cycle below are known */
+	uint64_t step;          /* step the slice began in */
+	uint32_t cycle;         /* schedule cycle of that step */
+};
+
+/* Receives each finished slice; tid is the OS thread id. */
+typedef void (*ss_slice_fn)(void *ctx, uint64_t tid, const struct ss_slice *s);
+
+struct ss_slicer;
+
+/* Read the meta records of r (steps, stacks, strings, thread names) and
+ * add its MAPS records to sp.  NULL on out of memory. */
+struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *sp);
+void ss_slicer_free(struct ss_slicer *sl);
+
+/* Earliest time in ns the process has (events and step records); 0 if
+ * it has none. */
+uint64_t ss_slicer_first_ns(const struct ss_slicer *sl);
+
+/* Name of an OS thread from SS_META_THREAD, or NULL. */
+const char *ss_slicer_thread_name(const struct ss_slicer *sl, uint64_t tid);
+
+/* Cycles with recorded steps: fills up to max, returns how many exist. */
+size_t ss_slicer_cycles(const struct ss_slicer *sl, uint32_t *out, size_t max);
+
+/* Emit every slice of reader thread index `thread`; returns the number
+ * of slices emitted. */
+uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
+			  void *ctx);
+
+#endif /* SS_SLICES_H */

@@ -1,0 +1,121 @@
+/*
+ * test-errors.c - the stepscope command refuses bad input with exit status 2
+ * and a one-line message that names what is wrong; nothing is built here.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+
+/* Exit status 2, exactly one line on stderr containing `needle` (if not
+ * NULL). */
+#define EXPECT_REFUSED(t, needle, ...)                                         \
+	do {                                                                   \
+		int st_ = ss_e2e_sh((t), __VA_ARGS__);                         \
+		SS_E2E_EXPECT_STATUS((t), st_, 2);                             \
+		SS_E2E_EXPECT_LINES((t), "stderr", (t)->err, 1);               \
+		if ((needle) && !strstr((t)->err, (needle))) {                 \
+			ss_e2e_show_last((t), st_);                            \
+			SS_E2E_FAIL((t), "stderr: expected it to name '%s'",   \
+				    (const char *)(needle));                   \
+		}                                                              \
+	} while (0)
+
+static void test_record_missing_program(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	EXPECT_REFUSED(t, "/nonexistent", SS " record -o r -- /nonexistent");
+	ss_e2e_pass(t);
+}
+
+static void test_record_no_program(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	int st = ss_e2e_sh(t, SS " record -o r");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
+	SS_E2E_CHECK(t, t->err[0] != '\0', "stderr: expected a message, got "
+		     "nothing");
+	ss_e2e_pass(t);
+}
+
+static void test_record_nonempty_outdir(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "mkdir full && echo data > full/keep");
+	EXPECT_REFUSED(t, "full", SS " record -o full -- sh -c 'touch ran'");
+	/* refused before the program ran, and the dir is as it was */
+	SS_E2E_SH_OK(t, "test ! -e ran && test \"$(ls -A full)\" = keep && "
+			"test \"$(cat full/keep)\" = data");
+	ss_e2e_pass(t);
+}
+
+static void test_unknown_options(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static const char *const cmds[] = {
+		SS " record --no-such-option -o r -- true",
+		SS " symbolize --no-such-option d",
+		SS " no-such-command",
+	};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		int st = ss_e2e_sh(t, "%s", cmds[i]);
+		SS_E2E_EXPECT_STATUS(t, st, 2);
+		SS_E2E_CHECK(t, strstr(t->err, "no-such-") != NULL,
+			     "'%s': expected stderr to name the bad word, "
+			     "got: %s",
+			     cmds[i], t->err);
+	}
+	/* the refused record started nothing */
+	SS_E2E_SH_OK(t, "test ! -e r");
+	ss_e2e_pass(t);
+}
+
+static void test_symbolize_empty_dir(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "mkdir empty");
+	EXPECT_REFUSED(t, "empty", SS " symbolize empty");
+	SS_E2E_SH_OK(t, "test -z \"$(ls -A empty)\"");
+	ss_e2e_pass(t);
+}
+
+static void test_symbolize_missing_dir(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	EXPECT_REFUSED(t, "nowhere", SS " symbolize nowhere");
+	ss_e2e_pass(t);
+}
+
+static void test_symbolize_garbage_file(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "mkdir g && i=0; while [ $i -lt 300 ]; do "
+			"echo 'this is not a stepscope trace'; i=$((i+1)); "
+			"done > g/x.1.sstrace");
+	EXPECT_REFUSED(t, "x.1.sstrace", SS " symbolize g");
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_TEST(test_record_missing_program),
+		SS_E2E_TEST(test_record_no_program),
+		SS_E2E_TEST(test_record_nonempty_outdir),
+		SS_E2E_TEST(test_unknown_options),
+		SS_E2E_TEST(test_symbolize_empty_dir),
+		SS_E2E_TEST(test_symbolize_missing_dir),
+		SS_E2E_TEST(test_symbolize_garbage_file),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
