@@ -180,6 +180,7 @@ static inline void ss_emit(uint64_t word)
 		e = ss_buf_refill(t);
 		if (!e)
 			return;
+		now = ss_clock_now(); /* the slow path is not the program's time */
 	}
 	t->pos = e + 1;
 	atomic_signal_fence(memory_order_seq_cst);
