@@ -141,7 +141,7 @@ void ss_buf_close(struct ss_thread *t)
 	uint64_t n = (uint64_t)(t->pos - base);
 	c->used = n * sizeof(struct ss_event);
 	atomic_fetch_add(&ss_rt.events, n);
-	munmap(c, c->size);
+	ss_pool_retire(c);
 	t->chunk = NULL;
 	t->pos = t->end = NULL;
 }
@@ -151,7 +151,10 @@ void ss_buf_close(struct ss_thread *t)
 static struct ss_chunk_header *new_chunk(struct ss_thread *t)
 {
 	uint64_t size = ss_rt.chunk_bytes;
-	struct ss_chunk_header *c = ss_buf_chunk_alloc(size);
+	ss_pool_start(size);
+	struct ss_chunk_header *c = ss_pool_take(size);
+	if (!c)
+		c = ss_buf_chunk_alloc(size);
 	if (!c)
 		return NULL;
 	c->magic = SS_CHUNK_MAGIC;

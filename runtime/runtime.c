@@ -134,6 +134,7 @@ static void after_fork_child(void)
 	ss_tls.tid = 0;
 	ss_tls.stack_lo = ss_tls.stack_hi = 0;
 	ss_thread_after_fork();
+	ss_pool_after_fork();
 	char owner[64];
 	snprintf(owner, sizeof(owner), "%d:%p", (int)ss_rt.pid, (void *)&ss_rt);
 	setenv("STEPSCOPE__OWNER", owner, 1);

@@ -115,6 +115,13 @@ static int ss_reader_walk(struct ss_reader *r)
 		c.kind = ch.kind;
 		c.data = r->map + off + sizeof(ch);
 		c.len = (ch.size > remain ? remain : ch.size) - sizeof(ch);
+		if (ch.kind == SS_CHUNK_EVENTS && !ch.serial && !ch.tid) {
+			/* prepared ahead by the runtime, never handed out */
+			if (ch.size > remain)
+				break;
+			off += ch.size;
+			continue;
+		}
 		if (ch.kind == SS_CHUNK_EVENTS) {
 			c.tid = ch.tid;
 			c.seq = ch.seq;

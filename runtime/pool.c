@@ -1,0 +1,156 @@
+/*
+ * pool.c - event chunks reserved and paged in ahead of time.
+ *
+ * Paging in a fresh chunk of the trace file (fallocate, then mmap with
+ * MAP_POPULATE: the kernel allocates and zeroes every page) costs more than
+ * recording the events that fill it.  A background thread, "stepscope-buf",
+ * keeps a few chunks ready and unmaps the full ones, so a thread whose chunk
+ * fills only swaps pointers.  When the pool is empty, the thread maps a
+ * chunk itself, as before: the pool is an optimisation, never a dependency.
+ *
+ * A ready chunk carries a valid header with serial 0 ("unassigned"); the
+ * reader skips such chunks, so a process that dies with chunks in the pool
+ * leaves a readable file.  The thread blocks every signal (the program's
+ * signals are never delivered to it) and never takes ss_rt.lock while
+ * holding the pool's lock; callers may hold ss_rt.lock when they call in.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define POOL_READY 3
+#define POOL_RETIRED 16
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started;
+	pid_t pid;
+	uint64_t size;
+	int nready, nretired;
+	struct ss_chunk_header *ready[POOL_READY];
+	struct ss_chunk_header *retired[POOL_RETIRED];
+} pool = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.cv = PTHREAD_COND_INITIALIZER,
+};
+
+/* Reserve and page in one chunk; NULL when recording has stopped. */
+static struct ss_chunk_header *prepare(uint64_t size)
+{
+	pthread_mutex_lock(&ss_rt.lock);
+	struct ss_chunk_header *c = NULL;
+	if (!ss_rt.stopped && !ss_rt.disabled && ss_hot.gate)
+		c = ss_buf_chunk_alloc(size);
+	pthread_mutex_unlock(&ss_rt.lock);
+	if (!c)
+		return NULL;
+	c->magic = SS_CHUNK_MAGIC;
+	c->kind = SS_CHUNK_EVENTS;
+	c->size = size;
+	c->serial = 0; /* unassigned until a thread takes it */
+	return c;
+}
+
+static void *pool_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&pool.mu);
+	for (;;) {
+		if (pool.nretired) {
+			struct ss_chunk_header *old[POOL_RETIRED];
+			int n = pool.nretired;
+			memcpy(old, pool.retired, sizeof(old[0]) * (size_t)n);
+			pool.nretired = 0;
+			pthread_mutex_unlock(&pool.mu);
+			for (int i = 0; i < n; i++)
+				munmap(old[i], old[i]->size);
+			pthread_mutex_lock(&pool.mu);
+			continue;
+		}
+		if (pool.nready < POOL_READY && ss_hot.gate && !ss_rt.stopped) {
+			uint64_t size = pool.size;
+			pthread_mutex_unlock(&pool.mu);
+			struct ss_chunk_header *c = prepare(size);
+			pthread_mutex_lock(&pool.mu);
+			if (c && pool.nready < POOL_READY && size == pool.size)
+				pool.ready[pool.nready++] = c;
+			else if (c)
+				pool.retired[pool.nretired++ % POOL_RETIRED] = c;
+			if (c)
+				continue;
+		}
+		pthread_cond_wait(&pool.cv, &pool.mu);
+	}
+	return NULL;
+}
+
+/* Start the thread once per process (again in a forked child). */
+void ss_pool_start(uint64_t size)
+{
+	pthread_mutex_lock(&pool.mu);
+	if (pool.started && pool.pid == getpid()) {
+		pthread_cond_signal(&pool.cv);
+		pthread_mutex_unlock(&pool.mu);
+		return;
+	}
+	pool.started = 1;
+	pool.pid = getpid();
+	pool.size = size;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t th;
+	if (pthread_create(&th, NULL, pool_main, NULL) == 0) {
+		pthread_setname_np(th, "stepscope-buf");
+		pthread_detach(th);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/* A ready chunk of `size` bytes, or NULL (the caller maps one itself). */
+struct ss_chunk_header *ss_pool_take(uint64_t size)
+{
+	struct ss_chunk_header *c = NULL;
+	pthread_mutex_lock(&pool.mu);
+	if (pool.started && pool.pid == getpid()) {
+		if (pool.nready && pool.size == size)
+			c = pool.ready[--pool.nready];
+		pthread_cond_signal(&pool.cv);
+	}
+	pthread_mutex_unlock(&pool.mu);
+	return c;
+}
+
+/* Unmap a full chunk in the background (its data is already in the file). */
+void ss_pool_retire(struct ss_chunk_header *c)
+{
+	pthread_mutex_lock(&pool.mu);
+	if (pool.started && pool.pid == getpid() && pool.nretired < POOL_RETIRED) {
+		pool.retired[pool.nretired++] = c;
+		pthread_cond_signal(&pool.cv);
+		c = NULL;
+	}
+	pthread_mutex_unlock(&pool.mu);
+	if (c)
+		munmap(c, c->size);
+}
+
+/* In a forked child: the thread is gone and the pooled chunks belong to the
+ * parent's file, which the parent goes on using. */
+void ss_pool_after_fork(void)
+{
+	pthread_mutex_init(&pool.mu, NULL);
+	pthread_cond_init(&pool.cv, NULL);
+	for (int i = 0; i < pool.nready; i++)
+		munmap(pool.ready[i], pool.ready[i]->size);
+	for (int i = 0; i < pool.nretired; i++)
+		munmap(pool.retired[i], pool.retired[i]->size);
+	pool.nready = pool.nretired = 0;
+	pool.started = 0;
+}
