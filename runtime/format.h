@@ -146,6 +146,7 @@ enum ss_meta_type {
 	 * stepping thread when a window opened (innermost first), so a reader
 	 * can show the enclosing frames clipped to the window. */
 	SS_META_STACK = 9,
+	SS_META_COUNTER = 10,    /* struct ss_meta_counter: a memory sample */
 };
 
 enum ss_step_action {
@@ -180,6 +181,15 @@ struct ss_meta_thread {
 	uint64_t tid;
 	char name[16];               /* as in /proc/self/task/<tid>/comm */
 };
+
+/* One value of a counter track ("host.rss", "host.rss_peak", "cuda:0.used",
+ * "cuda:0.total", "cuda:0.process"; bytes), written by the memory poller
+ * when the value changed: it holds until the next record of its track. */
+struct ss_meta_counter {
+	uint64_t value;
+	char track[48];              /* NUL-terminated */
+};
+_Static_assert(sizeof(struct ss_meta_counter) == 56, "counter size");
 
 struct ss_meta_calib {
 	uint64_t ticks;

@@ -117,6 +117,11 @@ SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
 SS_HIDDEN void ss_pool_after_fork(void);
 
+/* memory.c: the memory poller thread (memory.enabled) */
+SS_HIDDEN void ss_memory_start(void);
+SS_HIDDEN void ss_memory_on_step(uint64_t step); /* lock held; never blocks */
+SS_HIDDEN void ss_memory_stop(void);
+
 /* meta.c: variable-length records (call with ss_rt.lock held) */
 SS_HIDDEN int ss_meta_write(uint16_t type, const void *a, size_t alen,
 			    const void *b, size_t blen);

@@ -212,10 +212,13 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	ss_window_init();
+	if (ss_rt.cfg.memory_enabled)
+		ss_memory_start();
 }
 
 __attribute__((destructor(101))) static void ss_runtime_end(void)
 {
+	ss_memory_stop(); /* first: its last sample takes the lock */
 	if (!ss_rt.initialized || ss_rt.dormant || ss_rt.disabled)
 		return;
 	struct ss_thread *self = &ss_tls;

@@ -74,6 +74,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 	enum ss_step_action act = ss_schedule_action(c, step);
 	ss_rt.step = step;
 	ss_rt.have_step = 1;
+	ss_memory_on_step(step);
 	if (t->state == SS_THREAD_NEW)
 		ss_thread_init(t);
 	struct ss_meta_step m = {

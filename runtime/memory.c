@@ -1,0 +1,837 @@
+/*
+ * memory.c - the memory poller: host RSS and CUDA device memory, sampled
+ * in the background while the program runs (memory.enabled: true).
+ *
+ * Design: one named thread, "stepscope-mem", started by the library
+ * constructor and stopped by ss_memory_stop() (atexit and the destructor)
+ * with a bounded wait.  It wakes every memory.interval_ms and at every
+ * step boundary: ss_memory_on_step() runs on the training thread with
+ * ss_rt.lock held, so it only stores the request in atomics and writes an
+ * eventfd (non-blocking; a full counter just means "already woken").
+ * Each sample reads /proc/self/status (VmRSS, VmHWM) and, through NVML
+ * found with dlopen() at run time, each visible GPU's used/total memory and
+ * this process's share of it.  Samples go into the trace as SS_META_COUNTER
+ * records (a track's value is written only when it changed), taken under
+ * ss_rt.lock for the few stores that takes.  Every memory.every_n_steps-th
+ * step also adds an entry to memory_profile.json in the run directory,
+ * which is rewritten whole (temporary file + rename) so a crash always
+ * leaves a valid file.
+ *
+ * A process samples only once it has a trace file (its first event or
+ * step), like the rest of the runtime: shells and launchers that merely
+ * inherit the preload write nothing and never load NVML.
+ *
+ * Never: block the training thread, create a CUDA context or call the CUDA
+ * runtime/driver API (NVML only), record function events, use stdio in
+ * the loop, or keep the process from exiting for more than two seconds.
+ *
+ * The pure pieces (parsing /proc/self/status and CUDA_VISIBLE_DEVICES,
+ * finding this pid in NVML's process list, formatting a JSON entry) are
+ * plain functions at the top; tests/unit/test-memory.c includes this file.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "nvml.h"
+
+#define SS_MEM_MAX_DEV 16        /* GPUs reported per process */
+#define SS_MEM_MAX_PROCS 512     /* NVML process list entries read */
+#define SS_MEM_ID_MAX 96         /* a CUDA_VISIBLE_DEVICES entry */
+#define SS_MEM_STOP_WAIT_S 2     /* bounded wait for the poller at exit */
+#define SS_MEM_IDLE_MS 50        /* poll period until the process records */
+#define SS_MEM_NVML_LIB "libnvidia-ml.so.1"
+
+_Static_assert(offsetof(struct ss_nvml_proc_v1, pid) ==
+		       offsetof(struct ss_nvml_proc_v2, pid) &&
+	       offsetof(struct ss_nvml_proc_v1, used_gpu_memory) ==
+		       offsetof(struct ss_nvml_proc_v2, used_gpu_memory),
+	       "pid and used memory sit at the same offsets in v1 and v2");
+
+/* ------------------------------------------------------------ pure parts */
+
+struct ss_mem_host {
+	uint64_t rss;       /* VmRSS, bytes */
+	uint64_t hwm;       /* VmHWM: peak RSS, bytes */
+};
+
+/* One visible GPU in one sample. */
+struct ss_mem_dev {
+	int index;          /* CUDA's index: reported as "cuda:<index>" */
+	int ok;             /* memory info read in this sample */
+	int matched;        /* this pid found in NVML's process list */
+	uint64_t used;      /* device-wide used bytes */
+	uint64_t total;     /* device memory, bytes ("bytes_limit") */
+	uint64_t proc;      /* this process's bytes, when matched */
+	uint64_t in_use;    /* what memory_profile.json reports */
+	uint64_t peak;      /* max in_use seen by the poller */
+};
+
+struct ss_mem_sample {
+	uint64_t ts_ns;     /* CLOCK_REALTIME, for memory_profile.json */
+	uint64_t ticks;     /* file clock, for the counter records */
+	int host_ok;
+	struct ss_mem_host host;
+	int ndev;
+	struct ss_mem_dev dev[SS_MEM_MAX_DEV];
+};
+
+/* The number after `key` at the start of a line of /proc/self/status
+ * ("VmRSS:\t  123 kB"), in bytes; -1 when the line is missing. */
+static int status_field(const char *text, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+	for (const char *p = text; p && *p;) {
+		if (!strncmp(p, key, klen)) {
+			const char *q = p + klen;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (*q < '0' || *q > '9')
+				return -1;
+			uint64_t v = 0;
+			while (*q >= '0' && *q <= '9')
+				v = v * 10 + (uint64_t)(*q++ - '0');
+			while (*q == ' ' || *q == '\t')
+				q++;
+			/* the kernel always says kB; refuse anything else */
+			if (strncmp(q, "kB", 2))
+				return -1;
+			*out = v * 1024;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/* RSS and its peak from the text of /proc/self/status.  0, or -1 when
+ * either is missing (kernel threads, odd kernels). */
+static int ss_memory_parse_status(const char *text, struct ss_mem_host *out)
+{
+	struct ss_mem_host h;
+	if (status_field(text, "VmRSS:", &h.rss) ||
+	    status_field(text, "VmHWM:", &h.hwm))
+		return -1;
+	*out = h;
+	return 0;
+}
+
+/* Entries of CUDA_VISIBLE_DEVICES as CUDA reads them: comma-separated
+ * indices or UUIDs ("GPU-...", "MIG-..."), blanks around them ignored; the
+ * list ends at the first entry that is neither (so "" and "-1" hide every
+ * device).  Returns the number of entries copied into out. */
+static int ss_memory_parse_visible(const char *env, char out[][SS_MEM_ID_MAX],
+				   int max)
+{
+	int n = 0;
+	const char *p = env;
+	while (n < max && *p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		const char *end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		const char *last = end;
+		while (last > p && (last[-1] == ' ' || last[-1] == '\t'))
+			last--;
+		size_t len = (size_t)(last - p);
+		int digits = len > 0;
+		for (size_t i = 0; i < len; i++)
+			if (p[i] < '0' || p[i] > '9')
+				digits = 0;
+		int uuid = len > 4 && (!strncmp(p, "GPU-", 4) || !strncmp(p, "MIG-", 4));
+		if ((!digits && !uuid) || len >= SS_MEM_ID_MAX || (digits && len > 6))
+			break;
+		memcpy(out[n], p, len);
+		out[n][len] = 0;
+		n++;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	return n;
+}
+
+/* The pid of record i of an NVML process list (either layout; copied out,
+ * not read through the other layout's type). */
+static unsigned proc_pid(const void *infos, size_t stride, unsigned i)
+{
+	unsigned pid;
+	memcpy(&pid, (const char *)infos + (size_t)i * stride +
+		       offsetof(struct ss_nvml_proc_v1, pid), sizeof(pid));
+	return pid;
+}
+
+/* This process's memory in an NVML process list (`n` records `stride`
+ * bytes apart: v1 or v2 layout).  1: listed, *used = the sum of its
+ * records (MIG can list a pid once per instance); 0: listed, but the
+ * driver gives no value; -1: not listed. */
+static int ss_memory_proc_used(const void *infos, size_t stride, unsigned n,
+			       unsigned pid, uint64_t *used)
+{
+	int found = -1;
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned long long bytes;
+		if (proc_pid(infos, stride, i) != pid)
+			continue;
+		memcpy(&bytes, (const char *)infos + (size_t)i * stride +
+			       offsetof(struct ss_nvml_proc_v1, used_gpu_memory),
+		       sizeof(bytes));
+		if (bytes == SS_NVML_VALUE_NOT_AVAILABLE) {
+			if (found < 0)
+				found = 0;
+			continue;
+		}
+		found = 1;
+		sum += bytes;
+	}
+	if (found == 1)
+		*used = sum;
+	return found;
+}
+
+/* One memory_profile.json entry, one line, no separator.  `step` -1 means
+ * "no step" (the program never began one).  Returns the length needed, like
+ * snprintf; the text is cut short when that is >= len. */
+static size_t ss_memory_json_entry(char *buf, size_t len, int64_t step,
+				   int pid, const struct ss_mem_sample *s)
+{
+	size_t n = 0;
+#define PUT(...)                                                            \
+	do {                                                                \
+		int k_ = snprintf(buf + (n < len ? n : len),                \
+				  n < len ? len - n : 0, __VA_ARGS__);      \
+		n += k_ > 0 ? (size_t)k_ : 0;                               \
+	} while (0)
+	PUT("{\"step\": %lld, \"timestamp_ns\": %llu, \"pid\": %d, \"memory\": {",
+	    (long long)step, (unsigned long long)s->ts_ns, pid);
+	const char *sep = "";
+	for (int i = 0; i < s->ndev; i++) {
+		const struct ss_mem_dev *d = &s->dev[i];
+		if (!d->ok)
+			continue;
+		PUT("%s\"cuda:%d\": {\"bytes_in_use\": %llu, "
+		    "\"peak_bytes_in_use\": %llu, \"bytes_limit\": %llu}",
+		    sep, d->index, (unsigned long long)d->in_use,
+		    (unsigned long long)d->peak, (unsigned long long)d->total);
+		sep = ", ";
+	}
+	if (s->host_ok)
+		PUT("%s\"host\": {\"bytes_in_use\": %llu, \"peak_bytes_in_use\": %llu}",
+		    sep, (unsigned long long)s->host.rss,
+		    (unsigned long long)s->host.hwm);
+	PUT("}}");
+#undef PUT
+	return n;
+}
+
+/* ------------------------------------------------------------ state */
+
+struct ss_mem_nvml {
+	void *dl;
+	ss_nvml_init_fn init;
+	ss_nvml_count_fn count;
+	ss_nvml_by_index_fn by_index;
+	ss_nvml_by_uuid_fn by_uuid;       /* may be NULL */
+	ss_nvml_meminfo_fn meminfo;
+	ss_nvml_procs_fn procs;           /* may be NULL */
+	size_t proc_stride;               /* layout `procs` fills */
+};
+
+/* Counter tracks: host.rss, host.rss_peak, then used/total/process per GPU. */
+#define SS_MEM_TRACKS (2 + 3 * SS_MEM_MAX_DEV)
+
+static struct {
+	/* set by start/stop/fork, on the program's threads */
+	int started;                      /* ss_memory_start ran: efd is valid */
+	int running;                      /* the poller thread exists here */
+	pthread_t thread;
+	int efd;
+	uint64_t every_n;
+	uint64_t interval_ns;
+	atomic_int stop;
+	atomic_int stopped;               /* ss_memory_stop ran */
+	atomic_uint_fast64_t want_entry;  /* step + 1 awaiting an entry, 0 none */
+	atomic_uint_fast64_t skipped;     /* entries lost to a busy poller */
+	/* owned by the poller thread (by ss_memory_stop once it has gone) */
+	int profiled;                     /* this process has a trace file */
+	int nvml_tried;
+	int nvml_ready;
+	int nvml_inited;                  /* nvmlInit_v2 succeeded here */
+	int atexit_done;
+	struct ss_mem_nvml nv;
+	int ndev;
+	ss_nvml_device dev_h[SS_MEM_MAX_DEV];
+	int dev_index[SS_MEM_MAX_DEV];
+	uint64_t dev_peak[SS_MEM_MAX_DEV];
+	uint64_t last[SS_MEM_TRACKS];
+	unsigned char have_last[SS_MEM_TRACKS];
+	char *json;                       /* entries joined by ",\n" */
+	size_t json_len, json_cap;
+	uint64_t nentries;
+	char json_path[4200];             /* "" until the first write claims one */
+	/* info lines said (kept across fork: once per process tree line) */
+	int said_nvml, said_nomatch, said_noval, said_json;
+} mem = { .efd = -1 };
+
+static int (*mem_nvml_loader)(struct ss_mem_nvml *, char *, size_t);
+static const char *mem_nvml_lib = SS_MEM_NVML_LIB;
+
+static uint64_t realtime_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ NVML */
+
+/* dlopen NVML and find its functions.  0, or -1 with the info line. */
+static int nvml_load(struct ss_mem_nvml *n, char *why, size_t len)
+{
+	if (!n->dl)
+		n->dl = dlopen(mem_nvml_lib, RTLD_NOW | RTLD_LOCAL);
+	if (!n->dl) {
+		snprintf(why, len, "memory: no NVIDIA driver (%s not found); "
+			 "polling host memory only", mem_nvml_lib);
+		return -1;
+	}
+	n->init = (ss_nvml_init_fn)dlsym(n->dl, "nvmlInit_v2");
+	n->count = (ss_nvml_count_fn)dlsym(n->dl, "nvmlDeviceGetCount_v2");
+	n->by_index = (ss_nvml_by_index_fn)dlsym(n->dl, "nvmlDeviceGetHandleByIndex_v2");
+	n->by_uuid = (ss_nvml_by_uuid_fn)dlsym(n->dl, "nvmlDeviceGetHandleByUUID");
+	n->meminfo = (ss_nvml_meminfo_fn)dlsym(n->dl, "nvmlDeviceGetMemoryInfo");
+	static const char *const procs[] = {
+		"nvmlDeviceGetComputeRunningProcesses_v3",
+		"nvmlDeviceGetComputeRunningProcesses_v2",
+		"nvmlDeviceGetComputeRunningProcesses",
+	};
+	n->procs = NULL;
+	for (int i = 0; i < 3 && !n->procs; i++) {
+		n->procs = (ss_nvml_procs_fn)dlsym(n->dl, procs[i]);
+		n->proc_stride = i < 2 ? sizeof(struct ss_nvml_proc_v2)
+				       : sizeof(struct ss_nvml_proc_v1);
+	}
+	if (!n->init || !n->count || !n->by_index || !n->meminfo) {
+		snprintf(why, len, "memory: %s lacks nvmlInit_v2 or the device "
+			 "memory calls (driver too old); polling host memory only",
+			 mem_nvml_lib);
+		return -1;
+	}
+	return 0;
+}
+
+static void say_nvml(const char *what)
+{
+	if (!mem.said_nvml)
+		ss_warn("%s", what);
+	mem.said_nvml = 1;
+}
+
+/* Load and start NVML, pick the GPUs CUDA would show this process. */
+static void nvml_start(void)
+{
+	char why[512];
+	mem.nvml_tried = 1;
+	int (*load)(struct ss_mem_nvml *, char *, size_t) =
+		mem_nvml_loader ? mem_nvml_loader : nvml_load;
+	if (load(&mem.nv, why, sizeof(why))) {
+		say_nvml(why);
+		return;
+	}
+	if (!mem.nvml_inited) {
+		ss_nvml_return r = mem.nv.init();
+		if (r != SS_NVML_SUCCESS) {
+			snprintf(why, sizeof(why), "memory: NVML did not start "
+				 "(nvmlInit_v2 error %d: no GPU or driver not "
+				 "loaded?); polling host memory only", r);
+			say_nvml(why);
+			return;
+		}
+		mem.nvml_inited = 1;
+	}
+	/* exit() runs atexit handlers before library destructors: stop the
+	 * poller before libnvidia-ml's destructors can run under it */
+	if (!mem.atexit_done && !atexit(ss_memory_stop))
+		mem.atexit_done = 1;
+	unsigned count = 0;
+	if (mem.nv.count(&count) != SS_NVML_SUCCESS)
+		count = 0;
+	mem.ndev = 0;
+	const char *env = getenv("CUDA_VISIBLE_DEVICES");
+	if (env) {
+		char ids[SS_MEM_MAX_DEV][SS_MEM_ID_MAX];
+		int n = ss_memory_parse_visible(env, ids, SS_MEM_MAX_DEV);
+		for (int i = 0; i < n; i++) {
+			ss_nvml_device h = NULL;
+			ss_nvml_return r = -1;
+			if (ids[i][0] >= '0' && ids[i][0] <= '9') {
+				unsigned idx = (unsigned)atoi(ids[i]);
+				if (idx >= count)
+					break; /* CUDA stops at an invalid index */
+				r = mem.nv.by_index(idx, &h);
+			} else if (mem.nv.by_uuid) {
+				r = mem.nv.by_uuid(ids[i], &h);
+			}
+			if (r != SS_NVML_SUCCESS)
+				continue; /* keep the others' CUDA indices */
+			mem.dev_h[mem.ndev] = h;
+			mem.dev_index[mem.ndev++] = i;
+		}
+	} else {
+		for (unsigned i = 0; i < count && mem.ndev < SS_MEM_MAX_DEV; i++) {
+			ss_nvml_device h = NULL;
+			if (mem.nv.by_index(i, &h) != SS_NVML_SUCCESS)
+				continue;
+			mem.dev_h[mem.ndev] = h;
+			mem.dev_index[mem.ndev++] = (int)i;
+		}
+	}
+	if (!mem.ndev) {
+		snprintf(why, sizeof(why), "memory: NVML sees no GPU%s; polling "
+			 "host memory only",
+			 env ? " in CUDA_VISIBLE_DEVICES" : "");
+		say_nvml(why);
+		return;
+	}
+	mem.nvml_ready = 1;
+}
+
+/* Is any pid of an NVML process list a process we can see?  If none is,
+ * the list is in another pid namespace (a container) and cannot name us. */
+static int any_pid_visible(const void *infos, size_t stride, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned pid = proc_pid(infos, stride, i);
+		if (pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+			return 1;
+	}
+	return 0;
+}
+
+static void sample_gpu(int i, struct ss_mem_dev *d)
+{
+	static struct ss_nvml_proc_v2 infos[SS_MEM_MAX_PROCS];
+	struct ss_nvml_memory m;
+	memset(d, 0, sizeof(*d));
+	d->index = mem.dev_index[i];
+	if (mem.nv.meminfo(mem.dev_h[i], &m) != SS_NVML_SUCCESS)
+		return;
+	d->ok = 1;
+	d->used = m.used;
+	d->total = m.total;
+	d->in_use = m.used;
+	int found = -2;
+	unsigned n = SS_MEM_MAX_PROCS;
+	if (mem.nv.procs && mem.nv.procs(mem.dev_h[i], &n, infos) == SS_NVML_SUCCESS)
+		found = ss_memory_proc_used(infos, mem.nv.proc_stride, n,
+					    (unsigned)getpid(), &d->proc);
+	if (found == 1) {
+		d->matched = 1;
+		d->in_use = d->proc;
+	} else if (found == 0) {
+		if (!mem.said_noval)
+			ss_warn("memory: cuda:%d: the driver gives no per-process "
+				"memory; memory_profile.json reports device-wide "
+				"use", d->index);
+		mem.said_noval = 1;
+	} else if (found == -1 && n && !any_pid_visible(infos, mem.nv.proc_stride, n)) {
+		if (!mem.said_nomatch)
+			ss_warn("memory: cuda:%d: this process (pid %d) is not in "
+				"NVML's process list, whose pids are not ours (a "
+				"container?); memory_profile.json reports "
+				"device-wide use", d->index, (int)getpid());
+		mem.said_nomatch = 1;
+	} else if (found == -1) {
+		d->in_use = 0; /* other processes' memory, none of ours */
+	}
+	/* found == -2: no process list at all: device-wide */
+	if (d->in_use > mem.dev_peak[i])
+		mem.dev_peak[i] = d->in_use;
+	d->peak = mem.dev_peak[i];
+}
+
+/* ------------------------------------------------------------ sampling */
+
+static int read_host(struct ss_mem_host *h)
+{
+	static char buf[8192];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = 0;
+	return ss_memory_parse_status(buf, h);
+}
+
+static void take_sample(struct ss_mem_sample *s)
+{
+	s->ts_ns = realtime_now_ns();
+	s->ticks = ss_clock_now();
+	s->host_ok = !read_host(&s->host);
+	s->ndev = 0;
+	if (mem.nvml_ready)
+		for (int i = 0; i < mem.ndev; i++)
+			sample_gpu(i, &s->dev[s->ndev++]);
+}
+
+/* Lock held.  A track's value goes into the trace when it changed. */
+static void put_counter(int slot, const char *track, uint64_t v, uint64_t ts)
+{
+	if (mem.have_last[slot] && mem.last[slot] == v)
+		return;
+	struct ss_meta_counter c;
+	memset(&c, 0, sizeof(c));
+	c.value = v;
+	snprintf(c.track, sizeof(c.track), "%s", track);
+	if (ss_meta_write_ts(SS_META_COUNTER, ts, &c, sizeof(c), NULL, 0))
+		return;
+	mem.last[slot] = v;
+	mem.have_last[slot] = 1;
+}
+
+/* Lock held. */
+static void put_counters(const struct ss_mem_sample *s)
+{
+	char name[48];
+	if (s->host_ok) {
+		put_counter(0, "host.rss", s->host.rss, s->ticks);
+		put_counter(1, "host.rss_peak", s->host.hwm, s->ticks);
+	}
+	for (int i = 0; i < s->ndev; i++) {
+		const struct ss_mem_dev *d = &s->dev[i];
+		if (!d->ok)
+			continue;
+		snprintf(name, sizeof(name), "cuda:%d.used", d->index);
+		put_counter(2 + 3 * i, name, d->used, s->ticks);
+		snprintf(name, sizeof(name), "cuda:%d.total", d->index);
+		put_counter(3 + 3 * i, name, d->total, s->ticks);
+		if (d->matched) {
+			snprintf(name, sizeof(name), "cuda:%d.process", d->index);
+			put_counter(4 + 3 * i, name, d->proc, s->ticks);
+		}
+	}
+}
+
+/* ------------------------------------------------------------ memory_profile.json */
+
+static int write_all(int fd, const struct iovec *iov, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *p = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+		while (left) {
+			ssize_t w = write(fd, p, left);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			p += w;
+			left -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* Put the finished temporary file in place.  The first time, claim a name
+ * nobody else in the run directory has: memory_profile.json for the first
+ * process, memory_profile.<pid>.json for the others (link() fails when the
+ * name exists, so two processes never take the same one). */
+static int json_place(const char *tmp)
+{
+	if (mem.json_path[0])
+		return rename(tmp, mem.json_path);
+	char cand[sizeof(mem.json_path)];
+	for (int k = 0; k < 100; k++) {
+		if (k == 0)
+			snprintf(cand, sizeof(cand), "%s/memory_profile.json", ss_rt.dir);
+		else if (k == 1)
+			snprintf(cand, sizeof(cand), "%s/memory_profile.%d.json",
+				 ss_rt.dir, (int)getpid());
+		else /* an exec'd image of the same pid */
+			snprintf(cand, sizeof(cand), "%s/memory_profile.%d.%d.json",
+				 ss_rt.dir, (int)getpid(), k - 1);
+		int claimed = 0;
+		if (!link(tmp, cand)) {
+			unlink(tmp);
+			snprintf(mem.json_path, sizeof(mem.json_path), "%s", cand);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			/* no hard links here: claim with O_EXCL, then rename */
+			int fd = open(cand, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd < 0 && errno != EEXIST)
+				return -1;
+			if (fd >= 0) {
+				close(fd);
+				claimed = 1;
+			}
+		}
+		if (claimed) {
+			snprintf(mem.json_path, sizeof(mem.json_path), "%s", cand);
+			return rename(tmp, mem.json_path);
+		}
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static void json_flush(void)
+{
+	char tmp[sizeof(ss_rt.dir) + 64];
+	snprintf(tmp, sizeof(tmp), "%s/.memory_profile.%d.tmp", ss_rt.dir,
+		 (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int ok = fd >= 0;
+	if (ok) {
+		struct iovec iov[3] = {
+			{ "[\n", 2 },
+			{ mem.json, mem.json_len },
+			{ "\n]\n", 3 },
+		};
+		ok = !write_all(fd, iov, 3);
+		ok = !close(fd) && ok;
+		ok = ok && !json_place(tmp);
+	}
+	if (!ok) {
+		int e = errno;
+		unlink(tmp);
+		if (!mem.said_json)
+			ss_warn("memory: cannot write memory_profile.json in %s: %s; "
+				"the trace still gets the samples", ss_rt.dir,
+				strerror(e));
+		mem.said_json = 1;
+	}
+}
+
+static void json_add(int64_t step, const struct ss_mem_sample *s)
+{
+	char line[4096];
+	size_t n = ss_memory_json_entry(line, sizeof(line), step, (int)getpid(), s);
+	if (n >= sizeof(line))
+		return; /* cannot happen with SS_MEM_MAX_DEV devices */
+	size_t need = mem.json_len + n + 3;
+	if (need > mem.json_cap) {
+		size_t cap = mem.json_cap ? mem.json_cap * 2 : 64 * 1024;
+		while (cap < need)
+			cap *= 2;
+		char *p = realloc(mem.json, cap);
+		if (!p)
+			return;
+		mem.json = p;
+		mem.json_cap = cap;
+	}
+	if (mem.json_len) {
+		memcpy(mem.json + mem.json_len, ",\n", 2);
+		mem.json_len += 2;
+	}
+	memcpy(mem.json + mem.json_len, line, n);
+	mem.json_len += n;
+	mem.nentries++;
+	json_flush();
+}
+
+/* ------------------------------------------------------------ the poller */
+
+/* One wake-up.  `last`: the poller is stopping. */
+static void tick(int last)
+{
+	uint64_t want = atomic_exchange(&mem.want_entry, 0);
+	int64_t last_step = -1;
+	pthread_mutex_lock(&ss_rt.lock);
+	int can_write = ss_rt.fd >= 0 && ss_rt.pid == getpid();
+	if (ss_rt.have_step)
+		last_step = (int64_t)ss_rt.step;
+	pthread_mutex_unlock(&ss_rt.lock);
+	if (!mem.profiled && !can_write)
+		return; /* nothing recorded here yet: not profiled (so far) */
+	mem.profiled = 1;
+	if (!mem.nvml_tried)
+		nvml_start();
+	struct ss_mem_sample s;
+	take_sample(&s);
+	pthread_mutex_lock(&ss_rt.lock);
+	/* a size cap or full disk stopped recording: leave the room kept
+	 * for names and the end marker to them */
+	if (ss_rt.fd >= 0 && !ss_rt.stopped && !ss_rt.disabled)
+		put_counters(&s);
+	pthread_mutex_unlock(&ss_rt.lock);
+	if (want)
+		json_add((int64_t)want - 1, &s);
+	if (last && !mem.nentries)
+		json_add(last_step, &s); /* never an empty profile */
+}
+
+static void *poller_main(void *arg)
+{
+	uint64_t next = mono_now_ns() + mem.interval_ns;
+	while (!atomic_load(&mem.stop)) {
+		uint64_t now = mono_now_ns();
+		int64_t wait_ms = now < next ? (int64_t)((next - now + 999999) / 1000000) : 0;
+		if (!mem.profiled && wait_ms < SS_MEM_IDLE_MS)
+			wait_ms = SS_MEM_IDLE_MS;
+		struct pollfd p = { .fd = mem.efd, .events = POLLIN };
+		int r = poll(&p, 1, (int)wait_ms);
+		if (r > 0) {
+			uint64_t v;
+			ssize_t k = read(mem.efd, &v, sizeof(v));
+			(void)k;
+		}
+		if (atomic_load(&mem.stop))
+			break;
+		tick(0);
+		now = mono_now_ns();
+		if (now >= next) {
+			next += mem.interval_ns;
+			if (next <= now)
+				next = now + mem.interval_ns;
+		}
+	}
+	tick(1);
+	return NULL;
+}
+
+static void start_thread(void)
+{
+	sigset_t all, old;
+	/* the poller takes no signal meant for the program (SIGINT, SIGPROF,
+	 * timers): it inherits a full mask */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = pthread_create(&mem.thread, NULL, poller_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		ss_warn("memory: cannot start the poller thread: %s; memory is "
+			"sampled once at exit only", strerror(err));
+		return;
+	}
+	/* named here, not by the thread: it has its name once we return */
+	pthread_setname_np(mem.thread, "stepscope-mem");
+	mem.running = 1;
+}
+
+/* In a forked child only the forking thread exists: start our own poller,
+ * with a fresh profile (the child has its own trace file too). */
+static void after_fork_child(void)
+{
+	if (!mem.started)
+		return;
+	mem.running = 0;
+	if (mem.efd >= 0)
+		close(mem.efd);
+	mem.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	/* the parent's poller may have been anywhere: keep nothing it owned
+	 * but the loaded library (NVML is started again: nvmlInit counts) */
+	mem.profiled = mem.nvml_tried = mem.nvml_ready = 0;
+	mem.nvml_inited = 0;
+	mem.ndev = 0;
+	memset(mem.dev_peak, 0, sizeof(mem.dev_peak));
+	memset(mem.have_last, 0, sizeof(mem.have_last));
+	mem.json = NULL; /* the parent's buffer is left alone, not freed */
+	mem.json_len = mem.json_cap = 0;
+	mem.nentries = 0;
+	mem.json_path[0] = 0;
+	atomic_store(&mem.want_entry, 0);
+	atomic_store(&mem.skipped, 0);
+	if (mem.efd < 0 || atomic_load(&mem.stop) || atomic_load(&mem.stopped))
+		return;
+	start_thread();
+}
+
+/* ------------------------------------------------------------ API */
+
+void ss_memory_start(void)
+{
+	const struct ss_config *c = &ss_rt.cfg;
+	if (mem.started || !c->memory_enabled)
+		return;
+	mem.interval_ns = (uint64_t)(c->memory_interval_ms > 0 ? c->memory_interval_ms : 10) * 1000000;
+	mem.every_n = (uint64_t)(c->memory_every_n_steps > 0 ? c->memory_every_n_steps : 100);
+	mem.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (mem.efd < 0) {
+		ss_warn("memory: cannot create an eventfd: %s; memory not sampled",
+			strerror(errno));
+		return;
+	}
+	mem.started = 1;
+	static int atfork_done;
+	if (!atfork_done && !pthread_atfork(NULL, NULL, after_fork_child))
+		atfork_done = 1;
+	start_thread();
+}
+
+/* Training thread, ss_rt.lock held: record the request, wake the poller,
+ * nothing else.  errno is left as it was. */
+void ss_memory_on_step(uint64_t step)
+{
+	if (!mem.started || mem.efd < 0)
+		return;
+	int saved = errno;
+	if (step > 0 && step % mem.every_n == 0 &&
+	    atomic_exchange(&mem.want_entry, step + 1))
+		atomic_fetch_add(&mem.skipped, 1);
+	uint64_t one = 1;
+	ssize_t r = write(mem.efd, &one, sizeof(one)); /* EAGAIN: awake anyway */
+	(void)r;
+	errno = saved;
+}
+
+/* atexit and the library destructor: stop the poller, which takes a last
+ * sample; wait for it at most SS_MEM_STOP_WAIT_S seconds. */
+void ss_memory_stop(void)
+{
+	if (!mem.started || atomic_exchange(&mem.stopped, 1))
+		return;
+	int saved = errno;
+	atomic_store(&mem.stop, 1);
+	uint64_t one = 1;
+	ssize_t w = write(mem.efd, &one, sizeof(one));
+	(void)w;
+	if (mem.running) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += SS_MEM_STOP_WAIT_S;
+		int err = pthread_timedjoin_np(mem.thread, NULL, &dl);
+		if (err) {
+			ss_warn("memory: the poller did not stop within %d s; "
+				"memory_profile.json may lack the last sample",
+				SS_MEM_STOP_WAIT_S);
+			errno = saved;
+			return; /* it still owns its state: touch nothing */
+		}
+		mem.running = 0;
+	} else {
+		tick(1); /* no poller here (it could not start): sample now */
+	}
+	uint64_t lost = atomic_load(&mem.skipped);
+	if (lost)
+		ss_warn("memory: %llu memory_profile.json entries skipped: steps "
+			"were shorter than one sample (raise memory.every_n_steps)",
+			(unsigned long long)lost);
+	errno = saved;
+}
