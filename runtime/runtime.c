@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -117,6 +118,8 @@ static int pick_dir(void)
 	return 0;
 }
 
+static void owner_mark(char *buf, size_t len);
+
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&ss_rt.lock, NULL);
@@ -135,12 +138,24 @@ static void after_fork_child(void)
 	ss_tls.stack_lo = ss_tls.stack_hi = 0;
 	ss_thread_after_fork();
 	ss_pool_after_fork();
-	char owner[64];
-	snprintf(owner, sizeof(owner), "%d:%p", (int)ss_rt.pid, (void *)&ss_rt);
+	char owner[96];
+	owner_mark(owner, sizeof(owner));
 	setenv("STEPSCOPE__OWNER", owner, 1);
 }
 
-/* Another copy of the runtime already records in this process? */
+/* "pid:image:copy": the process, this exec'd image of it (the kernel's
+ * AT_RANDOM bytes differ after every exec, the pid does not) and this copy
+ * of the runtime in it. */
+static void owner_mark(char *buf, size_t len)
+{
+	unsigned long long image = 0;
+	const void *rnd = (const void *)getauxval(AT_RANDOM);
+	if (rnd)
+		memcpy(&image, rnd, sizeof(image));
+	snprintf(buf, len, "%d:%016llx:%p", (int)getpid(), image, (void *)&ss_rt);
+}
+
+/* Another copy of the runtime already records in this process image? */
 static int other_copy_active(void)
 {
 	/* the hook the program's calls bind to must be in our module */
@@ -149,15 +164,12 @@ static int other_copy_active(void)
 	if (hook && dladdr(hook, &them) && dladdr((void *)&ss_rt, &us) &&
 	    them.dli_fbase != us.dli_fbase)
 		return 1;
-	char owner[64];
-	snprintf(owner, sizeof(owner), "%d:%p", (int)getpid(), (void *)&ss_rt);
+	char owner[96];
+	owner_mark(owner, sizeof(owner));
 	const char *cur = getenv("STEPSCOPE__OWNER");
-	if (cur) {
-		char pid[24];
-		snprintf(pid, sizeof(pid), "%d:", (int)getpid());
-		if (!strncmp(cur, pid, strlen(pid)) && strcmp(cur, owner))
-			return 1;
-	}
+	const char *copy = strrchr(owner, ':');
+	if (cur && !strncmp(cur, owner, (size_t)(copy - owner + 1)) && strcmp(cur, owner))
+		return 1; /* same pid and image, another copy */
 	setenv("STEPSCOPE__OWNER", owner, 1);
 	return 0;
 }
