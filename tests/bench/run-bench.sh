@@ -103,3 +103,67 @@ if [ -x "$top/examples/mlp/train" ] || make -s -C "$top/examples/mlp" PROFILE=1 
 			med["empty"], med["record"], (med["record"] / med["empty"] - 1) * 100 }' "$W/e2e.csv"
 fi
 [ -n "${SS_BENCH_KEEP:-}" ] || rm -rf "$W"
+
+# ---------------------------------------------------------------- build time
+# (stepscope-cc section) compiling examples/mlp: the same compiler and final
+# flags run directly vs through the wrapper (its own cost: argument parsing,
+# the inline check), and the plain -O2 build vs the wrapper (what a user
+# sees, -g and the hooks included).
+M=$top/examples/mlp
+WCC=$B/bin/stepscope-cc
+FLAGS="-O2 -std=gnu11 -Wall -Wextra -pthread"
+DIRECT="$CC -g -DSTEPSCOPE_ENABLED=1 -I$B/include -finstrument-functions -fno-omit-frame-pointer"
+case $CC in *clang*) ;; *) for d in /usr/include /usr/lib/gcc /usr/local/cuda/include $B/include/stepscope.h; do
+	DIRECT="$DIRECT -finstrument-functions-exclude-file-list=$d"; done ;; esac
+mkdir -p "$W/cc"
+cc_all() { # compile command
+	echo "sh -c 'cd $M && for f in train data model pool; do $1 $FLAGS -c -o $W/cc/\$f.o \$f.c || exit 1; done'"
+}
+hyperfine -N --warmup 2 --runs "${SS_BENCH_CC_RUNS:-10}" --export-csv "$W/cc.csv" \
+	-n plain "$(cc_all "$CC -I$top/instrument")" \
+	-n direct "$(cc_all "$DIRECT")" \
+	-n wrapper "$(cc_all "$WCC $CC")" >"$W/hyperfine-cc.log" 2>&1 ||
+	{ cat "$W/hyperfine-cc.log"; exit 1; }
+awk -F, 'NR > 1 { med[$1] = $4 } END {
+	printf "\nbuild time, examples/mlp (4 files, -O2, median):\n"
+	printf "  plain %.3f s, same flags direct %.3f s, through stepscope-cc %.3f s\n",
+		med["plain"], med["direct"], med["wrapper"]
+	printf "  wrapper / same flags direct  %6.3fx   (target <= 1.05x)\n", med["wrapper"] / med["direct"]
+	printf "  wrapper / plain build        %6.3fx   (-g and hooks included)\n", med["wrapper"] / med["plain"] }' "$W/cc.csv"
+
+# ---------------------------------------------------------------- symbolize
+# (symbolizer section) raw trace -> Chrome JSON: events/s, peak memory, and
+# against `uftrace dump --chrome` on the same program recorded by uftrace.
+# SS_BENCH_SYM_CALLS leaf calls (2 events each; default 50M = 100M events,
+# 1.6 GB of raw trace); the JSON goes to /dev/null, the trace is removed.
+SN=${SS_BENCH_SYM_CALLS:-50000000}
+SU=${SS_BENCH_UFT_CALLS:-1000000}
+S=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-symbench.XXXXXX")
+$CC -O2 -g -finstrument-functions -o "$S/b-calls" "$SRC/b-calls.c"
+printf 'max_trace_mb: 0\n' > "$S/all.yaml"
+sym_run() { # calls -> prints "events cpu_s wall_s maxrss_kb"
+	rm -rf "$S/rec"
+	"$B/bin/stepscope" record -o "$S/rec" -c "$S/all.yaml" -- "$S/b-calls" "$1" >/dev/null 2>&1
+	/usr/bin/time -f '%U %S %e %M' -o "$S/time" "$B/bin/stepscope" symbolize -o /dev/null "$S/rec" 2>"$S/err"
+	ev=$(sed -n 's/.*(\([0-9]*\) events.*/\1/p' "$S/err")
+	read -r u s e m < "$S/time"
+	echo "$((ev * 2)) $(awk -v u="$u" -v s="$s" 'BEGIN{print u + s}') $e $m"
+	rm -rf "$S/rec"
+}
+echo
+echo "symbolize: raw -> Chrome JSON (/dev/null), b-calls $SN calls"
+set -- $(sym_run "$SN")
+awk -v n="$1" -v c="$2" -v w="$3" -v m="$4" 'BEGIN {
+	printf "  %d raw events: %.2f s CPU, %.2f s wall, max RSS %.1f MB\n", n, c, w, m / 1024
+	printf "  throughput %.1f M events/s per CPU second, %.1f M events/s wall  (target >= 10)\n", n / c / 1e6, n / w / 1e6 }'
+if command -v uftrace >/dev/null; then
+	set -- $(sym_run "$SU")
+	ours=$2
+	(cd "$S" && uftrace record -d "$S/uft" ./b-calls "$SU" >/dev/null 2>&1)
+	/usr/bin/time -f '%U %S %e' -o "$S/utime" uftrace dump --chrome -d "$S/uft" >/dev/null 2>&1
+	read -r u s e < "$S/utime"
+	awk -v n="$SU" -v o="$ours" -v u="$u" -v s="$s" 'BEGIN {
+		printf "  b-calls %d calls: stepscope symbolize %.2f s CPU, uftrace dump --chrome %.2f s CPU: %.1fx  (target >= 5x)\n",
+			n, o, u + s, (u + s) / o }'
+fi
+rm -rf "$S"

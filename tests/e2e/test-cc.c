@@ -1,0 +1,420 @@
+/*
+ * test-cc.c - end to end: stepscope-cc builds real-world projects exactly
+ * like the plain build does.  C99 inline functions with no external
+ * definition across two files, OpenMP, -Werror, -flto, a static library,
+ * an object built without the wrapper, a Makefile, a CMake project with the
+ * compiler launcher, nvcc, exclusions, a function that is really missing,
+ * and compilers it cannot use.  Each program is recorded and symbolized and
+ * its exact call counts checked.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define WRAP "\"$SS_E2E_BUILD/bin/stepscope-cc\""
+#define E2E "\"$SS_E2E_SRC/tests/e2e\""
+/* include dirs of every fixture */
+#define INC "-I" E2E " -I" E2E "/cc"
+
+/* ------------------------------------------------------------ helpers */
+
+/* Record ./s-NAME into DIR/rec, symbolize, load. */
+static struct ss_e2e_trace *run_and_load(struct ss_e2e *t, const char *name)
+{
+	int st = ss_e2e_record(t, "rec", name, NULL);
+	if (st != 0) {
+		ss_e2e_show_last(t, st);
+		SS_E2E_FAIL(t, "stepscope record of s-%s: expected status 0, "
+			    "got %d", name, st);
+	}
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec");
+	SS_E2E_EXPECT_NESTED(t, tr);
+	return tr;
+}
+
+/* The calls of s-cc-calls; lib_fn_calls is 0 when calls-lib.c was not
+ * instrumented, and any of the others 0 when excluded. */
+static void check_calls(struct ss_e2e *t, struct ss_e2e_trace *tr,
+			size_t alpha, size_t beta, size_t leaf, size_t lib_fn)
+{
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "alpha", 0, alpha);
+	SS_E2E_EXPECT_CALLS(t, tr, "beta", 0, beta);
+	SS_E2E_EXPECT_CALLS(t, tr, "leaf", 0, leaf);
+	SS_E2E_EXPECT_CALLS(t, tr, "lib_fn", 0, lib_fn);
+	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0,
+			    1 + alpha + beta + leaf + lib_fn);
+	if (leaf && alpha)
+		SS_E2E_EXPECT_INSIDE(t, tr, "leaf", "alpha");
+}
+
+/* No line of the last command's stderr mentions a warning. */
+static void expect_no_warning(struct ss_e2e *t)
+{
+	if (strstr(t->err, "warning")) {
+		ss_e2e_show_last(t, -1);
+		SS_E2E_FAIL(t, "stderr: expected no warning");
+	}
+}
+
+/* Slices whose name contains `part`, and on how many threads. */
+static size_t count_containing(const struct ss_e2e_trace *tr,
+			       const char *part, size_t *nthreads,
+			       const char **example)
+{
+	size_t n = 0, nt = 0;
+	int64_t seen[64];
+	*example = NULL;
+	for (size_t i = 0; i < tr->nslices; i++) {
+		const struct ss_e2e_slice *s = &tr->slices[i];
+		if (!strstr(s->name, part))
+			continue;
+		n++;
+		*example = s->name;
+		size_t j = 0;
+		while (j < nt && seen[j] != s->tid)
+			j++;
+		if (j == nt && nt < 64)
+			seen[nt++] = s->tid;
+	}
+	*nthreads = nt;
+	return n;
+}
+
+/* ------------------------------------------------------------ C99 inline */
+
+static void test_inline(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *cc = t->v->cc, *opt = t->v->opt;
+	/* the plain build links: the fixture is a valid real-world build */
+	SS_E2E_SH_OK(t, "%s %s -std=c99 " INC " -o plain " E2E
+		     "/s-cc-inline.c " E2E "/cc/inline-b.c",
+		     cc, opt);
+	/* through the wrapper, one object per file, as make does */
+	SS_E2E_SH_OK(t, WRAP " %s %s -std=c99 -Wall -Wextra -Werror " INC
+		     " -c -o main.o " E2E "/s-cc-inline.c",
+		     cc, opt);
+	expect_no_warning(t);
+	SS_E2E_SH_OK(t, WRAP " %s %s -std=c99 -Wall -Wextra -Werror " INC
+		     " -MMD -MP -c " E2E "/cc/inline-b.c",
+		     cc, opt);
+	expect_no_warning(t);
+	/* the dependency file is the first pass's, naming the real source */
+	SS_E2E_SH_OK(t, "grep -q 'inline-b.o:.*cc/inline-b.c' inline-b.d && "
+			"! grep -q stepscope-cc inline-b.d");
+	SS_E2E_SH_OK(t, WRAP " %s %s -o s-cc-inline main.o inline-b.o", cc,
+		     opt);
+	struct ss_e2e_trace *tr = run_and_load(t, "cc-inline");
+	/* gcc never instruments always_inline functions (the -O0 form of
+	 * inline.h), plain -finstrument-functions included */
+	int traced = strcmp(cc, "gcc") != 0 || strcmp(opt, "-O0") != 0;
+	if (!traced)
+		print_message("e2e: gcc -O0: sq and cube are always_inline, "
+			      "which gcc does not instrument: expecting 0\n");
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "use_b", 0, 2);
+	SS_E2E_EXPECT_CALLS(t, tr, "sq", 0, traced ? 7 : 0);
+	SS_E2E_EXPECT_CALLS(t, tr, "cube", 0, traced ? 2 : 0);
+	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0, traced ? 12 : 3);
+	if (traced)
+		SS_E2E_EXPECT_INSIDE(t, tr, "cube", "use_b");
+	SS_E2E_EXPECT_INSIDE(t, tr, "use_b", "main");
+	ss_e2e_pass(t);
+}
+
+/* A function declared but defined nowhere still fails to link, with the
+ * linker's own message, as it does plainly. */
+static void test_missing_function(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *want = "undefined reference to `ss_cc_missing_fn'";
+	int st = ss_e2e_sh(t, "%s %s " INC " -o plain " E2E "/s-cc-missing.c",
+			   t->v->cc, t->v->opt);
+	SS_E2E_CHECK(t, st != 0 && strstr(t->err, want),
+		     "plain build: expected it to fail with \"%s\"", want);
+	st = ss_e2e_sh(t, WRAP " %s %s " INC " -c -o m.o " E2E
+		       "/s-cc-missing.c && " WRAP " %s -o s-cc-missing m.o",
+		       t->v->cc, t->v->opt, t->v->cc);
+	if (st == 0 || !strstr(t->err, want)) {
+		ss_e2e_show_last(t, st);
+		SS_E2E_FAIL(t, "expected the link to fail with \"%s\"", want);
+	}
+	SS_E2E_SH_OK(t, "test ! -e s-cc-missing");
+	ss_e2e_pass(t);
+}
+
+/* ------------------------------------------------------------ OpenMP */
+
+static void test_openmp(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	if (ss_e2e_sh(t, "echo 'int main(void){return 0;}' > p.c && %s "
+			 "-fopenmp -o p p.c", t->v->cc) != 0) {
+		print_message("e2e: skipped: %s -fopenmp cannot build here\n",
+			      t->v->cc);
+		ss_e2e_pass(t);
+		skip();
+	}
+	ss_e2e_build(t, "cc-omp", "-fopenmp " INC);
+	struct ss_e2e_trace *tr = run_and_load(t, "cc-omp");
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "region_work", 0, 4);
+	size_t nthreads;
+	const char *name;
+	size_t n = count_containing(tr, "omp", &nthreads, &name);
+	if (!strcmp(t->v->cc, "gcc")) {
+		/* gcc adds the hooks before it outlines the region, so
+		 * main._omp_fn.0 has none: only what it calls is recorded */
+		SS_E2E_CHECK(t, n == 0, "gcc: expected no outlined region "
+			     "slice, got %zu (e.g. '%s')", n, name);
+		print_message("e2e: gcc %s: outlined OpenMP regions "
+			      "(main._omp_fn.0) carry no hooks in gcc; "
+			      "region_work is recorded on the 4 threads\n",
+			      t->v->opt);
+		int64_t tids[8];
+		SS_E2E_CHECK(t, ss_e2e_tids(tr, tids, 8) == 4,
+			     "expected slices on 4 threads");
+		ss_e2e_pass(t);
+		return;
+	}
+	/* clang: .omp_outlined. and its body .omp_outlined._debug__, once
+	 * per thread each */
+	SS_E2E_CHECK(t, n == 8 && nthreads == 4,
+		     "outlined OpenMP region: expected 8 slices on 4 threads, "
+		     "got %zu on %zu (e.g. '%s')", n, nthreads,
+		     name ? name : "none");
+	SS_E2E_EXPECT_CALLS(t, tr, ".omp_outlined.", 0, 4);
+	for (size_t i = 0; i < tr->nslices; i++) {
+		const struct ss_e2e_slice *s = &tr->slices[i];
+		if (strcmp(s->name, "region_work") != 0)
+			continue;
+		const char *p = ss_e2e_parent_name(tr, s);
+		SS_E2E_CHECK(t, p && strstr(p, "omp"),
+			     "region_work: expected it inside the outlined "
+			     "region, got parent '%s'", p ? p : "(none)");
+		name = p;
+	}
+	print_message("e2e: %s %s: OpenMP region recorded as '%s'\n",
+		      t->v->cc, t->v->opt, name);
+	ss_e2e_pass(t);
+}
+
+/* ------------------------------------------------------------ build kinds */
+
+static void test_werror(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *f = "-std=c11 -Wall -Wextra -Werror -pedantic";
+	SS_E2E_SH_OK(t, WRAP " %s %s %s " INC " -c -o a.o " E2E
+		     "/s-cc-calls.c", t->v->cc, t->v->opt, f);
+	expect_no_warning(t);
+	SS_E2E_SH_OK(t, WRAP " %s %s %s " INC " -c -o b.o " E2E
+		     "/cc/calls-lib.c", t->v->cc, t->v->opt, f);
+	expect_no_warning(t);
+	SS_E2E_SH_OK(t, WRAP " %s %s %s -o s-cc-calls a.o b.o", t->v->cc,
+		     t->v->opt, f);
+	expect_no_warning(t);
+	/* and in one shot */
+	SS_E2E_SH_OK(t, WRAP " %s %s %s " INC " -o one " E2E "/s-cc-calls.c "
+		     E2E "/cc/calls-lib.c", t->v->cc, t->v->opt, f);
+	expect_no_warning(t);
+	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
+	ss_e2e_pass(t);
+}
+
+static void test_lto(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, WRAP " %s %s -flto " INC " -c -o a.o " E2E
+		     "/s-cc-calls.c && " WRAP " %s %s -flto " INC
+		     " -c -o b.o " E2E "/cc/calls-lib.c && " WRAP
+		     " %s %s -flto -o s-cc-calls a.o b.o",
+		     t->v->cc, t->v->opt, t->v->cc, t->v->opt, t->v->cc,
+		     t->v->opt);
+	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
+	ss_e2e_pass(t);
+}
+
+static void test_static_library(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, WRAP " %s %s " INC " -c -o calls-lib.o " E2E
+		     "/cc/calls-lib.c && ar rcs libcalls.a calls-lib.o && "
+		     WRAP " %s %s " INC " -o s-cc-calls " E2E
+		     "/s-cc-calls.c -L. -lcalls",
+		     t->v->cc, t->v->opt, t->v->cc, t->v->opt);
+	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
+	ss_e2e_pass(t);
+}
+
+/* calls-lib.c built plainly: lib_fn runs but is not traced. */
+static void test_uninstrumented_object(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "%s %s " INC " -c -o calls-lib.o " E2E
+		     "/cc/calls-lib.c && " WRAP " %s %s " INC
+		     " -o s-cc-calls " E2E "/s-cc-calls.c calls-lib.o",
+		     t->v->cc, t->v->opt, t->v->cc, t->v->opt);
+	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 0);
+	ss_e2e_pass(t);
+}
+
+static void test_makefile(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	/* make CC="stepscope-cc gcc" */
+	SS_E2E_SH_OK(t, "make -f " E2E "/cc/make/Makefile SRC=" E2E
+		     " CFLAGS=%s CC=\"$SS_E2E_BUILD/bin/stepscope-cc %s\"",
+		     t->v->opt, t->v->cc);
+	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
+	/* make CC=stepscope-cc: the compiler is cc */
+	SS_E2E_SH_OK(t, "mkdir m2 && cd m2 && PATH=\"$SS_E2E_BUILD/bin:$PATH\" "
+		     "make -f " E2E "/cc/make/Makefile SRC=" E2E
+		     " CFLAGS=%s CC=stepscope-cc && "
+		     "ldd s-cc-calls | grep -q libstepscope && "
+		     "nm s-cc-calls | grep -q __cyg_profile_func_enter",
+		     t->v->opt);
+	ss_e2e_pass(t);
+}
+
+static void test_cmake(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	if (ss_e2e_sh(t, "command -v cmake") != 0) {
+		print_message("e2e: skipped: cmake is not installed\n");
+		ss_e2e_pass(t);
+		skip();
+	}
+	/* the launcher gets the compiler's full path first; the link is not
+	 * launched, so `stepscope record` preloads the runtime */
+	SS_E2E_SH_OK(t, "cmake -S " E2E "/cc/cmake -B bld -DCMAKE_C_COMPILER=%s "
+		     "-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=%s "
+		     "-DCMAKE_C_COMPILER_LAUNCHER=\"$SS_E2E_BUILD/bin/stepscope-cc\" "
+		     "&& cmake --build bld && cp bld/s-cc-calls .",
+		     t->v->cc, t->v->opt);
+	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
+	/* with the linker launcher too, the program links the runtime */
+	SS_E2E_SH_OK(t, "cmake -S " E2E "/cc/cmake -B bld2 -DCMAKE_C_COMPILER=%s "
+		     "-DCMAKE_C_COMPILER_LAUNCHER=\"$SS_E2E_BUILD/bin/stepscope-cc\" "
+		     "-DCMAKE_C_LINKER_LAUNCHER=\"$SS_E2E_BUILD/bin/stepscope-cc\" "
+		     "&& cmake --build bld2 && ldd bld2/s-cc-calls | grep -q "
+		     "libstepscope", t->v->cc);
+	ss_e2e_pass(t);
+}
+
+static void test_nvcc(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	if (ss_e2e_sh(t, "command -v nvcc || test -x /usr/local/cuda/bin/nvcc")
+	    != 0) {
+		print_message("e2e: skipped: nvcc is not installed\n");
+		ss_e2e_pass(t);
+		skip();
+	}
+	const char *path = "PATH=\"$PATH:/usr/local/cuda/bin\"";
+	/* host-only .cu: compile + link, run, record */
+	SS_E2E_SH_OK(t, "%s " WRAP " nvcc -O2 -c -o cu.o " E2E
+		     "/s-cc-cuda.cu && %s " WRAP " nvcc -o s-cc-cuda cu.o",
+		     path, path);
+	struct ss_e2e_trace *tr = run_and_load(t, "cc-cuda");
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "twice(int)", 0, 3);
+	/* a kernel: built only, it needs a GPU to run */
+	SS_E2E_SH_OK(t, "%s " WRAP " nvcc -O2 -o s-cc-kernel " E2E
+		     "/s-cc-kernel.cu && nm s-cc-kernel | grep -q "
+		     "__cyg_profile_func_enter", path);
+	print_message("e2e: s-cc-kernel built; not run (needs a GPU, this "
+		      "test never runs it)\n");
+	ss_e2e_pass(t);
+}
+
+/* ------------------------------------------------------------ exclusions */
+
+static void test_exclude(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	int gcc = !strcmp(t->v->cc, "gcc");
+	SS_E2E_SH_OK(t, "STEPSCOPE_EXCLUDE=leaf " WRAP
+		     " --exclude-functions=beta --exclude-files=cc/ %s %s " INC
+		     " -o s-cc-calls " E2E "/s-cc-calls.c " E2E
+		     "/cc/calls-lib.c", t->v->cc, t->v->opt);
+	if (gcc) {
+		expect_no_warning(t);
+		check_calls(t, run_and_load(t, "cc-calls"), 3, 0, 0, 0);
+	} else {
+		/* clang has no exclude lists: one warning line, no effect */
+		SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+		SS_E2E_CHECK(t, strstr(t->err, "nothing excluded") != NULL,
+			     "stderr: expected 'nothing excluded', got: %s",
+			     t->err);
+		check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
+	}
+	ss_e2e_pass(t);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+#define EXPECT_REFUSED(t, needle, ...)                                         \
+	do {                                                                   \
+		int st_ = ss_e2e_sh((t), __VA_ARGS__);                         \
+		SS_E2E_EXPECT_STATUS((t), st_, 2);                             \
+		SS_E2E_EXPECT_LINES((t), "stderr", (t)->err, 1);               \
+		if (!strstr((t)->err, (needle))) {                             \
+			ss_e2e_show_last((t), st_);                            \
+			SS_E2E_FAIL((t), "stderr: expected it to say '%s'",    \
+				    (const char *)(needle));                   \
+		}                                                              \
+	} while (0)
+
+static void test_bad_compiler(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "echo 'int main(void){return 0;}' > x.c");
+	EXPECT_REFUSED(t, "compiler 'nosuchcc' not found",
+		       WRAP " nosuchcc -c x.c");
+	EXPECT_REFUSED(t, "compiler 'nosuchcc' not found",
+		       "CC=nosuchcc " WRAP " -c x.c");
+	EXPECT_REFUSED(t, "compiler 'cc' not found",
+		       "CC= PATH=/nonexistent /bin/sh " WRAP " -c x.c");
+	/* a compiler that ignores -finstrument-functions */
+	SS_E2E_SH_OK(t, "mkdir bin && printf '#!/bin/sh\\nwhile [ $# -gt 0 ]; "
+			"do [ \"$1\" = -o ] && : > \"$2\"; shift; done\\n' "
+			"> bin/fakecc && chmod +x bin/fakecc");
+	EXPECT_REFUSED(t, "does not support -finstrument-functions",
+		       WRAP " \"$PWD/bin/fakecc\" -c x.c");
+	EXPECT_REFUSED(t, "does not support -finstrument-functions",
+		       "PATH=\"$PWD/bin:$PATH\" " WRAP " fakecc -c x.c");
+	EXPECT_REFUSED(t, "--exclude-functions needs a value",
+		       WRAP " --exclude-functions gcc -c x.c");
+	SS_E2E_SH_OK(t, "test ! -e x.o");
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_VARIANTS(test_inline),
+		SS_E2E_VARIANTS(test_missing_function),
+		SS_E2E_VARIANTS(test_openmp),
+		SS_E2E_VARIANTS(test_werror),
+		SS_E2E_VARIANTS(test_lto),
+		SS_E2E_VARIANTS(test_static_library),
+		SS_E2E_VARIANTS(test_uninstrumented_object),
+		SS_E2E_VARIANTS(test_makefile),
+		SS_E2E_VARIANTS(test_cmake),
+		SS_E2E_TEST(test_nvcc),
+		SS_E2E_VARIANTS(test_exclude),
+		SS_E2E_TEST(test_bad_compiler),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
