@@ -172,3 +172,20 @@ uninstall:
 clean:
 	rm -rf $(B)
 	-$(MAKE) -C examples/mlp clean >/dev/null 2>&1
+
+# ---------------------------------------------------------------- fuzz
+# libFuzzer target for the raw reader and the slicer (clang); FUZZ_SECS of
+# fuzzing from the seeds in tests/fuzz/corpus, new inputs in build/fuzz/.
+FUZZ_SECS ?= 60
+FUZZ_SRC  := symbolize/reader.c symbolize/slices.c symbolize/sym.c \
+             symbolize/sym-dw.c symbolize/sym-bfd.c
+.PHONY: fuzz
+$(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*.h symbolize/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+		-Iruntime -Isymbolize -o $@ $< $(FUZZ_SRC) -ldw -lelf -lbfd -lstdc++
+fuzz: $(B)/fuzz/fuzz-reader
+	@mkdir -p $(B)/fuzz/corpus
+	$(Q)$(B)/fuzz/fuzz-reader -max_total_time=$(FUZZ_SECS) -timeout=10 \
+		-artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus tests/fuzz/corpus

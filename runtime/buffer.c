@@ -87,7 +87,9 @@ int ss_buf_open_file(void)
 static void stop_recording(int reason, const char *why)
 {
 	ss_rt.stopped = reason;
-	ss_hot.gate = 0;
+	/* 4: threads still recording mark the stop in their own stream at
+	 * their next hook call (hooks.c), then record nothing more */
+	ss_hot.gate = ss_hot.gate ? 4 : 0;
 	if (!ss_rt.warned_stop) {
 		ss_rt.warned_stop = 1;
 		ss_warn("%s; recording stopped, the program continues (trace: %s)",
@@ -95,29 +97,47 @@ static void stop_recording(int reason, const char *why)
 	}
 }
 
-/* Reserve `size` bytes at the end of the file and map them.  Lock held. */
-void *ss_buf_chunk_alloc(uint64_t size)
+/* Reserve `size` bytes at the end of the file; returns the offset, or 0
+ * when recording stops.  The chunk is self-describing from this moment:
+ * its header (an unassigned events chunk, serial 0) is written with pwrite
+ * before anything else, so a process that dies while the chunk is being
+ * paged in leaves no hole a reader would stop at.  Lock held. */
+uint64_t ss_buf_reserve(uint64_t size)
 {
 	if (ss_buf_open_file() < 0)
-		return NULL;
+		return 0;
 	uint64_t off = ss_rt.file_off;
 	if (ss_rt.cap_bytes && off + size > ss_rt.cap_bytes) {
 		char why[128];
 		snprintf(why, sizeof(why), "trace reached max_trace_mb=%lld",
 			 (long long)ss_rt.cfg.max_trace_mb);
 		stop_recording(SS_STOP_SIZE_CAP, why);
-		return NULL;
+		return 0;
 	}
 	int err = posix_fallocate(ss_rt.fd, (off_t)off, (off_t)size);
 	if (err == EOPNOTSUPP || err == EINVAL)
 		err = ftruncate(ss_rt.fd, (off_t)(off + size)) ? errno : 0;
+	struct ss_chunk_header h = {
+		.magic = SS_CHUNK_MAGIC,
+		.kind = SS_CHUNK_EVENTS,
+		.size = size,
+	};
+	if (!err && pwrite(ss_rt.fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
+		err = errno ? errno : EIO;
 	if (err) {
 		char why[160];
 		snprintf(why, sizeof(why), "cannot grow the trace file: %s",
 			 strerror(err));
 		stop_recording(err == ENOSPC ? SS_STOP_DISK_FULL : SS_STOP_ERROR, why);
-		return NULL;
+		return 0;
 	}
+	ss_rt.file_off = off + size;
+	return off;
+}
+
+/* Map a reserved chunk, its pages populated.  No lock needed. */
+void *ss_buf_map(uint64_t off, uint64_t size)
+{
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_POPULATE, ss_rt.fd, (off_t)off);
 	if (p == MAP_FAILED) {
@@ -127,8 +147,14 @@ void *ss_buf_chunk_alloc(uint64_t size)
 		stop_recording(SS_STOP_ERROR, why);
 		return NULL;
 	}
-	ss_rt.file_off = off + size;
 	return p;
+}
+
+/* Reserve `size` bytes at the end of the file and map them.  Lock held. */
+void *ss_buf_chunk_alloc(uint64_t size)
+{
+	uint64_t off = ss_buf_reserve(size);
+	return off ? ss_buf_map(off, size) : NULL;
 }
 
 /* Mark the thread's chunk as finished: payload size for the reader. */
@@ -165,6 +191,28 @@ static struct ss_chunk_header *new_chunk(struct ss_thread *t)
 	c->serial = t->serial;
 	ss_clock_pair(&c->calib_ticks, &c->calib_ns);
 	return c;
+}
+
+/* Recording stopped while this thread had a chunk: mark it in the
+ * thread's stream (every chunk has a free slot left for this) and close
+ * the chunk. */
+void ss_buf_mark_stop(struct ss_thread *t)
+{
+	if (t->in_slow || !t->chunk)
+		return;
+	t->in_slow = 1;
+	int saved = errno;
+	pthread_mutex_lock(&ss_rt.lock);
+	if (t->chunk && ss_rt.stopped && t->pos <= t->end) {
+		t->pos->word = SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped);
+		atomic_signal_fence(memory_order_seq_cst);
+		t->pos->ts = ss_clock_now();
+		t->pos++;
+		ss_buf_close(t);
+	}
+	pthread_mutex_unlock(&ss_rt.lock);
+	errno = saved;
+	t->in_slow = 0;
 }
 
 /* Slow path of ss_emit: the thread has no chunk or its chunk is full. */
@@ -206,6 +254,8 @@ struct ss_event *ss_buf_refill(struct ss_thread *t)
 			t->lost = 0;
 			e++;
 		}
+		if (t->inherit)
+			e = ss_frames_inherit(t, e, t->end);
 		t->pos = e;
 	}
 	pthread_mutex_unlock(&ss_rt.lock);

@@ -399,6 +399,16 @@ static void key_where(const struct ss_config *c, int k, char *buf, size_t len)
 		fmt(buf, len, "config: ");
 }
 
+void ss_config_where(const struct ss_config *c, const char *key, char *buf,
+		     size_t len)
+{
+	int k;
+
+	for (k = 0; k < I_NKEYS && strcmp(keys[k].name, key); k++)
+		;
+	key_where(c, k < I_NKEYS ? k : -1, buf, len);
+}
+
 /* was key k given (in a file or by an override)? */
 static int key_given(const struct ss_config *c, int k)
 {

@@ -93,6 +93,11 @@ int ss_config_resolve(struct ss_config *c, const char *cli_path,
 		      const char *const *sets, size_t nsets, char *err,
 		      size_t errlen);
 
+/* Where `key` (a dotted name) got its value, as a message prefix:
+ * "FILE:LINE:COL: ", "--set key=value: ", "FILE: " or "config: ". */
+void ss_config_where(const struct ss_config *c, const char *key, char *buf,
+		     size_t len);
+
 /* Write the effective config as "key=value\n" lines (the form --set and
  * STEPSCOPE_SET accept).  Returns the length it needed, like snprintf. */
 size_t ss_config_dump(const struct ss_config *c, char *buf, size_t len);

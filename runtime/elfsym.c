@@ -3,6 +3,9 @@
  * `step.function`.  Reads the symbol tables (.symtab, else .dynsym) of the
  * executable and each loaded module from disk, once, before main.  Bounds
  * are checked everywhere: a strange file means "not found", never a crash.
+ * Also tells which loaded modules were built with -finstrument-functions
+ * (they refer to __cyg_profile_func_enter without defining it), for the
+ * frame walk of window.c.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -27,8 +30,9 @@ typedef Elf32_Sym Sym;
 #define ST_TYPE ELF32_ST_TYPE
 #endif
 
-/* Value of FUNC symbol `name` in the ELF file at `path`, 0 if none. */
-static uint64_t find_in_file(const char *path, const char *name)
+/* Value of FUNC symbol `name` in the ELF file at `path`, 0 if none; with
+ * `undef`, 1 if the file refers to `name` without defining it, else 0. */
+static uint64_t find_in_file(const char *path, const char *name, int undef)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -63,13 +67,16 @@ static uint64_t find_in_file(const char *path, const char *name)
 			size_t n = sh[i].sh_size / sizeof(Sym);
 			const char *strs = (const char *)(f + str->sh_offset);
 			for (size_t k = 0; k < n; k++) {
-				if (ST_TYPE(sym[k].st_info) != STT_FUNC ||
-				    sym[k].st_shndx == SHN_UNDEF || sym[k].st_name >= str->sh_size)
+				if (undef ? sym[k].st_shndx != SHN_UNDEF :
+					    ST_TYPE(sym[k].st_info) != STT_FUNC ||
+						    sym[k].st_shndx == SHN_UNDEF)
+					continue;
+				if (sym[k].st_name >= str->sh_size)
 					continue;
 				const char *s = strs + sym[k].st_name;
 				size_t max = str->sh_size - sym[k].st_name;
 				if (strnlen(s, max) < max && !strcmp(s, name)) {
-					found = sym[k].st_value;
+					found = undef ? 1 : sym[k].st_value;
 					break;
 				}
 			}
@@ -93,7 +100,7 @@ static int lookup_cb(struct dl_phdr_info *info, size_t size, void *data)
 		path = "/proc/self/exe";
 	if (!strncmp(path, "linux-vdso", 10))
 		return 0;
-	uint64_t v = find_in_file(path, l->name);
+	uint64_t v = find_in_file(path, l->name, 0);
 	if (v) {
 		l->addr = (void *)(info->dlpi_addr + v);
 		return 1;
@@ -111,4 +118,36 @@ void *ss_elfsym_lookup(const char *name, char *err, size_t errlen)
 			 "(check the name, and that the program was built with "
 			 "symbols)", name);
 	return l.addr;
+}
+
+struct inst_ranges {
+	uintptr_t *lo, *hi;
+	size_t n, max;
+};
+
+static int inst_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct inst_ranges *r = data;
+	const char *path = info->dlpi_name;
+	if (!path || !*path)
+		path = "/proc/self/exe";
+	if (!strncmp(path, "linux-vdso", 10) ||
+	    !find_in_file(path, "__cyg_profile_func_enter", 1))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && r->n < r->max; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		r->lo[r->n] = info->dlpi_addr + ph->p_vaddr;
+		r->hi[r->n] = r->lo[r->n] + ph->p_memsz;
+		r->n++;
+	}
+	return 0;
+}
+
+size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max)
+{
+	struct inst_ranges r = { lo, hi, 0, max };
+	dl_iterate_phdr(inst_cb, &r);
+	return r.n;
 }

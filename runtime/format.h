@@ -113,6 +113,28 @@ enum ss_event_kind {
 	SS_EV_WINDOW_CLOSE = 7, /* arg: step number; recording stops */
 	SS_EV_LOST = 8,         /* arg: events dropped on this thread before */
 	SS_EV_STOP = 9,         /* arg: enum ss_stop_reason; recording ended */
+	/* arg: function address | enum ss_unwind_reason << SS_UNWIND_SHIFT: a
+	 * frame the runtime found gone without its EXIT (longjmp, pthread_exit,
+	 * exit()); it ends here, with every frame opened after it. */
+	SS_EV_UNWIND = 10,
+	/* arg: function address: a frame open in the parent when this process
+	 * forked; a child's first events, outermost frame first. */
+	SS_EV_INHERIT = 11,
+	/* arg: stack id (SS_META_STACKDEF): the native call stack of the
+	 * innermost open frame without one, which is the ENTER just before
+	 * it (record.stack; see docs/stacks.md) */
+	SS_EV_STACK = 12,
+};
+
+#define SS_UNWIND_SHIFT 48
+#define SS_UNWIND_FN(arg) ((arg) & ((UINT64_C(1) << SS_UNWIND_SHIFT) - 1))
+#define SS_UNWIND_WHY(arg) ((unsigned)((arg) >> SS_UNWIND_SHIFT) & 0xff)
+
+enum ss_unwind_reason {
+	SS_UNWIND_SKIPPED = 0,     /* the stack went above it (longjmp,
+	                            * an exception through uninstrumented code) */
+	SS_UNWIND_THREAD_EXIT = 1, /* its thread ended (pthread_exit) */
+	SS_UNWIND_EXIT = 2,        /* the process exited (exit() inside it) */
 };
 
 enum ss_stop_reason {
@@ -147,6 +169,10 @@ enum ss_meta_type {
 	 * can show the enclosing frames clipped to the window. */
 	SS_META_STACK = 9,
 	SS_META_COUNTER = 10,    /* struct ss_meta_counter: a memory sample */
+	/* struct ss_meta_stackdef + n return addresses (innermost first, the
+	 * first one inside the entered function): a stack that SS_EV_STACK
+	 * events refer to by id, written once per thread that saw it. */
+	SS_META_STACKDEF = 11,
 };
 
 enum ss_step_action {
@@ -168,6 +194,12 @@ struct ss_meta_stack {
 	uint64_t serial;
 	uint64_t n;                  /* return addresses that follow */
 };
+
+struct ss_meta_stackdef {
+	uint64_t id;                 /* process-unique, from 1 */
+	uint64_t n;                  /* return addresses that follow */
+};
+_Static_assert(sizeof(struct ss_meta_stackdef) == 16, "stackdef size");
 
 struct ss_meta_module {
 	uint64_t load_bias;          /* dlpi_addr */

@@ -8,28 +8,136 @@
  * no stdio, no syscall; errno is untouched.  Outside a window: one compare
  * against the step function and one test of the gate.  Everything rarer
  * (a full chunk, a step boundary) is in a separate non-inlined function.
+ * While recording, the hooks also keep the thread's shadow of open frames
+ * (frames.c): one store on enter, one compare on exit.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-SS_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
+/* Where the frame of the function that called the enter hook sits on the
+ * stack: its frame pointer when it keeps one (stepscope-cc builds with
+ * -fno-omit-frame-pointer; checked through the return address above it,
+ * which must be `site`), else the stack pointer at the hook call.  Deeper
+ * frames always get lower values; siblings called from one place get the
+ * same value when they keep frame pointers. */
+static inline uintptr_t ss_hook_frame_key(void *site)
 {
-	(void)site;
-	if (ss_unlikely(fn == ss_hot.watch))
-		ss_window_on_enter();
-	if (ss_hot.gate)
-		ss_emit(SS_EV_WORD(SS_EV_ENTER, (uintptr_t)fn));
+	uintptr_t *own = __builtin_frame_address(0);
+	uintptr_t sp = (uintptr_t)own + 16, fp = own[0]; /* the caller's fp */
+	if (fp - sp < 65536 && !(fp & 7) && ((void **)fp)[1] == site)
+		return fp;
+	return sp;
 }
 
-SS_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+/* The hooks proper; the program binds to them through the IFUNCs below. */
+static void ss_hook_enter(void *fn, void *site)
+{
+	if (ss_unlikely(fn == ss_hot.watch))
+		ss_window_on_enter();
+	int g = ss_hot.gate;
+	if (g) {
+		struct ss_thread *t = &ss_tls;
+		uintptr_t sp = ss_hook_frame_key(site);
+		if (ss_unlikely(g != 1) && ss_hooks_gate_slow(g))
+			return;
+		uint32_t d = t->depth;
+		/* the top frame sits at or below ours: gone (longjmp) unless
+		 * it is our own inlined caller (frames.c decides) */
+		if (ss_unlikely(d - 1 < t->frames_cap && t->frames[d - 1].sp <= sp))
+			ss_frames_unwind(t, sp, (uintptr_t)site);
+		ss_emit(SS_EV_WORD(SS_EV_ENTER, (uintptr_t)fn));
+		d = t->depth;
+		if (ss_likely(d < t->frames_cap)) {
+			t->frames[d].sp = sp;
+			t->frames[d].fn = (uintptr_t)fn;
+			t->frames[d].site = (uintptr_t)site;
+		} else {
+			ss_frames_grow(t, sp, (uintptr_t)fn, (uintptr_t)site);
+		}
+		t->depth = d + 1;
+		if (ss_unlikely(ss_hot.stacks))
+			ss_stack_capture(); /* record.stack: stack.c */
+	}
+}
+
+static void ss_hook_exit(void *fn, void *site)
 {
 	(void)site;
-	if (ss_hot.gate)
+	int g = ss_hot.gate;
+	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g))) {
+		struct ss_thread *t = &ss_tls;
+		uint32_t d = t->depth;
+		if (ss_likely(d - 1 < t->frames_cap &&
+			      t->frames[d - 1].fn == (uintptr_t)fn))
+			t->depth = d - 1;
+		else
+			ss_frames_exit_slow(t, (uintptr_t)fn);
 		ss_emit(SS_EV_WORD(SS_EV_EXIT, (uintptr_t)fn));
+	}
 	if (ss_unlikely(fn == ss_hot.watch))
 		ss_window_on_exit();
+}
+
+/* IFUNC resolvers: the dynamic loader calls one whenever it binds a
+ * module's reference to a hook, i.e. when a module that was built with
+ * -finstrument-functions is loaded (BIND_NOW) or makes its first call
+ * (lazy binding) - in both cases before any of its events.  The resolver
+ * only flags the gate (bit 2, while recording); the next hook call then
+ * snapshots the maps, so a library is named even if it is dlclose'd or
+ * the process dies right after.  Nothing here may need relocations or
+ * libc: it can run before the runtime itself is relocated. */
+static void ss_hooks_flag_maps(void)
+{
+	int g = __atomic_load_n(&ss_hot.gate, __ATOMIC_RELAXED);
+	while (g && !(g & 6) &&
+	       !__atomic_compare_exchange_n(&ss_hot.gate, &g, g | 2, 0,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+typedef void ss_hook_fn(void *, void *);
+
+static ss_hook_fn *ss_hooks_resolve_enter(void)
+{
+	ss_hooks_flag_maps();
+	return ss_hook_enter;
+}
+
+static ss_hook_fn *ss_hooks_resolve_exit(void)
+{
+	return ss_hook_exit;
+}
+
+SS_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
+	__attribute__((ifunc("ss_hooks_resolve_enter")));
+SS_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
+	__attribute__((ifunc("ss_hooks_resolve_exit")));
+
+/* The gate is not plain 1.  4: recording stopped (buffer.c), mark it in
+ * this thread's stream and drop the event (returns 1).  Bit 2: a module
+ * bound the hooks since the last look, snapshot the maps. */
+__attribute__((noinline)) int ss_hooks_gate_slow(int g)
+{
+	struct ss_thread *t = &ss_tls;
+	if (g == 4) {
+		ss_buf_mark_stop(t);
+		return 1;
+	}
+	__atomic_fetch_and(&ss_hot.gate, ~2, __ATOMIC_RELAXED);
+	if (t->in_slow)
+		return 0;
+	t->in_slow = 1;
+	int saved = errno;
+	pthread_mutex_lock(&ss_rt.lock);
+	if (ss_rt.fd >= 0)
+		ss_meta_maps_if_changed();
+	pthread_mutex_unlock(&ss_rt.lock);
+	errno = saved;
+	t->in_slow = 0;
+	return 0;
 }
 
 SS_EXPORT void stepscope_step(void)
@@ -39,7 +147,7 @@ SS_EXPORT void stepscope_step(void)
 
 SS_EXPORT int stepscope_recording(void)
 {
-	return ss_hot.gate;
+	return (ss_hot.gate & 1) != 0;
 }
 
 /* ---------------------------------------------------------------- ranges

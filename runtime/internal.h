@@ -46,13 +46,30 @@ struct ss_thread {
 	uint64_t range_ids[SS_RANGE_DEPTH];
 	uintptr_t stack_lo, stack_hi;  /* for frame-pointer walks, 0 = unknown */
 	struct ss_thread *next;        /* registry of live threads */
+	/* shadow of the frames entered while recording (frames.c) */
+	struct ss_frame *frames;
+	uint32_t depth;                /* open frames, stored or not */
+	uint32_t frames_cap;           /* entries `frames` holds */
+	int frames_busy;               /* growing: a nested hook stores nothing */
+	int inherit;                   /* forked child: replay frames first */
+};
+
+/* One open frame: where it sits on the stack, which function it is, and
+ * the return address its enter hook was given. */
+struct ss_frame {
+	uintptr_t sp;
+	uintptr_t fn;
+	uintptr_t site;
 };
 
 /* Read-mostly globals tested on every hook call. */
 struct ss_hot {
-	volatile int gate;             /* 1 while events are recorded */
+	volatile int gate;             /* 1 while events are recorded; bit 2:
+	                                * a module bound the hooks (hooks.c);
+	                                * 4: stopped, threads mark it */
 	int use_tsc;                   /* clock: rdtsc, else CLOCK_MONOTONIC */
 	void *volatile watch;          /* step.function address, NULL if none */
+	int stacks;                    /* record.stack: capture at each ENTER */
 } __attribute__((aligned(64)));
 
 struct ss_runtime {
@@ -108,7 +125,10 @@ SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 /* buffer.c: chunks of the trace file */
 SS_HIDDEN struct ss_event *ss_buf_refill(struct ss_thread *t);
 SS_HIDDEN void ss_buf_close(struct ss_thread *t);
+SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
 SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
+SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
+SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
 SS_HIDDEN int ss_buf_open_file(void);
 
 /* pool.c: chunks prepared ahead by a background thread */
@@ -116,11 +136,6 @@ SS_HIDDEN void ss_pool_start(uint64_t size);
 SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
 SS_HIDDEN void ss_pool_after_fork(void);
-
-/* memory.c: the memory poller thread (memory.enabled) */
-SS_HIDDEN void ss_memory_start(void);
-SS_HIDDEN void ss_memory_on_step(uint64_t step); /* lock held; never blocks */
-SS_HIDDEN void ss_memory_stop(void);
 
 /* meta.c: variable-length records (call with ss_rt.lock held) */
 SS_HIDDEN int ss_meta_write(uint16_t type, const void *a, size_t alen,
@@ -134,6 +149,20 @@ SS_HIDDEN void ss_meta_calib(void);
 struct dl_phdr_info;
 SS_HIDDEN void ss_meta_build_id(struct dl_phdr_info *info, uint8_t *id,
 				uint32_t *len);
+
+/* frames.c: frames that never return (longjmp, pthread_exit, exit) */
+SS_HIDDEN void ss_frames_alloc(struct ss_thread *t);
+SS_HIDDEN void ss_frames_release(struct ss_thread *t);
+SS_HIDDEN void ss_frames_grow(struct ss_thread *t, uintptr_t sp, uintptr_t fn,
+			       uintptr_t site);
+SS_HIDDEN void ss_frames_unwind(struct ss_thread *t, uintptr_t sp, uintptr_t site);
+SS_HIDDEN void ss_frames_exit_slow(struct ss_thread *t, uintptr_t fn);
+SS_HIDDEN void ss_frames_unwind_all(struct ss_thread *t, unsigned why);
+SS_HIDDEN void ss_frames_forget_all(void);
+SS_HIDDEN struct ss_event *ss_frames_inherit(struct ss_thread *t,
+					     struct ss_event *e,
+					     struct ss_event *end);
+SS_HIDDEN int ss_hooks_gate_slow(int gate);
 
 /* thread.c */
 SS_HIDDEN void ss_thread_init(struct ss_thread *t);
@@ -149,8 +178,20 @@ SS_HIDDEN void ss_window_begin_step(struct ss_thread *t, uint64_t step,
 				    uint64_t ts);
 SS_HIDDEN void ss_window_api_step(void);
 
+/* memory.c: the memory poller thread (memory.enabled) */
+SS_HIDDEN void ss_memory_start(void);
+SS_HIDDEN void ss_memory_on_step(uint64_t step); /* lock held; never blocks */
+SS_HIDDEN void ss_memory_stop(void);
+
+/* stack.c: native call stacks at recorded entries (record.stack) */
+SS_HIDDEN void ss_stack_init(void);     /* before main; sets ss_hot.stacks */
+SS_HIDDEN void ss_stack_capture(void);  /* right after an ENTER was emitted */
+
 /* elfsym.c: find a function's address in the loaded program by name */
 SS_HIDDEN void *ss_elfsym_lookup(const char *name, char *err, size_t errlen);
+/* Executable address ranges of the loaded modules built with
+ * -finstrument-functions; fills up to max, returns how many. */
+SS_HIDDEN size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max);
 
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)

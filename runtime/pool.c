@@ -42,18 +42,13 @@ static struct {
 /* Reserve and page in one chunk; NULL when recording has stopped. */
 static struct ss_chunk_header *prepare(uint64_t size)
 {
+	uint64_t off = 0;
 	pthread_mutex_lock(&ss_rt.lock);
-	struct ss_chunk_header *c = NULL;
 	if (!ss_rt.stopped && !ss_rt.disabled && ss_hot.gate)
-		c = ss_buf_chunk_alloc(size);
+		off = ss_buf_reserve(size); /* header written: unassigned */
 	pthread_mutex_unlock(&ss_rt.lock);
-	if (!c)
-		return NULL;
-	c->magic = SS_CHUNK_MAGIC;
-	c->kind = SS_CHUNK_EVENTS;
-	c->size = size;
-	c->serial = 0; /* unassigned until a thread takes it */
-	return c;
+	/* page it in without the lock: other threads keep refilling */
+	return off ? ss_buf_map(off, size) : NULL;
 }
 
 static void *pool_main(void *arg)
@@ -77,12 +72,16 @@ static void *pool_main(void *arg)
 			pthread_mutex_unlock(&pool.mu);
 			struct ss_chunk_header *c = prepare(size);
 			pthread_mutex_lock(&pool.mu);
-			if (c && pool.nready < POOL_READY && size == pool.size)
+			if (c && pool.nready < POOL_READY && size == pool.size) {
 				pool.ready[pool.nready++] = c;
-			else if (c)
-				pool.retired[pool.nretired++ % POOL_RETIRED] = c;
-			if (c)
 				continue;
+			}
+			if (c) { /* not needed after all: stays unassigned */
+				pthread_mutex_unlock(&pool.mu);
+				munmap(c, size);
+				pthread_mutex_lock(&pool.mu);
+				continue;
+			}
 		}
 		pthread_cond_wait(&pool.cv, &pool.mu);
 	}

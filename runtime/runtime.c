@@ -137,6 +137,7 @@ static void after_fork_child(void)
 	ss_tls.tid = 0;
 	ss_tls.stack_lo = ss_tls.stack_hi = 0;
 	ss_thread_after_fork();
+	ss_tls.inherit = ss_tls.depth != 0; /* replayed in the child's trace */
 	ss_pool_after_fork();
 	char owner[96];
 	owner_mark(owner, sizeof(owner));
@@ -224,6 +225,8 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	ss_window_init();
+	if (ss_rt.cfg.record_stack)
+		ss_stack_init();
 	if (ss_rt.cfg.memory_enabled)
 		ss_memory_start();
 }
@@ -234,6 +237,9 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 	if (!ss_rt.initialized || ss_rt.dormant || ss_rt.disabled)
 		return;
 	struct ss_thread *self = &ss_tls;
+	/* exit() inside instrumented frames: they never return */
+	if (ss_rt.fd >= 0 && self->chunk)
+		ss_frames_unwind_all(self, SS_UNWIND_EXIT);
 	self->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (ss_rt.fd >= 0) {

@@ -30,6 +30,7 @@ void ss_thread_init(struct ss_thread *t)
 	t->next = ss_rt.threads;
 	ss_rt.threads = t;
 	pthread_setspecific(ss_rt.key, t);
+	ss_frames_alloc(t);
 	ss_meta_thread_name(t->tid);
 }
 
@@ -49,11 +50,14 @@ SS_HIDDEN void ss_thread_exit(void *arg)
 	struct ss_thread *t = arg;
 	if (t != &ss_tls)
 		return;
+	/* frames still open never return (pthread_exit) */
+	ss_frames_unwind_all(t, SS_UNWIND_THREAD_EXIT);
 	t->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (ss_rt.fd >= 0 && ss_rt.pid == getpid())
 		ss_meta_thread_name(t->tid); /* the name it had at the end */
 	ss_buf_close(t);
+	ss_frames_release(t);
 	unregister(t);
 	t->state = SS_THREAD_NEW; /* a later event re-registers it */
 	pthread_mutex_unlock(&ss_rt.lock);

@@ -34,8 +34,44 @@ static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* Text of the modules built with -finstrument-functions: a frame walk
+ * stops at the first frame outside them. */
+#define INST_MAX 64
+static uintptr_t inst_lo[INST_MAX], inst_hi[INST_MAX];
+static size_t inst_n;
+static unsigned long long inst_adds;
+
+static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	*(unsigned long long *)data = info->dlpi_adds;
+	return 1;
+}
+
+/* Lock held (or before main). */
+static void inst_refresh(void)
+{
+	unsigned long long adds = 0;
+	dl_iterate_phdr(adds_cb, &adds);
+	if (inst_n && adds == inst_adds)
+		return;
+	inst_adds = adds;
+	inst_n = ss_elfsym_instrumented(inst_lo, inst_hi, INST_MAX);
+}
+
+static int instrumented(uintptr_t pc)
+{
+	for (size_t i = 0; i < inst_n; i++)
+		if (pc >= inst_lo[i] && pc < inst_hi[i])
+			return 1;
+	return 0;
+}
+
 /* Return addresses of the calling thread's open frames, innermost first,
- * leaving out the runtime's own frames. */
+ * leaving out the runtime's own frames.  The walk stops at the first frame
+ * of code not built with -finstrument-functions (libc's start code, a
+ * thread trampoline, a library calling back): such frames were never
+ * recorded as calls, and without frame pointers there the chain beyond is
+ * not to be trusted. */
 static size_t walk_frames(struct ss_thread *t, uint64_t *out, size_t max)
 {
 	if (!t->stack_hi) {
@@ -57,8 +93,11 @@ static size_t walk_frames(struct ss_thread *t, uint64_t *out, size_t max)
 		uintptr_t ret = ((uintptr_t *)fp)[1];
 		if (!ret)
 			break;
-		if (ret < ss_rt.self_lo || ret >= ss_rt.self_hi)
+		if (ret < ss_rt.self_lo || ret >= ss_rt.self_hi) {
+			if (!instrumented(ret))
+				break;
 			out[n++] = ret;
+		}
 		if (next <= fp)
 			break;
 		fp = next;
@@ -89,6 +128,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 			ss_meta_maps_if_changed();
 		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
 		uint64_t frames[128];
+		inst_refresh();
 		size_t n = walk_frames(t, frames, 128);
 		/* in step.function mode the innermost frame is the step
 		 * function itself, whose entry is recorded right after */
@@ -96,6 +136,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		struct ss_meta_stack s = { t->tid, t->serial, n - skip };
 		ss_meta_write_ts(SS_META_STACK, ts, &s, sizeof(s), frames + skip,
 				 (n - skip) * sizeof(uint64_t));
+		ss_frames_forget_all();
 		ss_hot.gate = 1;
 	} else {
 		if (act != SS_STEP_RECORD)
@@ -111,12 +152,14 @@ void ss_window_init(void)
 	const struct ss_config *c = &ss_rt.cfg;
 	dl_iterate_phdr(self_cb, (void *)(uintptr_t)&ss_window_init);
 	ss_hot.gate = c->mode == SS_SCHED_ALL;
+	if (!ss_hot.gate)
+		inst_refresh(); /* before main, not in the first recorded step */
 	if (c->step_function[0]) {
-		char err[512];
+		char err[512], where[SS_CONFIG_PATH_MAX + 80];
 		void *fn = ss_elfsym_lookup(c->step_function, err, sizeof(err));
 		if (!fn) {
-			fprintf(stderr, "stepscope: %s%s%s\n",
-				c->source[0] ? c->source : "", c->source[0] ? ": " : "", err);
+			ss_config_where(c, "step.function", where, sizeof(where));
+			fprintf(stderr, "stepscope: %s%s\n", where, err);
 			exit(2);
 		}
 		ss_hot.watch = fn;

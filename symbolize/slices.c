@@ -8,7 +8,10 @@
  * marks the frames above it "unwound"; an EXIT with no match belongs to a
  * call that began before the window and is emitted clipped at the window
  * start.  When a window closes, open frames end there, clipped.  Frames
- * open at a window's start (SS_META_STACK) are pushed clipped.
+ * open at a window's start (SS_META_STACK) or inherited from the parent
+ * of a forked process (SS_EV_INHERIT) are pushed clipped.  An UNWIND (the
+ * runtime saw a frame vanish: longjmp, pthread_exit, exit) ends the frame
+ * and those above it, marked unwound.
  *
  * Must never: keep closed slices in memory, or emit a slice that ends
  * before it begins.
@@ -60,12 +63,27 @@ struct ss_slicer {
 	struct ss_slices_tname *tnames;
 	size_t ntnames;
 	uint64_t first_ns;
+	/* record.stack: SS_META_STACKDEF records by id, the frame tree */
+	struct ss_slices_sdef *sdefs;
+	size_t nsdefs;
+	struct ss_stack_node *nodes;
+	size_t nnodes, capnodes;
+	uint32_t *nodemap;              /* hash of (parent, start) -> node */
+	size_t capmap;                  /* a power of two */
 };
 
 struct ss_slices_frame {
 	uint64_t key;                   /* address, or string id for ranges */
 	uint64_t begin;
 	unsigned flags;
+	uint64_t stack;                 /* SS_EV_STACK id, 0 = none */
+};
+
+/* A recorded stack; resolved (names, leaf) when a slice first uses it. */
+struct ss_slices_sdef {
+	struct ss_stack st;
+	uint64_t *addrs;
+	const char **names;             /* NULL until resolved */
 };
 
 struct ss_slices_fstack {
@@ -81,6 +99,7 @@ struct ss_slices_walk {
 	void *ctx;
 	struct ss_slices_fstack calls, ranges;
 	uint64_t emitted;
+	uint64_t stack;                 /* of the next slice emitted */
 };
 
 static int ss_slices_grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -149,10 +168,139 @@ static void ss_slices_build_windows(struct ss_slicer *sl)
 		sl->nwins++;
 }
 
+/* ------------------------------------------------ record.stack stacks */
+
+static int ss_slices_cmp_sdef(const void *a, const void *b)
+{
+	const struct ss_slices_sdef *x = a, *y = b;
+
+	return x->st.id < y->st.id ? -1 : x->st.id > y->st.id;
+}
+
+static void ss_slices_add_sdef(struct ss_slicer *sl, size_t *cap,
+			       const struct ss_meta_rec *m)
+{
+	struct ss_meta_stackdef d;
+	struct ss_slices_sdef *s;
+	size_t n;
+
+	if (m->len < sizeof(d))
+		return;
+	memcpy(&d, m->data, sizeof(d));
+	n = (m->len - sizeof(d)) / sizeof(uint64_t);
+	if (d.n < n)
+		n = (size_t)d.n;
+	if (!d.id || !n || ss_slices_grow((void **)&sl->sdefs, cap, sl->nsdefs,
+					  sizeof(*s)))
+		return;
+	s = &sl->sdefs[sl->nsdefs];
+	memset(s, 0, sizeof(*s));
+	s->addrs = malloc(n * sizeof(uint64_t));
+	if (!s->addrs)
+		return;
+	memcpy(s->addrs, m->data + sizeof(d), n * sizeof(uint64_t));
+	s->st.id = d.id;
+	s->st.n = n;
+	s->st.addrs = s->addrs;
+	sl->nsdefs++;
+}
+
+static size_t ss_slices_node_hash(uint32_t parent, uint64_t start)
+{
+	uint64_t h = (start ^ ((uint64_t)parent << 40)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* The node of function `start` called from node `parent`; 0 on out of
+ * memory. */
+static uint32_t ss_slices_node(struct ss_slicer *sl, uint32_t parent,
+			       uint64_t start, const char *name)
+{
+	size_t mask, i;
+
+	if ((sl->nnodes + 1) * 2 > sl->capmap) {
+		size_t nc = sl->capmap ? sl->capmap * 2 : 256, j;
+		uint32_t *nm = calloc(nc, sizeof(*nm));
+		if (!nm)
+			return 0;
+		for (j = 0; j < sl->nnodes; j++) {
+			const struct ss_stack_node *o = &sl->nodes[j];
+			i = ss_slices_node_hash(o->parent, o->start) & (nc - 1);
+			while (nm[i])
+				i = (i + 1) & (nc - 1);
+			nm[i] = (uint32_t)j + 1;
+		}
+		free(sl->nodemap);
+		sl->nodemap = nm;
+		sl->capmap = nc;
+	}
+	mask = sl->capmap - 1;
+	i = ss_slices_node_hash(parent, start) & mask;
+	while (sl->nodemap[i]) {
+		const struct ss_stack_node *o = &sl->nodes[sl->nodemap[i] - 1];
+		if (o->parent == parent && o->start == start)
+			return sl->nodemap[i];
+		i = (i + 1) & mask;
+	}
+	if (ss_slices_grow((void **)&sl->nodes, &sl->capnodes, sl->nnodes,
+			   sizeof(*sl->nodes)))
+		return 0;
+	sl->nodes[sl->nnodes].parent = parent;
+	sl->nodes[sl->nnodes].start = start;
+	sl->nodes[sl->nnodes].name = name;
+	sl->nodemap[i] = (uint32_t)++sl->nnodes;
+	return sl->nodemap[i];
+}
+
+/* Stack `id` with its frames named, or NULL. */
+static const struct ss_stack *ss_slices_stack(struct ss_slicer *sl, uint64_t id)
+{
+	size_t lo = 0, hi = sl->nsdefs, i;
+	struct ss_slices_sdef *d = NULL;
+	uint32_t node = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sl->sdefs[mid].st.id == id) {
+			d = &sl->sdefs[mid];
+			break;
+		}
+		if (sl->sdefs[mid].st.id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!d || !sl->sp)
+		return NULL;
+	if (d->names)
+		return &d->st;
+	d->names = calloc(d->st.n, sizeof(*d->names));
+	if (!d->names)
+		return NULL;
+	/* outermost first, so each frame's node hangs under its caller's */
+	for (i = d->st.n; i-- > 0;) {
+		/* return addresses: the call is the byte before */
+		const struct ss_sym_info *info = ss_sym_lookup(sl->sp, d->addrs[i] - 1);
+		d->names[i] = info->name;
+		node = ss_slices_node(sl, node, info->start, info->name);
+	}
+	d->st.names = d->names;
+	d->st.leaf = node;
+	return &d->st;
+}
+
+size_t ss_slicer_stack_nodes(const struct ss_slicer *sl,
+			     const struct ss_stack_node **nodes)
+{
+	*nodes = sl->nodes;
+	return sl->nnodes;
+}
+
 struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *sp)
 {
 	struct ss_slicer *sl = calloc(1, sizeof(*sl));
-	size_t capsteps = 0, capstacks = 0, capstrs = 0, captn = 0, i;
+	size_t capsteps = 0, capstacks = 0, capstrs = 0, captn = 0, capsd = 0, i;
 	struct ss_meta_iter it;
 	struct ss_meta_rec m;
 
@@ -225,6 +373,9 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 				sl->nstrs++;
 			break;
 		}
+		case SS_META_STACKDEF:
+			ss_slices_add_sdef(sl, &capsd, &m);
+			break;
 		case SS_META_THREAD: {
 			struct ss_meta_thread t;
 			struct ss_slices_tname *tn = NULL;
@@ -253,6 +404,8 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 		qsort(sl->steps, sl->nsteps, sizeof(*sl->steps), ss_slices_cmp_step);
 	if (sl->nstrs)
 		qsort(sl->strs, sl->nstrs, sizeof(*sl->strs), ss_slices_cmp_str);
+	if (sl->nsdefs)
+		qsort(sl->sdefs, sl->nsdefs, sizeof(*sl->sdefs), ss_slices_cmp_sdef);
 	ss_slices_build_windows(sl);
 	if (!sl->wins) {
 		ss_slicer_free(sl);
@@ -279,6 +432,13 @@ void ss_slicer_free(struct ss_slicer *sl)
 		free(sl->stacks[i].addrs);
 	for (i = 0; i < sl->nstrs; i++)
 		free(sl->strs[i].text);
+	for (i = 0; i < sl->nsdefs; i++) {
+		free(sl->sdefs[i].addrs);
+		free(sl->sdefs[i].names);
+	}
+	free(sl->sdefs);
+	free(sl->nodes);
+	free(sl->nodemap);
 	free(sl->stacks);
 	free(sl->strs);
 	free(sl->steps);
@@ -375,11 +535,14 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 		if (info) {
 			s.name = info->name;
 			s.file = info->file;
+			s.clone = info->clone;
 		} else {
 			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)key);
 			s.name = buf;
 		}
 		s.addr = key;
+		if (w->stack)
+			s.stack = ss_slices_stack(sl, w->stack);
 	} else if (cat == SS_SLICE_RANGE) {
 		s.name = ss_slices_string(sl, key);
 		if (!s.name) {
@@ -398,6 +561,7 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 		s.step = st->step;
 		s.cycle = st->cycle;
 	}
+	w->stack = 0;
 	w->fn(w->ctx, w->tid, &s);
 	w->emitted++;
 }
@@ -410,6 +574,7 @@ static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
 	st->f[st->n].key = key;
 	st->f[st->n].begin = begin;
 	st->f[st->n].flags = flags;
+	st->f[st->n].stack = 0;
 	st->n++;
 }
 
@@ -420,8 +585,25 @@ static void ss_slices_close_to(struct ss_slices_walk *w, struct ss_slices_fstack
 {
 	while (st->n > keep) {
 		struct ss_slices_frame *f = &st->f[--st->n];
+		w->stack = f->stack;
 		ss_slices_emit(w, cat, f->key, f->begin, ns, f->flags | flags, st->n);
 	}
+}
+
+/* Close every frame at a window's end (or a stop), outermost first: frames
+ * clipped at the window's start begin and end together, and viewers take
+ * the first of two slices with equal times as the parent. */
+static void ss_slices_close_all(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+				enum ss_slice_cat cat, uint64_t ns)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		w->stack = st->f[i].stack;
+		ss_slices_emit(w, cat, st->f[i].key, st->f[i].begin, ns,
+			       st->f[i].flags | SS_SLICE_CLIPPED_END, i);
+	}
+	st->n = 0;
 }
 
 /* An EXIT / POP: close the matching frame, or emit a clipped one. */
@@ -437,6 +619,7 @@ static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 		struct ss_slices_frame *f;
 		ss_slices_close_to(w, st, cat, i, ns, SS_SLICE_UNWOUND);
 		f = &st->f[--st->n];
+		w->stack = f->stack;
 		ss_slices_emit(w, cat, f->key, f->begin, ns, f->flags, st->n);
 		return;
 	}
@@ -444,10 +627,25 @@ static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0);
 }
 
+/* An UNWIND: the runtime found frame `key` gone without its EXIT; it and
+ * the frames above it end here, unwound.  One the stack does not hold
+ * (it began before the window) changes nothing. */
+static void ss_slices_unwind(struct ss_slices_walk *w, uint64_t key, uint64_t ns)
+{
+	struct ss_slices_fstack *st = &w->calls;
+	size_t i = st->n;
+
+	while (i > 0 && st->f[i - 1].key != key)
+		i--;
+	if (i)
+		ss_slices_close_to(w, st, SS_SLICE_FUNCTION, i - 1, ns,
+				   SS_SLICE_UNWOUND);
+}
+
 static void ss_slices_close_window(struct ss_slices_walk *w, uint64_t ns)
 {
-	ss_slices_close_to(w, &w->ranges, SS_SLICE_RANGE, 0, ns, SS_SLICE_CLIPPED_END);
-	ss_slices_close_to(w, &w->calls, SS_SLICE_FUNCTION, 0, ns, SS_SLICE_CLIPPED_END);
+	ss_slices_close_all(w, &w->ranges, SS_SLICE_RANGE, ns);
+	ss_slices_close_all(w, &w->calls, SS_SLICE_FUNCTION, ns);
 }
 
 static int ss_slices_step_is(const struct ss_slices_step *s, const struct ss_rthread *t)
@@ -555,6 +753,16 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			ss_slices_pop(&w, &w.ranges, SS_SLICE_RANGE, ev.arg, ev.ns,
 				      win_begin);
 			break;
+		case SS_EV_UNWIND:
+			ss_slices_unwind(&w, SS_UNWIND_FN(ev.arg), ev.ns);
+			break;
+		case SS_EV_INHERIT:  /* open in the parent at fork */
+			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
+			break;
+		case SS_EV_STACK:  /* of the innermost frame without one */
+			if (w.calls.n && !w.calls.f[w.calls.n - 1].stack)
+				w.calls.f[w.calls.n - 1].stack = ev.arg;
+			break;
 		case SS_EV_STOP:
 			ss_slices_close_window(&w, ev.ns);
 			break;
@@ -562,8 +770,11 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			break;
 		}
 	}
+	/* a window that closed after this thread's last event still ends at
+	 * its close, like the steps in it */
 	if (in_win)
-		ss_slices_close_window(&w, last_ns);
+		ss_slices_close_window(&w, sl->wins[wi].close_ns != UINT64_MAX ?
+						   sl->wins[wi].close_ns : last_ns);
 	/* ProfilerStep#K slices on the thread that began each RECORD step */
 	for (i = 0; i < sl->nsteps; i++) {
 		const struct ss_slices_step *s = &sl->steps[i];

@@ -28,10 +28,29 @@ enum ss_slice_flags {
 	SS_SLICE_UNWOUND = 1 << 2,       /* never returned: an outer frame exited */
 };
 
+/* A native call stack recorded with record.stack (SS_META_STACKDEF;
+ * docs/stacks.md), its frames resolved.  Frames also form a tree per
+ * process (ss_slicer_stack_nodes): one node per distinct call path. */
+struct ss_stack {
+	uint64_t id;                /* process-unique */
+	size_t n;                   /* frames, innermost first */
+	const uint64_t *addrs;      /* return addresses as recorded (the first
+	                             * one inside the slice's function) */
+	const char *const *names;   /* function of each frame */
+	uint32_t leaf;              /* node of addrs[0], from 1 */
+};
+
+struct ss_stack_node {
+	uint32_t parent;            /* caller's node, from 1; 0: outermost */
+	const char *name;           /* function */
+	uint64_t start;             /* its runtime address */
+};
+
 struct ss_slice {
 	enum ss_slice_cat cat;
 	const char *name;
 	const char *file;       /* "path:line" or NULL */
+	const char *clone;      /* GCC clone kind ("isra.0", "cold") or NULL */
 	uint64_t addr;          /* FUNCTION: runtime address of the function */
 	uint64_t begin_ns, end_ns;
 	unsigned flags;         /* enum ss_slice_flags */
@@ -39,6 +58,7 @@ struct ss_slice {
 	int has_step;           /* step/cycle below are known */
 	uint64_t step;          /* step the slice began in */
 	uint32_t cycle;         /* schedule cycle of that step */
+	const struct ss_stack *stack; /* FUNCTION, with record.stack; or NULL */
 };
 
 /* Receives each finished slice; tid is the OS thread id. */
@@ -60,6 +80,11 @@ const char *ss_slicer_thread_name(const struct ss_slicer *sl, uint64_t tid);
 
 /* Cycles with recorded steps: fills up to max, returns how many exist. */
 size_t ss_slicer_cycles(const struct ss_slicer *sl, uint32_t *out, size_t max);
+
+/* The stack frame tree of the stacks that slices handed out so far
+ * carried (node i + 1 is nodes[i]); valid until the next slicer call. */
+size_t ss_slicer_stack_nodes(const struct ss_slicer *sl,
+			     const struct ss_stack_node **nodes);
 
 /* Emit every slice of reader thread index `thread`; returns the number
  * of slices emitted. */

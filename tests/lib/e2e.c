@@ -614,6 +614,7 @@ int ss_e2e_trace_load(struct ss_e2e_trace *tr, const char *path, char *err,
 	for (const cJSON *k = root->child; k; k = k->next) {
 		if (strcmp(k->string, "displayTimeUnit") &&
 		    strcmp(k->string, "traceEvents") &&
+		    strcmp(k->string, "stackFrames") &&
 		    strcmp(k->string, "otherData")) {
 			set_err(why, sizeof(why),
 				"unexpected top-level key \"%s\"", k->string);

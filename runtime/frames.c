@@ -1,0 +1,174 @@
+/*
+ * frames.c - the shadow of each thread's open frames, so that a frame which
+ * never returns is closed where the runtime learns it is gone instead of
+ * swallowing every later call as its child.
+ *
+ * Design: while recording, the enter hook pushes (sp, fn) on the thread's
+ * shadow, where sp says where the frame sits on the stack (its frame
+ * pointer, checked, or the stack pointer at the hook call; hooks.c): lower
+ * for every deeper frame of the same stack, equal for siblings.  A frame whose exit hook runs is popped
+ * (hooks.c, inline).  The slow paths here handle the rest:
+ *   - an enter at an sp at or above a shadow frame means that frame is gone
+ *     (longjmp, siglongjmp, an exception through uninstrumented code, a
+ *     forced unwind): it is popped with an SS_EV_UNWIND event;
+ *   - an exit whose function is not on top closes everything above the
+ *     nearest frame of that function (the slicer does the same);
+ *   - at thread exit (pthread key destructor) and process exit (library
+ *     destructor) every frame still open is gone: one UNWIND each;
+ *   - a forked child replays its inherited frames as SS_EV_INHERIT events
+ *     at the start of its first chunk, so its calls nest under them.
+ * The shadow lives in an anonymous mapping grown with mmap, never malloc,
+ * so a signal handler that records is safe.  It only describes frames
+ * entered while recording: frames opened earlier are the slicer's business
+ * (SS_META_STACK), and a window that opens again starts from empty.
+ *
+ * Never: pop on a jump to another stack (sigaltstack, coroutines: more than
+ * SS_FRAMES_JUMP above the top frame), block, or take the lock on the hot
+ * path.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define SS_FRAMES_FIRST 4096u            /* entries; 96 KiB, touched lazily */
+#define SS_FRAMES_MAX (1u << 22)         /* deeper frames are not stored */
+#define SS_FRAMES_JUMP ((uintptr_t)1 << 28)
+
+static void *frames_map(size_t n)
+{
+	void *p = mmap(NULL, n * sizeof(struct ss_frame), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* First event of a thread (lock held).  A forked child keeps the shadow
+ * it inherited. */
+void ss_frames_alloc(struct ss_thread *t)
+{
+	if (t->frames)
+		return;
+	t->frames = frames_map(SS_FRAMES_FIRST);
+	t->frames_cap = t->frames ? SS_FRAMES_FIRST : 0;
+	t->depth = 0;
+}
+
+void ss_frames_release(struct ss_thread *t)
+{
+	struct ss_frame *f = t->frames;
+	size_t cap = t->frames_cap;
+	t->frames_cap = 0;
+	t->depth = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->frames = NULL;
+	if (f)
+		munmap(f, cap * sizeof(*f));
+}
+
+/* Push with the shadow full: double it, or count the frame unstored. */
+__attribute__((noinline)) void ss_frames_grow(struct ss_thread *t, uintptr_t sp,
+					       uintptr_t fn, uintptr_t site)
+{
+	uint32_t d = t->depth;
+	if (t->frames_busy || !t->frames || d != t->frames_cap ||
+	    t->frames_cap >= SS_FRAMES_MAX)
+		return; /* beyond the stored part: counted in depth only */
+	t->frames_busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	size_t cap = t->frames_cap;
+	struct ss_frame *old = t->frames, *n = frames_map(cap * 2);
+	if (n) {
+		memcpy(n, old, cap * sizeof(*n));
+		n[d].sp = sp;
+		n[d].fn = fn;
+		n[d].site = site;
+		atomic_signal_fence(memory_order_seq_cst);
+		t->frames = n;
+		t->frames_cap = (uint32_t)(cap * 2);
+		atomic_signal_fence(memory_order_seq_cst);
+		munmap(old, cap * sizeof(*old));
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	t->frames_busy = 0;
+}
+
+/* An enter at `sp` from return address `site`: the frames on top below
+ * it are gone, and so is one at the same place entered from another call
+ * site (a sibling; hooks of functions inlined into one frame share its
+ * place and its return address, so they never look like siblings). */
+__attribute__((noinline)) void ss_frames_unwind(struct ss_thread *t, uintptr_t sp,
+						 uintptr_t site)
+{
+	uint32_t d;
+	while ((d = t->depth) && d - 1 < t->frames_cap) {
+		const struct ss_frame *f = &t->frames[d - 1];
+		if (f->sp > sp || sp - f->sp > SS_FRAMES_JUMP ||
+		    (f->sp == sp && f->site == site))
+			break;
+		t->depth = d - 1;
+		ss_emit(SS_EV_WORD(SS_EV_UNWIND,
+				   (f->fn & SS_EV_ARG_MASK) |
+				   ((uint64_t)SS_UNWIND_SKIPPED << SS_UNWIND_SHIFT)));
+	}
+}
+
+/* An exit of `fn` that is not the stored top frame. */
+__attribute__((noinline)) void ss_frames_exit_slow(struct ss_thread *t, uintptr_t fn)
+{
+	uint32_t d = t->depth;
+	if (!d)
+		return;
+	if (d > t->frames_cap) { /* the top is not stored: trust the exit */
+		t->depth = d - 1;
+		return;
+	}
+	/* the nearest frame of fn and everything above it end here; with
+	 * none, fn began before recording and every stored frame is gone
+	 * (the slicer closes its frames the same way) */
+	while (d && t->frames[d - 1].fn != fn)
+		d--;
+	t->depth = d ? d - 1 : 0;
+}
+
+/* Every frame of the calling thread is gone (thread or process exit). */
+void ss_frames_unwind_all(struct ss_thread *t, unsigned why)
+{
+	uint32_t d;
+	if (!(ss_hot.gate & 1))
+		return;
+	while ((d = t->depth)) {
+		t->depth = d - 1;
+		if (d - 1 < t->frames_cap)
+			ss_emit(SS_EV_WORD(SS_EV_UNWIND,
+					   (t->frames[d - 1].fn & SS_EV_ARG_MASK) |
+					   ((uint64_t)why << SS_UNWIND_SHIFT)));
+	}
+}
+
+/* A window opens (lock held): no thread has a recorded frame open. */
+void ss_frames_forget_all(void)
+{
+	for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
+		t->depth = 0;
+	ss_tls.depth = 0;
+}
+
+/* A forked child's first chunk: its open frames, outermost first, in
+ * [e, end); returns the next free slot.  Leaves room for the event that
+ * asked for the chunk. */
+struct ss_event *ss_frames_inherit(struct ss_thread *t, struct ss_event *e,
+				   struct ss_event *end)
+{
+	uint32_t n = t->depth < t->frames_cap ? t->depth : t->frames_cap;
+	uint64_t now = ss_clock_now();
+	t->inherit = 0;
+	if (n > (uint32_t)(end - e) / 2) {
+		n = (uint32_t)(end - e) / 2;
+		t->depth = n; /* the rest are not in the trace: forget them */
+	}
+	for (uint32_t i = 0; i < n; i++, e++) {
+		e->word = SS_EV_WORD(SS_EV_INHERIT, t->frames[i].fn & SS_EV_ARG_MASK);
+		e->ts = now;
+	}
+	return e;
+}
