@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "export.h"
@@ -32,20 +34,64 @@ struct ss_symbolize_out {
 	uint32_t cycle;
 };
 
+/* A progress bar on stderr, only on a terminal and only after a second. */
+struct ss_symbolize_progress {
+	int on;
+	int shown;
+	uint64_t done, total, next;  /* slices; total estimated as events / 2 */
+	double start;
+};
+
 struct ss_symbolize_route {
 	struct ss_symbolize_out *outs;
 	size_t nouts;
 	int split;
 	uint64_t pid;
+	struct ss_symbolize_progress *pg;
 };
+
+static double ss_symbolize_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void ss_symbolize_progress_tick(struct ss_symbolize_progress *pg)
+{
+	char bar[31];
+	double el = ss_symbolize_now() - pg->start, f;
+	int i, n;
+
+	pg->next = pg->done + (1u << 16);
+	if (el < 1.0)
+		return;
+	f = pg->total ? (double)pg->done / (double)pg->total : 0;
+	if (f > 1)
+		f = 1;
+	n = (int)(f * 30);
+	for (i = 0; i < 30; i++)
+		bar[i] = i < n ? '#' : '.';
+	bar[30] = 0;
+	fprintf(stderr, "\rstepscope: symbolizing [%s] %3d%%  %.1fM slices  %.0fs ",
+		bar, (int)(f * 100), (double)pg->done / 1e6, el);
+	pg->shown = 1;
+}
 
 static void ss_symbolize_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stepscope symbolize [-o OUT] [--backend dw|bfd] [--split-cycles] [-q] DIR\n"
+		"usage: stepscope symbolize [-o OUT] [--backend dw|bfd] [--debug-dir DIR]... [--force]\n"
+		"                           [--split-cycles] [--format FMT] [-q] DIR\n"
 		"\n"
-		"   -o, --output OUT   write the trace here (default DIR/trace.json)\n"
+		"   -o, --output OUT   write the trace here (default DIR/trace.json, .perfetto-trace\n"
+		"                      or .folded by format)\n"
+		"   --format FMT       chrome (JSON, default), perfetto (protobuf) or folded\n"
+		"                      (stacks for flamegraph.pl / speedscope)\n"
 		"   --backend NAME     symbol reader: dw (libdw, default) or bfd (libbfd)\n"
+		"   --debug-dir DIR    also look for separate debug files in DIR (repeatable)\n"
+		"   --force            name functions even from binaries changed since the run\n"
 		"   --split-cycles     one trace per schedule cycle: DIR/trace-cycle<K>.json\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n");
 }
@@ -94,6 +140,8 @@ static void ss_symbolize_slice(void *ctx, uint64_t tid, const struct ss_slice *s
 	struct ss_symbolize_route *rt = ctx;
 	size_t i;
 
+	if (rt->pg->on && ++rt->pg->done >= rt->pg->next)
+		ss_symbolize_progress_tick(rt->pg);
 	if (!rt->split) {
 		rt->outs[0].ex->slice(rt->outs[0].ex->ctx, rt->pid, tid, s);
 		return;
@@ -110,7 +158,18 @@ static void ss_symbolize_slice(void *ctx, uint64_t tid, const struct ss_slice *s
 int cmd_symbolize(int argc, char **argv)
 {
 	const char *out = NULL, *backend = NULL, *dir = NULL;
-	int split = 0, quiet = 0, rc = 0;
+	int split = 0, quiet = 0, rc = 0, force = 0;
+	static const struct {
+		const char *name, *ext;
+		struct ss_exporter *(*open)(const char *, char *, size_t);
+	} fmts[] = {
+		{ "chrome", ".json", ss_export_chrome_open },
+		{ "perfetto", ".perfetto-trace", ss_export_perfetto_open },
+		{ "folded", ".folded", ss_export_folded_open },
+	};
+	size_t fmt = 0;
+	const char *ddirs[16];
+	size_t nddirs = 0;
 	char **files = NULL, err[1024];
 	size_t nfiles = 0, i, j, nouts = 0;
 	struct ss_reader **rs = NULL;
@@ -121,6 +180,7 @@ int cmd_symbolize(int argc, char **argv)
 	uint64_t t0 = 0;
 	char *defout = NULL;
 	struct stat st;
+	struct ss_symbolize_progress pg;
 
 	for (i = 1; i < (size_t)argc; i++) {
 		const char *a = argv[i];
@@ -139,6 +199,26 @@ int cmd_symbolize(int argc, char **argv)
 			backend = argv[i];
 		} else if (!strncmp(a, "--backend=", 10)) {
 			backend = a + 10;
+		} else if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
+			if (!a[11] && ++i >= (size_t)argc)
+				goto missing;
+			if (nddirs == sizeof(ddirs) / sizeof(ddirs[0])) {
+				fprintf(stderr, "stepscope: symbolize: at most 16 --debug-dir\n");
+				return 2;
+			}
+			ddirs[nddirs++] = a[11] ? a + 12 : argv[i];
+		} else if (!strcmp(a, "--force")) {
+			force = 1;
+		} else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
+			if (!a[8] && ++i >= (size_t)argc)
+				goto missing;
+			for (fmt = 0; fmt < 3 && strcmp(a[8] ? a + 9 : argv[i], fmts[fmt].name); fmt++)
+				;
+			if (fmt == 3) {
+				fprintf(stderr, "stepscope: symbolize: unknown format '%s' (use chrome, perfetto or folded)\n",
+					a[8] ? a + 9 : argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(a, "--split-cycles")) {
 			split = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -167,6 +247,9 @@ int cmd_symbolize(int argc, char **argv)
 		return 2;
 	}
 	ss_sym_set_quiet(sym, quiet);
+	for (i = 0; i < nddirs; i++)
+		if (ss_sym_add_debug_dir(sym, ddirs[i]))
+			goto oom;
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "stepscope: %s: %s\n", dir,
 			errno == ENOENT || !errno ? "no such directory" : strerror(errno));
@@ -197,9 +280,14 @@ int cmd_symbolize(int argc, char **argv)
 		sps[i] = ss_sym_space_new(sym);
 		if (!sps[i] || !(sls[i] = ss_slicer_new(rs[i], sps[i])))
 			goto oom;
+		ss_sym_space_expect_trace(sps[i], rs[i]);
 		f = ss_slicer_first_ns(sls[i]);
 		if (f && (!t0 || f < t0))
 			t0 = f;
+	}
+	if (ss_sym_check_build_ids(sym, force) && !force) {
+		rc = 2;
+		goto done;
 	}
 
 	/* outputs */
@@ -227,15 +315,15 @@ int cmd_symbolize(int argc, char **argv)
 			goto done;
 		}
 		for (i = 0; i < nouts; i++)
-			if (asprintf(&outs[i].path, "%s/trace-cycle%u.json", dir,
-				     outs[i].cycle) < 0)
+			if (asprintf(&outs[i].path, "%s/trace-cycle%u%s", dir,
+				     outs[i].cycle, fmts[fmt].ext) < 0)
 				goto oom;
 	} else {
 		outs = calloc(1, sizeof(*outs));
 		if (!outs)
 			goto oom;
 		if (!out) {
-			if (asprintf(&defout, "%s/trace.json", dir) < 0)
+			if (asprintf(&defout, "%s/trace%s", dir, fmts[fmt].ext) < 0)
 				goto oom;
 			out = defout;
 		}
@@ -245,7 +333,7 @@ int cmd_symbolize(int argc, char **argv)
 		nouts = 1;
 	}
 	for (i = 0; i < nouts; i++) {
-		outs[i].ex = ss_export_chrome_open(outs[i].path, err, sizeof(err));
+		outs[i].ex = fmts[fmt].open(outs[i].path, err, sizeof(err));
 		if (!outs[i].ex) {
 			fprintf(stderr, "stepscope: %s\n", err);
 			rc = 2;
@@ -254,9 +342,14 @@ int cmd_symbolize(int argc, char **argv)
 		outs[i].ex->begin(outs[i].ex->ctx, t0);
 	}
 
+	memset(&pg, 0, sizeof(pg));
+	pg.on = isatty(2);
+	pg.start = ss_symbolize_now();
+	for (i = 0; i < nfiles; i++)
+		pg.total += rs[i]->nevents / 2;
 	for (i = 0; i < nfiles; i++) {
 		struct ss_reader *r = rs[i];
-		struct ss_symbolize_route rt = { outs, nouts, split, r->hdr.pid };
+		struct ss_symbolize_route rt = { outs, nouts, split, r->hdr.pid, &pg };
 		char pname[1200], tname[64];
 		size_t o, t;
 
@@ -282,7 +375,33 @@ int cmd_symbolize(int argc, char **argv)
 		}
 		for (t = 0; t < r->nthreads; t++)
 			ss_slicer_thread(sls[i], t, ss_symbolize_slice, &rt);
+		{	/* record.stack: the frames the slices' stacks name */
+			const struct ss_stack_node *nodes;
+			size_t nn = ss_slicer_stack_nodes(sls[i], &nodes);
+			for (o = 0; nn && o < nouts; o++)
+				if (outs[o].ex->stack_nodes)
+					outs[o].ex->stack_nodes(outs[o].ex->ctx, r->hdr.pid,
+								nodes, nn);
+		}
+		{	/* memory samples: counter tracks of the process */
+			struct ss_meta_iter mi;
+			struct ss_meta_rec m;
+			ss_reader_meta_begin(r, &mi);
+			while (ss_reader_meta_next(&mi, &m)) {
+				struct ss_meta_counter c;
+				if (m.type != SS_META_COUNTER || m.len < sizeof(c))
+					continue;
+				memcpy(&c, m.data, sizeof(c));
+				c.track[sizeof(c.track) - 1] = 0;
+				for (o = 0; o < nouts; o++)
+					outs[o].ex->counter(outs[o].ex->ctx, r->hdr.pid, c.track,
+							    ss_reader_ns(r, m.ts),
+							    (double)c.value);
+			}
+		}
 	}
+	if (pg.shown)
+		fprintf(stderr, "\r\033[K");
 	for (i = 0; i < nouts; i++) {
 		uint64_t n = outs[i].ex->events;
 		if (outs[i].ex->end(outs[i].ex->ctx, err, sizeof(err))) {

@@ -2,40 +2,147 @@
  * export-chrome.c - write slices as Chrome trace-event JSON (the format
  * chrome://tracing and Perfetto open).
  *
- * Design: streaming and hand-formatted.  Every event is printed with
- * integer-only formatting into a 1 MiB buffer that is written out when
- * full, so the cost per slice is a few hundred byte stores.  Times are
- * microseconds with exactly three decimals, so nanoseconds survive.
+ * Design: streaming and hand-formatted.  A function slice is three
+ * precomputed pieces and two numbers: the head (`{"ph":"X",...,"name":"f",`)
+ * and the args tail are JSON-escaped once per distinct symbol and kept in a
+ * small hash table keyed by the symbol's strings; `"pid":P,"tid":T,"ts":` is
+ * kept for the current thread; ts and dur are printed with a two-digit
+ * table.  Output goes into 1 MiB buffers that a writer thread hands to
+ * write(2) while the next one fills, so the kernel's copy of a large file
+ * overlaps the formatting.  Times are microseconds with exactly three
+ * decimals, so nanoseconds survive.
  *
  * Must never: go through cJSON or printf per event, keep events in
- * memory, or emit invalid JSON for any name (everything is escaped).
+ * memory (the symbol table grows with distinct functions only), or emit
+ * invalid JSON for any name (everything is escaped).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "version.h"
 
 #define SS_CHROME_BUF (1u << 20)
-#define SS_CHROME_SLACK 512      /* room for the fixed parts of one event */
+#define SS_CHROME_SLACK 160      /* numbers and fixed parts of one event */
+
+/* A distinct function as printed: both pieces in one allocation. */
+struct ss_chrome_sym {
+	const char *name, *file, *clone;   /* the key (pointers, see lookup) */
+	uint64_t addr;
+	char *head, *tail;
+	unsigned hlen, tlen;
+};
+
+/* One writer thread, one buffer in flight at a time. */
+struct ss_chrome_writer {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	const char *pending;     /* buffer to write, NULL when idle */
+	size_t plen;
+	int stop, started;
+};
 
 struct ss_chrome {
 	struct ss_exporter ex;
-	FILE *f;
+	int fd;
 	char *path;
-	char *buf;
+	char *bufs[2];
+	char *buf;               /* the one being filled */
 	size_t len;
 	uint64_t t0;
 	int first;
 	int werr;                /* errno of the first failed write */
+	struct ss_chrome_writer w;
+	struct ss_chrome_sym *syms;
+	size_t nsyms, capsyms;   /* capsyms: power of two */
+	uint64_t cur_pid, cur_tid;
+	char pidtid[64];
+	unsigned pidtid_len;
+	int have_pidtid;
+	char *sf;                /* record.stack: the "stackFrames" entries */
+	size_t sflen, sfcap;
 };
 
+static const char ss_chrome_digits2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* ---------------------------------------------------------------- output */
+
+static void ss_chrome_write_all(struct ss_chrome *c, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(c->fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!c->werr)
+				c->werr = errno;
+			return;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void *ss_chrome_writer_main(void *arg)
+{
+	struct ss_chrome *c = arg;
+	struct ss_chrome_writer *w = &c->w;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->pending && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->pending)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		ss_chrome_write_all(c, w->pending, w->plen);
+		pthread_mutex_lock(&w->mu);
+		w->pending = NULL;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Wait until the writer holds no buffer. */
+static void ss_chrome_writer_wait(struct ss_chrome *c)
+{
+	struct ss_chrome_writer *w = &c->w;
+
+	pthread_mutex_lock(&w->mu);
+	while (w->pending)
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Hand the filled buffer to the writer and go on in the other one. */
 static void ss_chrome_flush(struct ss_chrome *c)
 {
-	if (c->len && fwrite(c->buf, 1, c->len, c->f) != c->len && !c->werr)
-		c->werr = errno ? errno : EIO;
+	struct ss_chrome_writer *w = &c->w;
+
+	if (!c->len)
+		return;
+	if (!w->started) {
+		ss_chrome_write_all(c, c->buf, c->len);
+		c->len = 0;
+		return;
+	}
+	ss_chrome_writer_wait(c);
+	pthread_mutex_lock(&w->mu);
+	w->pending = c->buf;
+	w->plen = c->len;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	c->buf = c->buf == c->bufs[0] ? c->bufs[1] : c->bufs[0];
 	c->len = 0;
 }
 
@@ -45,85 +152,117 @@ static inline void ss_chrome_reserve(struct ss_chrome *c, size_t n)
 		ss_chrome_flush(c);
 }
 
-static inline void ss_chrome_lit(struct ss_chrome *c, const char *s, size_t n)
+static void ss_chrome_lit(struct ss_chrome *c, const char *s, size_t n)
 {
-	if (n > SS_CHROME_BUF) {
-		ss_chrome_flush(c);
-		if (fwrite(s, 1, n, c->f) != n && !c->werr)
-			c->werr = errno ? errno : EIO;
-		return;
+	while (n) {
+		size_t k;
+		ss_chrome_reserve(c, n < 4096 ? n : 4096);
+		k = SS_CHROME_BUF - c->len;
+		if (k > n)
+			k = n;
+		memcpy(c->buf + c->len, s, k);
+		c->len += k;
+		s += k;
+		n -= k;
 	}
-	ss_chrome_reserve(c, n);
-	memcpy(c->buf + c->len, s, n);
-	c->len += n;
 }
 
 #define SS_CHROME_LIT(c, s) ss_chrome_lit((c), (s), sizeof(s) - 1)
 
-static inline void ss_chrome_u64(struct ss_chrome *c, uint64_t v)
+/* Decimal digits of v at p (room for 20); returns the count. */
+static inline unsigned ss_chrome_fmt_u64(char *p, uint64_t v)
 {
-	char tmp[24];
-	int n = 0;
+	char tmp[20];
+	unsigned n = 20, len;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	ss_chrome_reserve(c, 24);
-	while (n)
-		c->buf[c->len++] = tmp[--n];
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+		v /= 100;
+		tmp[--n] = ss_chrome_digits2[d + 1];
+		tmp[--n] = ss_chrome_digits2[d];
+	}
+	if (v >= 10) {
+		tmp[--n] = ss_chrome_digits2[v * 2 + 1];
+		tmp[--n] = ss_chrome_digits2[v * 2];
+	} else {
+		tmp[--n] = (char)('0' + v);
+	}
+	len = 20 - n;
+	memcpy(p, tmp + n, len);
+	return len;
 }
 
-static inline void ss_chrome_hex(struct ss_chrome *c, uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	char tmp[16];
-	int n = 0;
-
-	do {
-		tmp[n++] = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	ss_chrome_reserve(c, 20);
-	c->buf[c->len++] = '0';
-	c->buf[c->len++] = 'x';
-	while (n)
-		c->buf[c->len++] = tmp[--n];
-}
-
-/* ns relative to t0 as microseconds with three decimals */
-static inline void ss_chrome_us(struct ss_chrome *c, uint64_t ns)
+/* ns as microseconds with three decimals at p (room for 24). */
+static inline unsigned ss_chrome_fmt_us(char *p, uint64_t ns)
 {
 	unsigned frac = (unsigned)(ns % 1000);
+	unsigned n = ss_chrome_fmt_u64(p, ns / 1000);
 
-	ss_chrome_u64(c, ns / 1000);
-	ss_chrome_reserve(c, 4);
-	c->buf[c->len++] = '.';
-	c->buf[c->len++] = (char)('0' + frac / 100);
-	c->buf[c->len++] = (char)('0' + frac / 10 % 10);
-	c->buf[c->len++] = (char)('0' + frac % 10);
+	p[n] = '.';
+	p[n + 1] = (char)('0' + frac / 100);
+	memcpy(p + n + 2, ss_chrome_digits2 + (frac % 100) * 2, 2);
+	return n + 4;
 }
 
-/* A JSON string body (without quotes), escaped. */
-static void ss_chrome_str(struct ss_chrome *c, const char *s)
+static void ss_chrome_u64(struct ss_chrome *c, uint64_t v)
+{
+	ss_chrome_reserve(c, 24);
+	c->len += ss_chrome_fmt_u64(c->buf + c->len, v);
+}
+
+static void ss_chrome_us(struct ss_chrome *c, uint64_t ns)
+{
+	ss_chrome_reserve(c, 28);
+	c->len += ss_chrome_fmt_us(c->buf + c->len, ns);
+}
+
+/* JSON string body of s (without quotes) into dst (room for 6 * len), or
+ * just its length when dst is NULL. */
+static size_t ss_chrome_escape(char *dst, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
 
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
-		ss_chrome_reserve(c, 6);
 		if (ch == '"' || ch == '\\') {
-			c->buf[c->len++] = '\\';
-			c->buf[c->len++] = (char)ch;
+			if (dst) {
+				dst[n] = '\\';
+				dst[n + 1] = (char)ch;
+			}
+			n += 2;
 		} else if (ch < 0x20 || ch == 0x7f) {
-			memcpy(c->buf + c->len, "\\u00", 4);
-			c->len += 4;
-			c->buf[c->len++] = hex[ch >> 4];
-			c->buf[c->len++] = hex[ch & 15];
+			if (dst) {
+				memcpy(dst + n, "\\u00", 4);
+				dst[n + 4] = hex[ch >> 4];
+				dst[n + 5] = hex[ch & 15];
+			}
+			n += 6;
 		} else {
-			c->buf[c->len++] = (char)ch;
+			if (dst)
+				dst[n] = (char)ch;
+			n++;
 		}
 	}
+	return n;
+}
+
+static void ss_chrome_str(struct ss_chrome *c, const char *s)
+{
+	size_t n = ss_chrome_escape(NULL, s);
+
+	if (n + 8 > SS_CHROME_BUF) {
+		char *tmp = malloc(n + 1);
+		if (tmp) {
+			ss_chrome_escape(tmp, s);
+			ss_chrome_lit(c, tmp, n);
+			free(tmp);
+		}
+		return;
+	}
+	ss_chrome_reserve(c, n);
+	ss_chrome_escape(c->buf + c->len, s);
+	c->len += n;
 }
 
 static void ss_chrome_sep(struct ss_chrome *c)
@@ -135,6 +274,147 @@ static void ss_chrome_sep(struct ss_chrome *c)
 		SS_CHROME_LIT(c, ",\n");
 	}
 }
+
+/* ---------------------------------------------------------------- symbols */
+
+static size_t ss_chrome_hash(const struct ss_slice *s)
+{
+	uint64_t h = s->addr ^ (uint64_t)(uintptr_t)s->name * 0x9e3779b97f4a7c15ull ^
+		     (uint64_t)(uintptr_t)s->file;
+
+	h ^= h >> 31;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 29;
+	return (size_t)h;
+}
+
+/* Head and tail of a function slice.  The key is the strings' addresses
+ * plus the address: the symbolizer hands out one stable string per
+ * distinct function; a name built on the stack (no symbols at all) is a
+ * function of the address alone, so the pair still names one text. */
+static struct ss_chrome_sym *ss_chrome_sym_make(struct ss_chrome *c,
+						struct ss_chrome_sym *e,
+						const struct ss_slice *s)
+{
+	static const char h1[] = "{\"ph\":\"X\",\"cat\":\"function\",\"name\":\"";
+	char addr[24];
+	size_t nl = ss_chrome_escape(NULL, s->name ? s->name : "?");
+	size_t fl = s->file ? ss_chrome_escape(NULL, s->file) : 0;
+	size_t cl = s->clone ? ss_chrome_escape(NULL, s->clone) : 0;
+	size_t hl = sizeof(h1) - 1 + nl + 2;
+	size_t al, tl;
+	char *p;
+
+	{
+		static const char hx[] = "0123456789abcdef";
+		char tmp[16];
+		uint64_t v = s->addr;
+		int n = 0;
+		do {
+			tmp[n++] = hx[v & 15];
+			v >>= 4;
+		} while (v);
+		al = 0;
+		addr[al++] = '0';
+		addr[al++] = 'x';
+		while (n)
+			addr[al++] = tmp[--n];
+	}
+	/* ,"args":{"file":"F","addr":"A","clone":"C" */
+	tl = 10 + (s->file ? 10 + fl : 0) + 9 + al + (s->clone ? 11 + cl : 0);
+	p = malloc(hl + tl + 2);
+	if (!p)
+		return NULL;
+	e->head = p;
+	memcpy(p, h1, sizeof(h1) - 1);
+	p += sizeof(h1) - 1;
+	ss_chrome_escape(p, s->name ? s->name : "?");
+	p += nl;
+	memcpy(p, "\",", 2);
+	p += 2;
+	e->hlen = (unsigned)(p - e->head);
+	e->tail = p;
+	memcpy(p, ",\"args\":{", 9);
+	p += 9;
+	if (s->file) {
+		memcpy(p, "\"file\":\"", 8);
+		p += 8;
+		ss_chrome_escape(p, s->file);
+		p += fl;
+		memcpy(p, "\",", 2);
+		p += 2;
+	}
+	memcpy(p, "\"addr\":\"", 8);
+	p += 8;
+	memcpy(p, addr, al);
+	p += al;
+	*p++ = '"';
+	if (s->clone) {
+		memcpy(p, ",\"clone\":\"", 10);
+		p += 10;
+		ss_chrome_escape(p, s->clone);
+		p += cl;
+		*p++ = '"';
+	}
+	e->tlen = (unsigned)(p - e->tail);
+	e->name = s->name;
+	e->file = s->file;
+	e->clone = s->clone;
+	e->addr = s->addr;
+	(void)c;
+	return e;
+}
+
+static int ss_chrome_sym_grow(struct ss_chrome *c)
+{
+	size_t n = c->capsyms ? c->capsyms * 2 : 256, i;
+	struct ss_chrome_sym *ns = calloc(n, sizeof(*ns));
+
+	if (!ns)
+		return -1;
+	for (i = 0; i < c->capsyms; i++) {
+		struct ss_chrome_sym *o = &c->syms[i];
+		struct ss_slice k;
+		size_t h;
+		if (!o->head)
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.name = o->name;
+		k.file = o->file;
+		k.addr = o->addr;
+		h = ss_chrome_hash(&k) & (n - 1);
+		while (ns[h].head)
+			h = (h + 1) & (n - 1);
+		ns[h] = *o;
+	}
+	free(c->syms);
+	c->syms = ns;
+	c->capsyms = n;
+	return 0;
+}
+
+static const struct ss_chrome_sym *ss_chrome_sym_get(struct ss_chrome *c,
+						     const struct ss_slice *s)
+{
+	size_t h;
+
+	if ((c->nsyms + 1) * 2 > c->capsyms && ss_chrome_sym_grow(c))
+		return NULL;
+	h = ss_chrome_hash(s) & (c->capsyms - 1);
+	while (c->syms[h].head) {
+		struct ss_chrome_sym *e = &c->syms[h];
+		if (e->addr == s->addr && e->name == s->name && e->file == s->file &&
+		    e->clone == s->clone)
+			return e;
+		h = (h + 1) & (c->capsyms - 1);
+	}
+	if (!ss_chrome_sym_make(c, &c->syms[h], s))
+		return NULL;
+	c->nsyms++;
+	return &c->syms[h];
+}
+
+/* ---------------------------------------------------------------- events */
 
 static int ss_chrome_begin(void *ctx, uint64_t t0_ns)
 {
@@ -172,15 +452,60 @@ static void ss_chrome_thread(void *ctx, uint64_t pid, uint64_t tid, const char *
 	SS_CHROME_LIT(c, "\"}}");
 }
 
-static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
-			    const struct ss_slice *s)
+/* "pid":P,"tid":T,"ts": of the thread being written */
+static void ss_chrome_set_thread(struct ss_chrome *c, uint64_t pid, uint64_t tid)
+{
+	char *p = c->pidtid;
+
+	memcpy(p, "\"pid\":", 6);
+	p += 6;
+	p += ss_chrome_fmt_u64(p, pid);
+	memcpy(p, ",\"tid\":", 7);
+	p += 7;
+	p += ss_chrome_fmt_u64(p, tid);
+	memcpy(p, ",\"ts\":", 6);
+	p += 6;
+	c->pidtid_len = (unsigned)(p - c->pidtid);
+	c->cur_pid = pid;
+	c->cur_tid = tid;
+	c->have_pidtid = 1;
+}
+
+/* Clip and unwind flags: appended inside an open args object. */
+static void ss_chrome_flags(struct ss_chrome *c, unsigned flags, int args)
+{
+	static const char *const clips[] = { "", "begin", "end", "both" };
+	unsigned clip = flags & (SS_SLICE_CLIPPED_BEGIN | SS_SLICE_CLIPPED_END);
+
+	if (!clip && !(flags & SS_SLICE_UNWOUND)) {
+		if (args)
+			SS_CHROME_LIT(c, "}}");
+		else
+			SS_CHROME_LIT(c, "}");
+		return;
+	}
+	if (!args)
+		SS_CHROME_LIT(c, ",\"args\":{");
+	else
+		SS_CHROME_LIT(c, ",");
+	if (clip) {
+		SS_CHROME_LIT(c, "\"clipped\":\"");
+		ss_chrome_str(c, clips[clip]);
+		SS_CHROME_LIT(c, "\"");
+		if (flags & SS_SLICE_UNWOUND)
+			SS_CHROME_LIT(c, ",");
+	}
+	if (flags & SS_SLICE_UNWOUND)
+		SS_CHROME_LIT(c, "\"unwound\":true");
+	SS_CHROME_LIT(c, "}}");
+}
+
+/* Anything but a function: steps and ranges, few of them. */
+static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t tid,
+				  const struct ss_slice *s)
 {
 	static const char *const cats[] = { "function", "step", "user_range" };
-	static const char *const clips[] = { "", "begin", "end", "both" };
-	struct ss_chrome *c = ctx;
 	uint64_t b = s->begin_ns > c->t0 ? s->begin_ns - c->t0 : 0;
-	unsigned clip = s->flags & (SS_SLICE_CLIPPED_BEGIN | SS_SLICE_CLIPPED_END);
-	int args = 0;
 
 	ss_chrome_sep(c);
 	SS_CHROME_LIT(c, "{\"ph\":\"X\",\"cat\":\"");
@@ -195,39 +520,67 @@ static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
 	ss_chrome_us(c, b);
 	SS_CHROME_LIT(c, ",\"dur\":");
 	ss_chrome_us(c, s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0);
-	if (s->cat == SS_SLICE_FUNCTION) {
-		SS_CHROME_LIT(c, ",\"args\":{");
-		if (s->file) {
-			SS_CHROME_LIT(c, "\"file\":\"");
-			ss_chrome_str(c, s->file);
-			SS_CHROME_LIT(c, "\",");
-		}
-		SS_CHROME_LIT(c, "\"addr\":\"");
-		ss_chrome_hex(c, s->addr);
+	if (s->stack && s->stack->leaf) {  /* record.stack: "P.N" in stackFrames */
+		SS_CHROME_LIT(c, ",\"sf\":\"");
+		ss_chrome_u64(c, pid);
+		SS_CHROME_LIT(c, ".");
+		ss_chrome_u64(c, s->stack->leaf);
 		SS_CHROME_LIT(c, "\"");
-		args = 1;
 	}
-	if (clip || (s->flags & SS_SLICE_UNWOUND)) {
-		if (!args)
-			SS_CHROME_LIT(c, ",\"args\":{");
-		else
-			SS_CHROME_LIT(c, ",");
-		if (clip) {
-			SS_CHROME_LIT(c, "\"clipped\":\"");
-			ss_chrome_str(c, clips[clip]);
-			SS_CHROME_LIT(c, "\"");
-			if (s->flags & SS_SLICE_UNWOUND)
-				SS_CHROME_LIT(c, ",");
-		}
-		if (s->flags & SS_SLICE_UNWOUND)
-			SS_CHROME_LIT(c, "\"unwound\":true");
-		args = 1;
-	}
-	if (args)
-		SS_CHROME_LIT(c, "}}");
-	else
-		SS_CHROME_LIT(c, "}");
+	ss_chrome_flags(c, s->flags, 0);
+}
+
+static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
+			    const struct ss_slice *s)
+{
+	struct ss_chrome *c = ctx;
+	const struct ss_chrome_sym *e;
+	uint64_t b, d;
+	size_t need;
+	char *p;
+
 	c->ex.events++;
+	if (s->cat != SS_SLICE_FUNCTION || s->stack || !(e = ss_chrome_sym_get(c, s))) {
+		ss_chrome_slice_other(c, pid, tid, s);
+		return;
+	}
+	if (!c->have_pidtid || pid != c->cur_pid || tid != c->cur_tid)
+		ss_chrome_set_thread(c, pid, tid);
+	b = s->begin_ns > c->t0 ? s->begin_ns - c->t0 : 0;
+	d = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+	need = 2 + e->hlen + c->pidtid_len + 24 + 8 + 24 + e->tlen + 2;
+	if (need > SS_CHROME_BUF / 2) {  /* a name of half a megabyte */
+		ss_chrome_slice_other(c, pid, tid, s);
+		return;
+	}
+	ss_chrome_reserve(c, need);
+	p = c->buf + c->len;
+	if (c->first) {
+		c->first = 0;
+		*p++ = '\n';
+	} else {
+		*p++ = ',';
+		*p++ = '\n';
+	}
+	memcpy(p, e->head, e->hlen);
+	p += e->hlen;
+	memcpy(p, c->pidtid, c->pidtid_len);
+	p += c->pidtid_len;
+	p += ss_chrome_fmt_us(p, b);
+	memcpy(p, ",\"dur\":", 7);
+	p += 7;
+	p += ss_chrome_fmt_us(p, d);
+	memcpy(p, e->tail, e->tlen);
+	p += e->tlen;
+	if (!(s->flags & (SS_SLICE_CLIPPED_BEGIN | SS_SLICE_CLIPPED_END |
+			  SS_SLICE_UNWOUND))) {
+		p[0] = '}';
+		p[1] = '}';
+		c->len = (size_t)(p + 2 - c->buf);
+		return;
+	}
+	c->len = (size_t)(p - c->buf);
+	ss_chrome_flags(c, s->flags, 1);
 }
 
 static void ss_chrome_counter(void *ctx, uint64_t pid, const char *name,
@@ -250,21 +603,75 @@ static void ss_chrome_counter(void *ctx, uint64_t pid, const char *name,
 	c->ex.events++;
 }
 
+static void ss_chrome_writer_stop(struct ss_chrome *c)
+{
+	struct ss_chrome_writer *w = &c->w;
+
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	w->started = 0;
+}
+
+/* record.stack: the frame tree of one process, kept for the end as
+ * "P.N":{"name":"f","parent":"P.M"} entries. */
+static void ss_chrome_stack_nodes(void *ctx, uint64_t pid,
+				  const struct ss_stack_node *nodes, size_t n)
+{
+	struct ss_chrome *c = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *name = nodes[i].name ? nodes[i].name : "?";
+		size_t need = c->sflen + 6 * strlen(name) + 128;
+		char *p;
+		if (need > c->sfcap) {
+			size_t nc = c->sfcap ? c->sfcap : 4096;
+			while (nc < need)
+				nc *= 2;
+			p = realloc(c->sf, nc);
+			if (!p)
+				return;
+			c->sf = p;
+			c->sfcap = nc;
+		}
+		p = c->sf + c->sflen;
+		p += sprintf(p, "%s\"%llu.%zu\":{\"name\":\"", c->sflen ? ",\n" : "\n",
+			     (unsigned long long)pid, i + 1);
+		p += ss_chrome_escape(p, name);
+		*p++ = '"';
+		if (nodes[i].parent)
+			p += sprintf(p, ",\"parent\":\"%llu.%u\"",
+				     (unsigned long long)pid, nodes[i].parent);
+		*p++ = '}';
+		c->sflen = (size_t)(p - c->sf);
+	}
+}
+
 static int ss_chrome_end(void *ctx, char *err, size_t errlen)
 {
 	struct ss_chrome *c = ctx;
 	int rc = 0;
 
-	SS_CHROME_LIT(c, "\n],\"otherData\":{\"stepscope_version\":\"" SS_TOOL_VERSION
+	SS_CHROME_LIT(c, "\n]");
+	if (c->sflen) {
+		SS_CHROME_LIT(c, ",\"stackFrames\":{");
+		ss_chrome_lit(c, c->sf, c->sflen);
+		SS_CHROME_LIT(c, "}");
+	}
+	SS_CHROME_LIT(c, ",\"otherData\":{\"stepscope_version\":\"" SS_TOOL_VERSION
 			 "\",\"trace_format\":");
 	ss_chrome_u64(c, SS_VERSION);
 	SS_CHROME_LIT(c, "}}\n");
 	ss_chrome_flush(c);
-	if (fflush(c->f) && !c->werr)
+	ss_chrome_writer_stop(c);
+	if (close(c->fd) && !c->werr)
 		c->werr = errno ? errno : EIO;
-	if (fclose(c->f) && !c->werr)
-		c->werr = errno ? errno : EIO;
-	c->f = NULL;
+	c->fd = -1;
 	if (c->werr) {
 		snprintf(err, errlen, "%s: cannot write: %s", c->path,
 			 strerror(c->werr));
@@ -276,11 +683,20 @@ static int ss_chrome_end(void *ctx, char *err, size_t errlen)
 static void ss_chrome_release(void *ctx)
 {
 	struct ss_chrome *c = ctx;
+	size_t i;
 
-	if (c->f)
-		fclose(c->f);
-	free(c->buf);
+	ss_chrome_writer_stop(c);
+	if (c->fd >= 0)
+		close(c->fd);
+	for (i = 0; i < c->capsyms; i++)
+		free(c->syms[i].head);
+	free(c->syms);
+	free(c->bufs[0]);
+	free(c->bufs[1]);
 	free(c->path);
+	free(c->sf);
+	pthread_mutex_destroy(&c->w.mu);
+	pthread_cond_destroy(&c->w.cv);
 	free(c);
 }
 
@@ -289,26 +705,38 @@ struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 {
 	struct ss_chrome *c = calloc(1, sizeof(*c));
 
-	if (!c || !(c->buf = malloc(SS_CHROME_BUF)) || !(c->path = strdup(path))) {
+	if (!c) {
 		snprintf(err, errlen, "%s: out of memory", path);
-		if (c)
-			free(c->buf);
-		free(c);
 		return NULL;
 	}
-	c->f = fopen(path, "w");
-	if (!c->f) {
+	c->fd = -1;
+	pthread_mutex_init(&c->w.mu, NULL);
+	pthread_cond_init(&c->w.cv, NULL);
+	c->bufs[0] = malloc(SS_CHROME_BUF);
+	c->bufs[1] = malloc(SS_CHROME_BUF);
+	c->path = strdup(path);
+	if (!c->bufs[0] || !c->bufs[1] || !c->path) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		ss_chrome_release(c);
+		return NULL;
+	}
+	c->buf = c->bufs[0];
+	c->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (c->fd < 0) {
 		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		ss_chrome_release(c);
 		return NULL;
 	}
-	setvbuf(c->f, NULL, _IONBF, 0);
+	/* without a writer thread the buffers are written inline */
+	if (!pthread_create(&c->w.th, NULL, ss_chrome_writer_main, c))
+		c->w.started = 1;
 	c->ex.ctx = c;
 	c->ex.begin = ss_chrome_begin;
 	c->ex.process = ss_chrome_process;
 	c->ex.thread = ss_chrome_thread;
 	c->ex.slice = ss_chrome_slice;
 	c->ex.counter = ss_chrome_counter;
+	c->ex.stack_nodes = ss_chrome_stack_nodes;
 	c->ex.end = ss_chrome_end;
 	c->ex.release = ss_chrome_release;
 	return &c->ex;

@@ -23,6 +23,11 @@ struct ss_exporter {
 	void (*slice)(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s);
 	void (*counter)(void *ctx, uint64_t pid, const char *name, uint64_t ns,
 			double value);
+	/* record.stack: process pid's stack frame tree (ss_slicer_stack_nodes),
+	 * given after its slices, whose s->stack->leaf name nodes of it.  NULL
+	 * in exporters that read s->stack only (or ignore stacks). */
+	void (*stack_nodes)(void *ctx, uint64_t pid,
+			    const struct ss_stack_node *nodes, size_t n);
 	/* Finish and close; 0, or -1 with a message in err. */
 	int (*end)(void *ctx, char *err, size_t errlen);
 	void (*release)(void *ctx);
@@ -31,6 +36,15 @@ struct ss_exporter {
 
 /* Chrome trace-event JSON into `path`.  NULL with err on failure. */
 struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
+					  size_t errlen);
+/* Native Perfetto protobuf (.perfetto-trace) into `path`. */
+struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
+					    size_t errlen);
+/* Bytes and TrackEvents (BEGIN, END, COUNTER) a Perfetto exporter wrote. */
+void ss_export_perfetto_stats(const struct ss_exporter *e, uint64_t *bytes,
+			      uint64_t *track_events);
+/* Folded stacks ("a;b;c SELF_NS" lines) into `path`. */
+struct ss_exporter *ss_export_folded_open(const char *path, char *err,
 					  size_t errlen);
 /* Free an exporter after end (or instead of it, on an error path). */
 void ss_exporter_free(struct ss_exporter *e);

@@ -87,6 +87,35 @@ static void ss_reader_damage(struct ss_reader *r, uint64_t off, int truncated)
 			 (unsigned long long)r->nevents);
 }
 
+/* A chunk's events were all counted or handed out: give its pages back,
+ * so resident memory stays one chunk deep however long the trace is.  The mapping is
+ * private and never written, so pages read again later come back from
+ * the file unchanged. */
+static void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchunk *c)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)c->data + pg - 1) & ~(pg - 1);
+	uintptr_t hi = ((uintptr_t)c->data + c->len) & ~(pg - 1);
+
+	if (hi > lo && c->len >= (1u << 16) &&
+	    hi <= (uintptr_t)r->map + r->size)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Offset of the next page-aligned chunk header after `off`, 0 if none. */
+static uint64_t ss_reader_next_chunk(const struct ss_reader *r, uint64_t off)
+{
+	struct ss_chunk_header ch;
+
+	for (off = (off | 4095) + 1; off + sizeof(ch) <= r->size; off += 4096) {
+		memcpy(&ch, r->map + off, sizeof(ch));
+		if (ch.magic == SS_CHUNK_MAGIC && ch.size >= sizeof(ch) &&
+		    (ch.kind == SS_CHUNK_EVENTS || ch.kind == SS_CHUNK_META))
+			return off;
+	}
+	return 0;
+}
+
 static int ss_reader_walk(struct ss_reader *r)
 {
 	uint64_t off = r->hdr.header_size;
@@ -103,8 +132,16 @@ static int ss_reader_walk(struct ss_reader *r)
 			break;
 		}
 		memcpy(&ch, r->map + off, sizeof(ch));
-		if (!ch.magic && !ch.kind && !ch.size)
-			break;  /* reserved but never written: end of data */
+		if (!ch.magic && !ch.kind && !ch.size) {
+			/* reserved but never written (the process died while
+			 * it was set up): chunks start on page boundaries, so
+			 * look for the next one instead of giving up */
+			uint64_t next = ss_reader_next_chunk(r, off);
+			if (!next)
+				break;
+			off = next;
+			continue;
+		}
 		if (ch.magic != SS_CHUNK_MAGIC || ch.size < sizeof(ch) ||
 		    (ch.kind != SS_CHUNK_EVENTS && ch.kind != SS_CHUNK_META)) {
 			ss_reader_damage(r, off, 0);
@@ -128,6 +165,7 @@ static int ss_reader_walk(struct ss_reader *r)
 			c.serial = ch.serial;
 			c.nevents = ss_reader_count_events(c.data, c.len, ch.used);
 			r->nevents += c.nevents;
+			ss_reader_drop_chunk(r, &c);
 		} else if (ch.used && ch.used < c.len) {
 			c.len = ch.used;
 		}
@@ -447,6 +485,7 @@ int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
 		uint64_t ns;
 
 		if (it->ei >= c->nevents) {
+			ss_reader_drop_chunk(it->r, c);
 			it->ci++;
 			it->ei = 0;
 			continue;

@@ -9,6 +9,9 @@
  * an open-addressing hash table, so a trace of millions of events costs
  * one backend lookup per function.
  *
+ * Separate debug files are found here, once per module, for both
+ * backends: by build-id under each debug dir, then by .gnu_debuglink.
+ *
  * Must never: abort on a missing or unreadable file (fall back to
  * module+0xoffset), or print more than one warning per module.
  */
@@ -18,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "reader.h"
 #include "sym.h"
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -36,6 +41,9 @@ struct ss_sym_module {
 	struct ss_sym_load *loads;
 	size_t nloads;
 	int warned;
+	uint8_t want_id[64];   /* build-id the run recorded */
+	uint32_t want_len;     /* 0: none recorded */
+	char *debug;           /* separate debug file, or NULL */
 };
 
 struct ss_sym {
@@ -43,6 +51,8 @@ struct ss_sym {
 	struct ss_sym_module **mods;
 	size_t nmods, capmods;
 	int quiet;
+	char **dirs;           /* --debug-dir, then /usr/lib/debug */
+	size_t ndirs;
 };
 
 struct ss_sym_map {
@@ -106,9 +116,13 @@ void ss_sym_free(struct ss_sym *s)
 			s->be->close(m->handle);
 		free(m->loads);
 		free(m->path);
+		free(m->debug);
 		free(m);
 	}
 	free(s->mods);
+	for (i = 0; i < s->ndirs; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
 	free(s);
 }
 
@@ -138,8 +152,153 @@ static struct ss_sym_module *ss_sym_module_get(struct ss_sym *s, const char *pat
 	return m;
 }
 
-/* Read the PT_LOAD headers of a module. */
-static void ss_sym_module_read_loads(struct ss_sym_module *m)
+int ss_sym_add_debug_dir(struct ss_sym *s, const char *dir)
+{
+	char **nd = realloc(s->dirs, (s->ndirs + 1) * sizeof(*nd));
+
+	if (!nd)
+		return -1;
+	s->dirs = nd;
+	nd[s->ndirs] = strdup(dir);
+	if (!nd[s->ndirs])
+		return -1;
+	s->ndirs++;
+	return 0;
+}
+
+/* The GNU build-id note of an ELF file; its length, 0 if none. */
+static size_t ss_sym_elf_build_id(Elf *e, uint8_t *id, size_t max)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz <= max) {
+				memcpy(id, (char *)d->d_buf + doff, nh.n_descsz);
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The file name in .gnu_debuglink, or NULL. */
+static char *ss_sym_elf_debuglink(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+
+	if (elf_getshdrstrndx(e, &shstr))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    !(n = elf_strptr(e, shstr, sh.sh_name)) ||
+		    strcmp(n, ".gnu_debuglink") || !(d = elf_getdata(scn, NULL)) ||
+		    !d->d_size)
+			continue;
+		return strndup(d->d_buf, d->d_size);
+	}
+	return NULL;
+}
+
+static int ss_sym_is_file(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode);
+}
+
+/* Where the debug info of module m lives when it is not in the file. */
+static char *ss_sym_find_debug(struct ss_sym *s, const struct ss_sym_module *m,
+			       Elf *e)
+{
+	static const char *const sysdir = "/usr/lib/debug";
+	uint8_t id[64];
+	size_t idlen = ss_sym_elf_build_id(e, id, sizeof(id)), i, k;
+	char *link, *dir, *p = NULL;
+	const char *slash;
+
+	for (i = 0; idlen >= 2 && i <= s->ndirs; i++) {
+		const char *d = i < s->ndirs ? s->dirs[i] : sysdir;
+		char hex[129];
+		for (k = 0; k < idlen; k++)
+			snprintf(hex + 2 * k, 3, "%02x", id[k]);
+		if (asprintf(&p, "%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) < 0)
+			return NULL;
+		if (ss_sym_is_file(p))
+			return p;
+		free(p);
+	}
+	link = ss_sym_elf_debuglink(e);
+	if (!link)
+		return NULL;
+	slash = strrchr(m->path, '/');
+	dir = strndup(m->path, slash ? (size_t)(slash - m->path) : 0);
+	for (i = 0; dir && i < s->ndirs + 3; i++) {
+		int r;
+		if (i == 0)
+			r = asprintf(&p, "%s/%s", dir, link);
+		else if (i == 1)
+			r = asprintf(&p, "%s/.debug/%s", dir, link);
+		else if (i < s->ndirs + 2)  /* DIR/<dir of file>/link, DIR/link */
+			r = asprintf(&p, "%s%s/%s", s->dirs[i - 2], dir, link);
+		else
+			r = asprintf(&p, "%s%s/%s", sysdir, dir, link);
+		if (r < 0)
+			break;
+		if (strcmp(p, m->path) && ss_sym_is_file(p))
+			goto found;
+		free(p);
+		if (i >= 2 && i < s->ndirs + 2) {
+			if (asprintf(&p, "%s/%s", s->dirs[i - 2], link) < 0)
+				break;
+			if (ss_sym_is_file(p))
+				goto found;
+			free(p);
+		}
+	}
+	p = NULL;
+found:
+	free(link);
+	free(dir);
+	return p;
+}
+
+/* Does the ELF have DWARF of its own (.debug_info with contents)? */
+static int ss_sym_elf_has_dwarf(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+
+	if (elf_getshdrstrndx(e, &shstr))
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (n = elf_strptr(e, shstr, sh.sh_name)) &&
+		    (!strcmp(n, ".debug_info") || !strcmp(n, ".zdebug_info")))
+			return 1;
+	}
+	return 0;
+}
+
+/* Read the PT_LOAD headers of a module, and find its debug file. */
+static void ss_sym_module_read_loads(struct ss_sym *s, struct ss_sym_module *m)
 {
 	size_t n, i;
 	Elf *e;
@@ -149,6 +308,8 @@ static void ss_sym_module_read_loads(struct ss_sym_module *m)
 	if (fd < 0)
 		return;
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && !ss_sym_elf_has_dwarf(e))
+		m->debug = ss_sym_find_debug(s, m, e);
 	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n) && n < 65536) {
 		m->loads = calloc(n + 1, sizeof(*m->loads));
 		for (i = 0; m->loads && i < n; i++) {
@@ -171,9 +332,9 @@ static void ss_sym_module_open(struct ss_sym *s, struct ss_sym_module *m)
 	if (m->opened)
 		return;
 	m->opened = 1;
-	ss_sym_module_read_loads(m);
+	ss_sym_module_read_loads(s, m);
 	if (m->nloads)
-		m->handle = s->be->open(m->path);
+		m->handle = s->be->open(m->path, m->debug);
 }
 
 /* File offset -> vaddr through PT_LOAD; 0 and *vaddr, or -1. */
@@ -318,13 +479,38 @@ char *ss_sym_demangle(const char *name)
 	return d;
 }
 
+size_t ss_sym_clone_split(const char *name, const char **clone)
+{
+	static const char *const kinds[] = {
+		"isra", "constprop", "part", "cold", "lto_priv", "clone",
+		"localalias", "specialized", NULL,
+	};
+	const char *dot;
+
+	*clone = NULL;
+	for (dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
+		size_t i;
+		if (dot == name)
+			continue;
+		for (i = 0; kinds[i]; i++) {
+			size_t kl = strlen(kinds[i]);
+			if (!strncmp(dot + 1, kinds[i], kl) &&
+			    (dot[1 + kl] == '.' || !dot[1 + kl])) {
+				*clone = dot + 1;
+				return (size_t)(dot - name);
+			}
+		}
+	}
+	return strlen(name);
+}
+
 /* One allocation holding the info and its strings. */
 static struct ss_sym_info *ss_sym_info_make(const char *name, const char *file,
 					    unsigned line, uint64_t start,
-					    int resolved)
+					    int resolved, const char *clone)
 {
 	char fbuf[32] = "";
-	size_t nl = strlen(name) + 1, fl = 0;
+	size_t nl = strlen(name) + 1, fl = 0, cl = clone ? strlen(clone) + 1 : 0;
 	struct ss_sym_info *info;
 	char *p;
 
@@ -332,17 +518,23 @@ static struct ss_sym_info *ss_sym_info_make(const char *name, const char *file,
 		snprintf(fbuf, sizeof(fbuf), ":%u", line);
 		fl = strlen(file) + strlen(fbuf) + 1;
 	}
-	info = malloc(sizeof(*info) + nl + fl);
+	info = malloc(sizeof(*info) + nl + fl + cl);
 	if (!info)
 		return NULL;
 	p = (char *)(info + 1);
 	memcpy(p, name, nl);
 	info->name = p;
+	p += nl;
 	info->file = NULL;
 	if (file) {
-		p += nl;
 		snprintf(p, fl, "%s%s", file, fbuf);
 		info->file = p;
+		p += fl;
+	}
+	info->clone = NULL;
+	if (clone) {
+		memcpy(p, clone, cl);
+		info->clone = p;
 	}
 	info->start = start;
 	info->resolved = resolved;
@@ -371,7 +563,7 @@ static struct ss_sym_info *ss_sym_resolve(struct ss_sym_space *sp, uint64_t addr
 				(unsigned long long)addr);
 		sp->warned_nomap = 1;
 		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-		return ss_sym_info_make(buf, NULL, 0, addr, 0);
+		return ss_sym_info_make(buf, NULL, 0, addr, 0, NULL);
 	}
 	off = addr - map->start + map->offset;
 	vaddr = off;
@@ -382,11 +574,15 @@ static struct ss_sym_info *ss_sym_resolve(struct ss_sym_space *sp, uint64_t addr
 			memset(&hit, 0, sizeof(hit));
 			if (!s->be->lookup(m->handle, vaddr, &hit) && hit.name &&
 			    hit.start <= vaddr) {
-				char *dm = ss_sym_demangle(hit.name);
+				const char *clone;
+				size_t bl = ss_sym_clone_split(hit.name, &clone);
+				char *base = strndup(hit.name, bl);
+				char *dm = base ? ss_sym_demangle(base) : NULL;
 				struct ss_sym_info *info = ss_sym_info_make(
-					dm ? dm : hit.name, hit.file, hit.line,
-					addr - (vaddr - hit.start), 1);
+					dm ? dm : base ? base : hit.name, hit.file,
+					hit.line, addr - (vaddr - hit.start), 1, clone);
 				free(dm);
+				free(base);
 				free(hit.name);
 				free(hit.file);
 				return info;
@@ -399,13 +595,16 @@ static struct ss_sym_info *ss_sym_resolve(struct ss_sym_space *sp, uint64_t addr
 				"stepscope: warning: %s: %s; its functions are shown as %s+0xOFFSET\n",
 				m->path,
 				m->handle ? "no symbol for some addresses (stripped?)" :
-				"cannot read symbols from this file",
+				access(m->path, F_OK) ? "missing (deleted or moved since the run)" :
+				access(m->path, R_OK) ? "cannot be read (permissions)" :
+				m->nloads ? "cannot read symbols from this file" :
+				"not an ELF file, or damaged",
 				m->base);
 		m->warned = 1;
 	}
 	snprintf(buf, sizeof(buf), "%s+0x%llx", map->label,
 		 (unsigned long long)vaddr);
-	return ss_sym_info_make(buf, NULL, 0, addr, 0);
+	return ss_sym_info_make(buf, NULL, 0, addr, 0, NULL);
 }
 
 static size_t ss_sym_hash(uint64_t a)
@@ -439,7 +638,7 @@ static void ss_sym_grow(struct ss_sym_space *sp)
 
 const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr)
 {
-	static struct ss_sym_info oom = { "?", NULL, 0, 0 };
+	static struct ss_sym_info oom = { "?", NULL, NULL, 0, 0 };
 	size_t h = ss_sym_hash(addr) & (sp->nslots - 1);
 	struct ss_sym_info *info;
 
@@ -456,4 +655,87 @@ const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr)
 	if (++sp->used * 2 > sp->nslots)
 		ss_sym_grow(sp);
 	return info;
+}
+
+void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
+			 const uint8_t *build_id, size_t len)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	struct ss_sym_module *m = NULL;
+	size_t i;
+
+	if (!len || len > sizeof(m->want_id) || !*base)
+		return;
+	/* the same path as a mapping; else one mapping of that file name
+	 * (dlopen names may be relative) */
+	for (i = 0; i < sp->nmaps && !m; i++)
+		if (sp->maps[i].mod && !strcmp(sp->maps[i].mod->path, path))
+			m = sp->maps[i].mod;
+	for (i = 0; i < sp->nmaps && !m; i++)
+		if (sp->maps[i].mod && !strcmp(sp->maps[i].mod->base, base))
+			m = sp->maps[i].mod;
+	if (!m)
+		return;
+	memcpy(m->want_id, build_id, len);
+	m->want_len = (uint32_t)len;
+}
+
+size_t ss_sym_check_build_ids(struct ss_sym *s, int force)
+{
+	size_t i, changed = 0;
+
+	for (i = 0; i < s->nmods; i++) {
+		struct ss_sym_module *m = s->mods[i];
+		uint8_t id[64];
+		size_t n = 0;
+		Elf *e;
+		int fd;
+
+		/* the runtime itself is never instrumented: no address of the
+		 * trace points into it, so a rebuilt one does not matter */
+		if (!m->want_len || !strncmp(m->base, "libstepscope.", 13))
+			continue;
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;  /* missing: warned about when resolving */
+		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (e && elf_kind(e) == ELF_K_ELF)
+			n = ss_sym_elf_build_id(e, id, sizeof(id));
+		if (e)
+			elf_end(e);
+		close(fd);
+		if (n == m->want_len && !memcmp(id, m->want_id, n))
+			continue;
+		changed++;
+		fprintf(stderr,
+			"stepscope: %s%s: changed since the run (build-id differs)%s\n",
+			force ? "warning: " : "", m->path,
+			force ? "; names may be wrong (--force)" :
+			"; rebuild or restore it, or pass --force to use it anyway");
+	}
+	return changed;
+}
+
+void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *r)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_module mod;
+		char *path;
+		if (m.type != SS_META_MODULE || m.len <= sizeof(mod))
+			continue;
+		memcpy(&mod, m.data, sizeof(mod));
+		path = strndup((const char *)m.data + sizeof(mod), m.len - sizeof(mod));
+		if (!path)
+			continue;
+		if (mod.build_id_len <= sizeof(mod.build_id))
+			ss_sym_space_expect(sp, path, mod.build_id, mod.build_id_len);
+		free(path);
+	}
+	if (r->hdr.exe_path[0] && r->hdr.build_id_len <= sizeof(r->hdr.build_id))
+		ss_sym_space_expect(sp, r->hdr.exe_path, r->hdr.build_id,
+				    r->hdr.build_id_len);
 }

@@ -10,6 +10,12 @@
  * address -> mapping -> file offset -> ELF vaddr through PT_LOAD -> symbol.
  * This never guesses: what cannot be resolved is named `module+0xoffset`
  * and the module is reported once on stderr.
+ *
+ * Debug info is looked for where distributions put it: in the file, in
+ * DIR/.build-id/xx/rest.debug for each --debug-dir DIR and /usr/lib/debug,
+ * and through .gnu_debuglink (next to the file, in .debug/, in each debug
+ * dir).  A GCC clone (`f.isra.0`, `f.constprop.1`, `f.part.0`, `f.cold`)
+ * is named `f` with the clone kind beside it.
  */
 #ifndef SS_SYM_H
 #define SS_SYM_H
@@ -19,11 +25,13 @@
 
 struct ss_sym;
 struct ss_sym_space;
+struct ss_reader;
 
 /* What an address resolved to.  Strings live as long as the space. */
 struct ss_sym_info {
 	const char *name;   /* demangled function name, or module+0xoff */
 	const char *file;   /* "path:line", or NULL when unknown */
+	const char *clone;  /* GCC clone kind ("isra.0"), or NULL */
 	uint64_t start;     /* runtime address of the function (addr if unknown) */
 	int resolved;       /* 1 if a symbol was found */
 };
@@ -34,10 +42,26 @@ void ss_sym_free(struct ss_sym *s);
 /* Warnings (unresolvable modules) go to stderr unless quiet is set. */
 void ss_sym_set_quiet(struct ss_sym *s, int quiet);
 
+/* Also look for separate debug files under dir (build-id tree and
+ * debuglink names); repeatable, searched before /usr/lib/debug. */
+int ss_sym_add_debug_dir(struct ss_sym *s, const char *dir);
+
 struct ss_sym_space *ss_sym_space_new(struct ss_sym *s);
 void ss_sym_space_free(struct ss_sym_space *sp);
 /* Add the mappings of one /proc/<pid>/maps text (need not be terminated). */
 void ss_sym_space_add_maps(struct ss_sym_space *sp, const char *text, size_t len);
+/* What the run recorded of a module: its build-id (call after the maps
+ * are added; paths that match no mapping are ignored). */
+void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
+			 const uint8_t *build_id, size_t len);
+/* ss_sym_space_expect for every SS_META_MODULE record of r and for the
+ * executable (build-id in the file header). */
+void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *r);
+/* Compare every recorded build-id with the file on disk now: one line on
+ * stderr per module that changed since the run ("... pass --force" unless
+ * force).  Returns how many changed.  A missing file is not counted: its
+ * addresses fall back to module+0xoffset with a warning. */
+size_t ss_sym_check_build_ids(struct ss_sym *s, int force);
 /* Resolve a runtime address; never fails (falls back to module+0xoff). */
 const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr);
 
@@ -53,8 +77,9 @@ struct ss_sym_hit {
 
 struct ss_sym_backend {
 	const char *name;
-	/* Open a module; NULL if it cannot be read. */
-	void *(*open)(const char *path);
+	/* Open a module, with its separate debug file when one was found
+	 * (debug NULL otherwise); NULL if it cannot be read. */
+	void *(*open)(const char *path, const char *debug);
 	/* Function containing vaddr: 0 and *hit filled, or -1. */
 	int (*lookup)(void *mod, uint64_t vaddr, struct ss_sym_hit *hit);
 	void (*close)(void *mod);
@@ -65,5 +90,9 @@ extern const struct ss_sym_backend ss_sym_backend_bfd;
 
 /* Demangle a C++ name (malloc'ed result, or NULL if not mangled). */
 char *ss_sym_demangle(const char *name);
+/* Split a GCC clone suffix off a raw symbol name: "f.isra.0" gives 3 (the
+ * length of "f") and *clone = "isra.0" (pointing into name); a name that
+ * is no clone gives strlen(name) and *clone = NULL. */
+size_t ss_sym_clone_split(const char *name, const char **clone);
 
 #endif /* SS_SYM_H */

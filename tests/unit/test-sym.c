@@ -3,6 +3,8 @@
  * test binary resolves its own functions through its own /proc/self/maps
  * with libdw and libbfd, and both must give the same exact names, a
  * static function included, and a file:line ending in test-sym.c:<line>.
+ * GCC clones of a fixture built here (use_a.isra.0, scale.constprop.0)
+ * get the original name, the clone kind and the original's line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +15,11 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sym.h"
 
@@ -148,9 +154,163 @@ static void test_demangle(void **state)
 	assert_null(ss_sym_demangle("_Znot a name"));
 }
 
+static void test_clone_split(void **state)
+{
+	const char *c;
+
+	(void)state;
+	assert_int_equal(ss_sym_clone_split("use_a.isra.0", &c), 5);
+	assert_string_equal(c, "isra.0");
+	assert_int_equal(ss_sym_clone_split("f.constprop.0.isra.0", &c), 1);
+	assert_string_equal(c, "constprop.0.isra.0");
+	assert_int_equal(ss_sym_clone_split("_ZN1a1bEv.part.0", &c), 9);
+	assert_string_equal(c, "part.0");
+	assert_int_equal(ss_sym_clone_split("main.cold", &c), 4);
+	assert_string_equal(c, "cold");
+	assert_int_equal(ss_sym_clone_split("plain", &c), 5);
+	assert_null(c);
+	assert_int_equal(ss_sym_clone_split("x.island", &c), 8);
+	assert_null(c);
+}
+
+/* vaddr -> file offset through the PT_LOAD headers of path */
+static uint64_t clone_file_offset(Elf *e, uint64_t vaddr)
+{
+	size_t n, i;
+
+	assert_int_equal(elf_getphdrnum(e, &n), 0);
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+			return vaddr - ph.p_vaddr + ph.p_offset;
+	}
+	fail_msg("vaddr 0x%llx in no PT_LOAD", (unsigned long long)vaddr);
+	return 0;
+}
+
+/* Address of symbol `name` in the ELF as mapped at `base` with offset 0. */
+static uint64_t clone_addr(Elf *e, const char *name, uint64_t base)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (n = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+			    !strcmp(n, name))
+				return base + clone_file_offset(e, sym.st_value);
+		}
+	}
+	fail_msg("no symbol %s in the clone fixture", name);
+	return 0;
+}
+
+static int clone_marker_line(const char *marker)
+{
+	char want[64], line[512];
+	int n = 0;
+	FILE *f = fopen(SS_SOURCE_DIR "/tests/e2e/s-names-clone.c", "r");
+
+	assert_non_null(f);
+	snprintf(want, sizeof(want), "/* L:%s */", marker);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, want)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	fail_msg("no marker %s", marker);
+	return 0;
+}
+
+static void check_clone_file(const char *file, int line)
+{
+	char want[64];
+	size_t lf, lw;
+
+	assert_non_null(file);
+	snprintf(want, sizeof(want), "/s-names-clone.c:%d", line);
+	lf = strlen(file);
+	lw = strlen(want);
+	if (lf < lw || strcmp(file + lf - lw, want))
+		fail_msg("file '%s' does not end in '%s'", file, want);
+}
+
+/* GCC clones (gcc -O2 of s-names-clone.c): the original name, the clone
+ * kind, the line of the original, alike with both backends. */
+static void test_clones(void **state)
+{
+	static const char *const backends[] = { "dw", "bfd" };
+	char dir[] = "/tmp/ss-test-sym-XXXXXX", path[256], cmd[1024], maps[512];
+	const uint64_t base = UINT64_C(0x7f0000000000);
+	uint64_t a_isra, a_cp;
+	struct stat st;
+	Elf *e;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/clone", dir);
+	snprintf(cmd, sizeof(cmd), "gcc -O2 -g -o %s %s/tests/e2e/s-names-clone.c",
+		 path, SS_SOURCE_DIR);
+	if (system(cmd))
+		skip();
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	a_isra = clone_addr(e, "use_a.isra.0", base);
+	a_cp = clone_addr(e, "scale.constprop.0", base);
+	elf_end(e);
+	close(fd);
+	snprintf(maps, sizeof(maps), "%llx-%llx r-xp 00000000 00:00 0 %s\n",
+		 (unsigned long long)base,
+		 (unsigned long long)(base + (uint64_t)st.st_size + 4096), path);
+	for (size_t b = 0; b < 2; b++) {
+		char err[256];
+		struct ss_sym *s = ss_sym_new(backends[b], err, sizeof(err));
+		struct ss_sym_space *sp;
+		const struct ss_sym_info *i;
+
+		assert_non_null(s);
+		ss_sym_set_quiet(s, 1);
+		sp = ss_sym_space_new(s);
+		ss_sym_space_add_maps(sp, maps, strlen(maps));
+		i = ss_sym_lookup(sp, a_isra);
+		assert_string_equal(i->name, "use_a");
+		assert_non_null(i->clone);
+		assert_string_equal(i->clone, "isra.0");
+		check_clone_file(i->file, clone_marker_line("use_a"));
+		i = ss_sym_lookup(sp, a_cp + 2);
+		assert_string_equal(i->name, "scale");
+		assert_string_equal(i->clone, "constprop.0");
+		assert_int_equal(i->start, a_cp);
+		check_clone_file(i->file, clone_marker_line("scale"));
+		ss_sym_space_free(sp);
+		ss_sym_free(s);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clone_split),
+		cmocka_unit_test(test_clones),
 		cmocka_unit_test(test_dw),
 		cmocka_unit_test(test_bfd),
 		cmocka_unit_test(test_bad_backend),
