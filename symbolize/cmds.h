@@ -9,5 +9,9 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_html(int argc, char **argv);
+int cmd_memory(int argc, char **argv);
 
 #endif /* SS_CMDS_H */

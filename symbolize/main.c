@@ -23,6 +23,10 @@ struct ss_main_cmd {
 static const struct ss_main_cmd ss_main_cmds[] = {
 	{ "record", cmd_record, "run a program with the runtime preloaded and record a trace" },
 	{ "symbolize", cmd_symbolize, "turn a recorded run into a Chrome/Perfetto trace.json" },
+	{ "report", cmd_report, "summary table of a recorded run (self/total time per function)" },
+	{ "flame", cmd_flame, "SVG flame graph of a recorded run" },
+	{ "html", cmd_html, "self-contained HTML report: table, step times, flame graph, memory" },
+	{ "memory", cmd_memory, "SVG of host and CUDA memory over steps and time, with a leak hint" },
 };
 
 #define SS_MAIN_NCMDS (sizeof(ss_main_cmds) / sizeof(ss_main_cmds[0]))

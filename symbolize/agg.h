@@ -1,0 +1,139 @@
+/*
+ * agg.h - aggregate the slices of a run into per-function statistics, a
+ * calling-context tree, step times and counter series: what `report`,
+ * `flame`, `html` and `symbolize --format folded` print.
+ *
+ * An aggregator is an exporter (export.h): feed it through ss_agg_walk (or
+ * any driver), then ask for the results.  It keeps one node per distinct
+ * call path, one record per distinct (thread, function), one per step and
+ * every counter sample: memory grows with those, never with the number of
+ * calls.
+ *
+ * Definitions (the same as torch.profiler's key_averages):
+ *   self   time in the function minus time in the functions it called
+ *   total  time in the function, callees included; a recursive function is
+ *          counted once (an activation inside another activation of the same
+ *          function adds nothing to total), so total <= wall time
+ *   calls  every activation, recursive ones included
+ *   avg    total / calls; min and max are over single activations
+ * Function rows and user-range rows are kept apart: ranges have their own
+ * tree (self time excludes nested ranges, not functions).
+ */
+#ifndef SS_AGG_H
+#define SS_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export.h"
+
+enum ss_agg_kind {
+	SS_AGG_FUNCTION = 0,
+	SS_AGG_RANGE = 1,
+};
+
+/* One row of the table: a function (or range) on one thread, or merged
+ * over every thread (pid = tid = 0, thread = NULL). */
+struct ss_agg_row {
+	const char *name;
+	enum ss_agg_kind kind;
+	uint64_t pid, tid;
+	const char *thread;       /* thread name, NULL when merged */
+	uint64_t calls;
+	uint64_t self_ns, total_ns, min_ns, max_ns;
+};
+
+/* A node of a calling-context tree: one call path. */
+struct ss_agg_node {
+	uint32_t name;            /* ss_agg_name() */
+	uint64_t calls, self_ns, total_ns;
+	struct ss_agg_node *child, *next;
+};
+
+/* A ProfilerStep slice. */
+struct ss_agg_step {
+	uint64_t pid, tid, step;
+	uint32_t cycle;
+	uint64_t begin_ns, end_ns;
+};
+
+/* Samples of one counter track of one process, in time order. */
+struct ss_agg_counter {
+	uint64_t pid;
+	char *name;
+	uint64_t *ns;
+	double *value;
+	size_t n, cap;
+};
+
+struct ss_agg;
+
+struct ss_agg *ss_agg_new(void);
+void ss_agg_free(struct ss_agg *a);
+/* The exporter that feeds `a`; owned by `a` (its release does nothing). */
+struct ss_exporter *ss_agg_exporter(struct ss_agg *a);
+
+/* Results, valid after the exporter's end.  Rows are unsorted; pass
+ * per_thread 0 for one row per name.  The array is owned by `a` and valid
+ * until the next call of ss_agg_rows. */
+size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows);
+/* Sum of the self time of every function slice (the table's 100%). */
+uint64_t ss_agg_self_sum(const struct ss_agg *a);
+/* Threads and processes that had slices. */
+size_t ss_agg_nthreads(const struct ss_agg *a);
+size_t ss_agg_nprocesses(const struct ss_agg *a);
+const char *ss_agg_name(const struct ss_agg *a, uint32_t id);
+/* Function tree of all threads merged; root has name UINT32_MAX. */
+const struct ss_agg_node *ss_agg_tree(struct ss_agg *a);
+/* Steps sorted by (pid, begin). */
+size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps);
+/* Self time of function `name` (a row name) in step `s` (ss_agg_steps). */
+uint64_t ss_agg_step_self(const struct ss_agg *a, const char *name,
+			  const struct ss_agg_step *s);
+/* Step times of one schedule cycle (every process's steps together). */
+struct ss_agg_cycle {
+	uint32_t cycle;
+	size_t count;
+	uint64_t mean_ns, p50_ns, p95_ns, max_ns, min_ns, sum_ns;
+};
+/* Cycles in ascending order; the array is malloc'ed (free it). */
+size_t ss_agg_cycles(const struct ss_agg *a, struct ss_agg_cycle **out);
+
+size_t ss_agg_counters(const struct ss_agg *a, const struct ss_agg_counter **c);
+/* Earliest time given to begin (t0 of the run). */
+uint64_t ss_agg_t0(const struct ss_agg *a);
+
+/* Folded stacks of the merged tree ("a;b;c SELF_NS\n", self > 0 only,
+ * sorted by path) into f; 0 or -1 on a write error. */
+#include <stdio.h>
+int ss_agg_write_folded(struct ss_agg *a, FILE *f);
+
+/* Sorting of rows (descending; ties by name, then thread). */
+enum ss_agg_sort {
+	SS_AGG_SORT_TOTAL = 0,
+	SS_AGG_SORT_SELF,
+	SS_AGG_SORT_AVG,
+	SS_AGG_SORT_CALLS,
+	SS_AGG_SORT_MAX,
+	SS_AGG_SORT_MIN,
+	SS_AGG_SORT_NAME,
+};
+/* "total", "self", ...; -1 if unknown. */
+int ss_agg_sort_parse(const char *s);
+void ss_agg_sort_rows(struct ss_agg_row *rows, size_t n, enum ss_agg_sort by);
+
+/* Nearest-rank percentile (q in 0..1) of n sorted values. */
+uint64_t ss_agg_percentile(const uint64_t *sorted, size_t n, double q);
+
+/* A time with a unit as torch prints it: "850ns", "12.345us", "1.234ms",
+ * "2.500s".  Returns buf. */
+char *ss_agg_fmt_time(uint64_t ns, char *buf, size_t len);
+
+/* Drive exporters over every raw trace of run directory `dir`: process,
+ * thread names, every slice, every SS_META_COUNTER sample.  backend: "dw",
+ * "bfd" or NULL.  Returns 0, 2 (bad input: message in err) or 1 (internal
+ * failure).  Does not call end. */
+int ss_agg_walk(const char *dir, const char *backend, int quiet,
+		struct ss_exporter **ex, size_t nex, char *err, size_t errlen);
+
+#endif /* SS_AGG_H */

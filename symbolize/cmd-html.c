@@ -1,0 +1,222 @@
+/*
+ * cmd-html.c - `stepscope html DIR -o report.html`: one self-contained
+ * page about a recorded run: the summary table, step times (bars and
+ * per-cycle mean/p50/p95/max), the flame graph, memory counters when the
+ * run has them, and how to open the full trace in the Perfetto UI.
+ *
+ * Design: the run is walked once into an aggregator; the page is static
+ * HTML with inline CSS and inline SVG (svg.c) - no script, no font, no
+ * image or style sheet from the network, so it opens offline and can be
+ * attached to a bug report.  Written to OUT.tmp, then renamed.
+ *
+ * Must never: reference an external resource, or print an unescaped name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agg.h"
+#include "cmds.h"
+#include "svg.h"
+#include "version.h"
+
+#define SS_HTML_ROWS 40
+
+static void ss_html_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope html [-o OUT] [--backend dw|bfd] [-q] DIR\n"
+		"\n"
+		"   -o, --output OUT   write the page here (default DIR/report.html)\n"
+		"   --backend NAME     symbol reader: dw (default) or bfd\n"
+		"   -q, --quiet        no warnings about unresolved symbols\n");
+}
+
+static const char ss_html_css[] =
+	"body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
+	"h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}"
+	"table{border-collapse:collapse;font-size:13px}"
+	"th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right}"
+	"th{background:#f3f3f3}td.n,th.n{text-align:left;font-family:monospace}"
+	"code,pre{background:#f6f6f6;padding:2px 4px}.muted{color:#777}";
+
+static void ss_html_table(FILE *f, struct ss_agg *a)
+{
+	struct ss_agg_row *rows;
+	size_t n = ss_agg_rows(a, 0, &rows), i;
+	uint64_t sum = ss_agg_self_sum(a);
+	char b[6][32];
+
+	ss_agg_sort_rows(rows, n, SS_AGG_SORT_TOTAL);
+	fprintf(f, "<table id=\"summary\"><tr><th class=\"n\">Name</th><th>Self %%</th>"
+		"<th>Self</th><th>Total %%</th><th>Total</th><th>Avg</th><th>Min</th>"
+		"<th>Max</th><th>Calls</th></tr>\n");
+	for (i = 0; i < n && i < SS_HTML_ROWS; i++) {
+		const struct ss_agg_row *r = &rows[i];
+		fprintf(f, "<tr><td class=\"n\">");
+		ss_svg_text(f, r->name);
+		if (r->kind == SS_AGG_RANGE)
+			fprintf(f, " <span class=\"muted\">(range)</span>");
+		fprintf(f, "</td><td>%.2f%%</td><td>%s</td><td>%.2f%%</td><td>%s</td>"
+			"<td>%s</td><td>%s</td><td>%s</td><td>%llu</td></tr>\n",
+			sum ? 100.0 * (double)r->self_ns / (double)sum : 0.0,
+			ss_agg_fmt_time(r->self_ns, b[0], 32),
+			sum ? 100.0 * (double)r->total_ns / (double)sum : 0.0,
+			ss_agg_fmt_time(r->total_ns, b[1], 32),
+			ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, b[2], 32),
+			ss_agg_fmt_time(r->min_ns, b[3], 32),
+			ss_agg_fmt_time(r->max_ns, b[4], 32),
+			(unsigned long long)r->calls);
+	}
+	fprintf(f, "</table>\n<p class=\"muted\">%zu of %zu rows, by total time. "
+		"Self time total: %s (the 100%%). Recursive functions count once in Total; "
+		"Avg = Total / Calls. Full table: <code>stepscope report DIR --limit 0</code></p>\n",
+		n < SS_HTML_ROWS ? n : SS_HTML_ROWS, n, ss_agg_fmt_time(sum, b[5], 32));
+}
+
+static void ss_html_cycles(FILE *f, struct ss_agg *a)
+{
+	struct ss_agg_cycle *cy;
+	size_t n = ss_agg_cycles(a, &cy), i;
+	char b[5][32];
+
+	if (!n)
+		return;
+	fprintf(f, "<table><tr><th>Cycle</th><th>Steps</th><th>Mean</th><th>p50</th>"
+		"<th>p95</th><th>Max</th></tr>\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "<tr><td>%u</td><td>%zu</td><td>%s</td><td>%s</td><td>%s</td>"
+			"<td>%s</td></tr>\n", cy[i].cycle, cy[i].count,
+			ss_agg_fmt_time(cy[i].mean_ns, b[0], 32),
+			ss_agg_fmt_time(cy[i].p50_ns, b[1], 32),
+			ss_agg_fmt_time(cy[i].p95_ns, b[2], 32),
+			ss_agg_fmt_time(cy[i].max_ns, b[3], 32));
+	fprintf(f, "</table>\n");
+	free(cy);
+}
+
+static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
+{
+	const struct ss_agg_step *st;
+	const struct ss_agg_counter *c;
+	size_t nsteps = ss_agg_steps(a, &st);
+	char b[32];
+
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		"<title>stepscope report: ");
+	ss_svg_text(f, dir);
+	fprintf(f, "</title><style>%s</style></head><body>\n", ss_html_css);
+	fprintf(f, "<h1>stepscope report</h1>\n<p>Run <code>");
+	ss_svg_text(f, dir);
+	fprintf(f, "</code>: %zu process%s, %zu thread%s, %zu recorded step%s, "
+		"self time total %s. <span class=\"muted\">stepscope %s</span></p>\n",
+		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
+		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s", nsteps,
+		nsteps == 1 ? "" : "s", ss_agg_fmt_time(ss_agg_self_sum(a), b, sizeof(b)),
+		SS_TOOL_VERSION);
+	fprintf(f, "<h2>Functions</h2>\n");
+	ss_html_table(f, a);
+	fprintf(f, "<h2>Step time</h2>\n");
+	ss_svg_steps(f, a, 1000, 180);
+	ss_html_cycles(f, a);
+	fprintf(f, "<h2>Flame graph</h2>\n<p class=\"muted\">Width is time, all threads "
+		"merged; hover a frame for its numbers.</p>\n");
+	ss_svg_flame(f, a, 1200, "all threads", 0);
+	if (ss_agg_counters(a, &c)) {
+		fprintf(f, "<h2>Memory</h2>\n");
+		ss_svg_counters(f, a, 1000, 220);
+	}
+	fprintf(f, "<h2>Full trace</h2>\n<ol><li><code>stepscope symbolize --format perfetto ");
+	ss_svg_text(f, dir);
+	fprintf(f, "</code> writes <code>trace.perfetto-trace</code> (or use "
+		"<code>trace.json</code> from a plain <code>stepscope symbolize</code>).</li>\n"
+		"<li>Open <code>https://ui.perfetto.dev</code>, choose <i>Open trace file</i> "
+		"and pick that file; the trace is read in the browser, nothing is uploaded.</li>\n"
+		"<li>Offline: <code>chrome://tracing</code> opens <code>trace.json</code>.</li></ol>\n");
+	fprintf(f, "</body></html>\n");
+}
+
+int cmd_html(int argc, char **argv)
+{
+	const char *dir = NULL, *out = NULL, *backend = NULL;
+	int quiet = 0, i, rc;
+	struct ss_agg *a;
+	struct ss_exporter *ex;
+	char err[1024], *defout = NULL, *tmp = NULL;
+	FILE *f;
+
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			ss_html_usage(stdout);
+			return 0;
+		} else if (!strcmp(s, "-o") || !strcmp(s, "--output") ||
+			   !strcmp(s, "--backend")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "stepscope: html: option '%s' needs a value\n", s);
+				return 2;
+			}
+			if (!strcmp(s, "--backend"))
+				backend = argv[++i];
+			else
+				out = argv[++i];
+		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
+			quiet = 1;
+		} else if (s[0] == '-' && s[1]) {
+			fprintf(stderr, "stepscope: html: unknown option '%s'; see 'stepscope html --help'\n", s);
+			return 2;
+		} else if (!dir) {
+			dir = s;
+		} else {
+			fprintf(stderr, "stepscope: html: one run directory expected, got '%s' too\n", s);
+			return 2;
+		}
+	}
+	if (!dir) {
+		ss_html_usage(stderr);
+		return 2;
+	}
+	a = ss_agg_new();
+	if (!a)
+		return 1;
+	ex = ss_agg_exporter(a);
+	rc = ss_agg_walk(dir, backend, quiet, &ex, 1, err, sizeof(err));
+	if (!rc && ex->end(ex->ctx, err, sizeof(err)))
+		rc = 1;
+	if (rc) {
+		fprintf(stderr, "stepscope: %s\n", err);
+		ss_agg_free(a);
+		return rc;
+	}
+	if (!out) {
+		if (asprintf(&defout, "%s/report.html", dir) < 0)
+			goto oom;
+		out = defout;
+	}
+	if (asprintf(&tmp, "%s.tmp", out) < 0)
+		goto oom;
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "stepscope: %s: cannot create: %m\n", tmp);
+		rc = 2;
+		goto done;
+	}
+	ss_html_page(f, a, dir);
+	if (fflush(f) || ferror(f) | fclose(f) || rename(tmp, out)) {
+		fprintf(stderr, "stepscope: %s: cannot write: %m\n", out);
+		unlink(tmp);
+		rc = 1;
+		goto done;
+	}
+	fprintf(stderr, "stepscope: wrote %s\n", out);
+	goto done;
+oom:
+	fprintf(stderr, "stepscope: html: out of memory\n");
+	rc = 1;
+done:
+	free(defout);
+	free(tmp);
+	ss_agg_free(a);
+	return rc;
+}

@@ -1,0 +1,470 @@
+/*
+ * cmd-report.c - `stepscope report DIR`: the key_averages table of a
+ * recorded run (Name, Self %, Self, Total %, Total, Avg, Min, Max, Calls),
+ * as text, CSV or JSON, and with --steps the step times of every active
+ * cycle and the share of each step taken by the top functions.
+ *
+ * Design: the run is walked once into an aggregator (agg.c); this file only
+ * sorts, cuts and prints.  Percentages use the sum of the self time of all
+ * function slices as 100%, like torch.profiler.  Text times carry units
+ * (ns, us, ms, s); CSV and JSON carry integer nanoseconds.
+ *
+ * Must never: print anything but the report on stdout, or print a
+ * percentage computed against zero.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg.h"
+#include "cmds.h"
+
+#define SS_REPORT_NAME_MAX 55     /* like torch: longer names end in "..." */
+#define SS_REPORT_SHARE_TOP 5
+
+struct ss_report_opts {
+	const char *dir, *backend, *format, *out;
+	int sort, limit, threads, steps, quiet;
+};
+
+static void ss_report_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope report [--sort KEY] [--limit N] [--threads] [--steps]\n"
+		"                        [--format table|csv|json] [-o FILE] [--backend dw|bfd] [-q] DIR\n"
+		"\n"
+		"   --sort KEY         total (default), self, avg, calls, max, min or name\n"
+		"   --limit N          at most N rows (default 30; 0 = all)\n"
+		"   --threads          one row per function and thread (default: threads merged)\n"
+		"   --steps            step times per active cycle and the top functions' share\n"
+		"                      of each step\n"
+		"   --format FMT       table (default), csv or json\n"
+		"   -o, --output FILE  write there instead of stdout\n"
+		"   --backend NAME     symbol reader: dw (default) or bfd\n"
+		"   -q, --quiet        no warnings about unresolved symbols\n"
+		"\n"
+		"Self: time in the function itself; Total: with its callees, a recursive\n"
+		"function counted once; Avg = Total / Calls; Min/Max: single calls.\n"
+		"Percentages are of the sum of all self time (the footer's total).\n");
+}
+
+static double ss_report_pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static void ss_report_dashes(FILE *f, const int *w, int ncol)
+{
+	int i, j;
+
+	for (i = 0; i < ncol; i++) {
+		for (j = 0; j < w[i]; j++)
+			fputc('-', f);
+		fputs(i + 1 < ncol ? "  " : "\n", f);
+	}
+}
+
+static void ss_report_cell(FILE *f, const char *s, int w, int left, int last)
+{
+	if (left)
+		fprintf(f, "%-*s", w, s);
+	else
+		fprintf(f, "%*s", w, s);
+	fputs(last ? "\n" : "  ", f);
+}
+
+static void ss_report_name(const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+
+	if (n <= SS_REPORT_NAME_MAX) {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	snprintf(buf, len, "%.*s...", SS_REPORT_NAME_MAX - 3, name);
+}
+
+static void ss_report_thread(const struct ss_agg_row *r, char *buf, size_t len)
+{
+	if (r->thread)
+		snprintf(buf, len, "%s (%llu)", r->thread, (unsigned long long)r->tid);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)r->tid);
+}
+
+static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
+			    size_t n, const struct ss_report_opts *o)
+{
+	static const char *const heads[] = { "Name", "Thread", "Self %", "Self",
+					     "Total %", "Total", "Avg", "Min",
+					     "Max", "Calls" };
+	int w[10], i, ncol = 10;
+	uint64_t sum = ss_agg_self_sum(a);
+	const struct ss_agg_step *steps;
+	size_t nsteps = ss_agg_steps(a, &steps), k;
+	char cell[10][128], tb[32];
+
+	for (i = 0; i < ncol; i++)
+		w[i] = (int)strlen(heads[i]);
+	for (i = 2; i < ncol; i++)
+		if (w[i] < 9)
+			w[i] = 9;
+	for (k = 0; k < n; k++) {
+		ss_report_name(rows[k].name, cell[0], sizeof(cell[0]));
+		if ((int)strlen(cell[0]) > w[0])
+			w[0] = (int)strlen(cell[0]);
+		ss_report_thread(&rows[k], cell[1], sizeof(cell[1]));
+		if ((int)strlen(cell[1]) > w[1])
+			w[1] = (int)strlen(cell[1]);
+	}
+	if (!o->threads)
+		w[1] = 0;
+	/* header */
+	{
+		int ww[10], m = 0;
+		for (i = 0; i < ncol; i++)
+			if (i != 1 || o->threads)
+				ww[m++] = w[i];
+		ss_report_dashes(f, ww, m);
+		for (i = 0; i < ncol; i++)
+			if (i != 1 || o->threads)
+				ss_report_cell(f, heads[i], w[i], i < 2, i == ncol - 1);
+		ss_report_dashes(f, ww, m);
+		for (k = 0; k < n; k++) {
+			const struct ss_agg_row *r = &rows[k];
+			ss_report_name(r->name, cell[0], sizeof(cell[0]));
+			ss_report_thread(r, cell[1], sizeof(cell[1]));
+			snprintf(cell[2], sizeof(cell[2]), "%.2f%%", ss_report_pct(r->self_ns, sum));
+			ss_agg_fmt_time(r->self_ns, cell[3], sizeof(cell[3]));
+			snprintf(cell[4], sizeof(cell[4]), "%.2f%%", ss_report_pct(r->total_ns, sum));
+			ss_agg_fmt_time(r->total_ns, cell[5], sizeof(cell[5]));
+			ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, cell[6],
+					sizeof(cell[6]));
+			ss_agg_fmt_time(r->min_ns, cell[7], sizeof(cell[7]));
+			ss_agg_fmt_time(r->max_ns, cell[8], sizeof(cell[8]));
+			snprintf(cell[9], sizeof(cell[9]), "%llu", (unsigned long long)r->calls);
+			for (i = 0; i < ncol; i++)
+				if (i != 1 || o->threads)
+					ss_report_cell(f, cell[i], w[i], i < 2, i == ncol - 1);
+		}
+		ss_report_dashes(f, ww, m);
+	}
+	fprintf(f, "Self time total: %s\n", ss_agg_fmt_time(sum, tb, sizeof(tb)));
+	fprintf(f, "Steps: %zu (%zu process%s, %zu thread%s)\n", nsteps,
+		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
+		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
+}
+
+/* The top function names by self time (merged rows), for --steps. */
+static size_t ss_report_top(struct ss_agg *a, const char **top, size_t max)
+{
+	struct ss_agg_row *rows;
+	size_t n = ss_agg_rows(a, 0, &rows), i, m = 0;
+
+	ss_agg_sort_rows(rows, n, SS_AGG_SORT_SELF);
+	for (i = 0; i < n && m < max; i++)
+		if (rows[i].kind == SS_AGG_FUNCTION && rows[i].self_ns)
+			top[m++] = rows[i].name;
+	return m;
+}
+
+static void ss_report_steps_text(FILE *f, struct ss_agg *a)
+{
+	struct ss_agg_cycle *cy;
+	size_t nc = ss_agg_cycles(a, &cy), i, j, ntop;
+	const struct ss_agg_step *steps;
+	size_t nsteps = ss_agg_steps(a, &steps);
+	const char *top[SS_REPORT_SHARE_TOP];
+	int w[SS_REPORT_SHARE_TOP];
+	char b[5][32];
+
+	fprintf(f, "\nStep time (ProfilerStep#k), per active cycle\n");
+	if (!nc) {
+		fprintf(f, "  no recorded steps (set step.function or call stepscope_step())\n");
+		return;
+	}
+	fprintf(f, "  %5s  %5s  %10s  %10s  %10s  %10s  %10s\n", "Cycle", "Steps",
+		"Mean", "p50", "p95", "Max", "Total");
+	for (i = 0; i < nc; i++)
+		fprintf(f, "  %5u  %5zu  %10s  %10s  %10s  %10s  %10s\n", cy[i].cycle,
+			cy[i].count, ss_agg_fmt_time(cy[i].mean_ns, b[0], 32),
+			ss_agg_fmt_time(cy[i].p50_ns, b[1], 32),
+			ss_agg_fmt_time(cy[i].p95_ns, b[2], 32),
+			ss_agg_fmt_time(cy[i].max_ns, b[3], 32),
+			ss_agg_fmt_time(cy[i].sum_ns, b[4], 32));
+	free(cy);
+	ntop = ss_report_top(a, top, SS_REPORT_SHARE_TOP);
+	if (!ntop)
+		return;
+	fprintf(f, "\nShare of each step: self time of the top %zu functions on every thread\n"
+		"(above 100%% in sum when threads run in parallel)\n", ntop);
+	fprintf(f, "  %8s  %5s  %10s", "Pid", "Step", "Time");
+	for (j = 0; j < ntop; j++) {
+		size_t l = strlen(top[j]);
+		w[j] = l < 10 ? 10 : l > 28 ? 28 : (int)l;
+		fprintf(f, "  %*.*s", w[j], w[j], top[j]);
+	}
+	fputc('\n', f);
+	for (i = 0; i < nsteps; i++) {
+		uint64_t d = steps[i].end_ns - steps[i].begin_ns;
+		fprintf(f, "  %8llu  %5llu  %10s", (unsigned long long)steps[i].pid,
+			(unsigned long long)steps[i].step, ss_agg_fmt_time(d, b[0], 32));
+		for (j = 0; j < ntop; j++) {
+			char pct[32];
+			snprintf(pct, sizeof(pct), "%.1f%%",
+				 ss_report_pct(ss_agg_step_self(a, top[j], &steps[i]), d));
+			fprintf(f, "  %*s", w[j], pct);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void ss_report_csv_str(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
+			  size_t n, const struct ss_report_opts *o)
+{
+	uint64_t sum = ss_agg_self_sum(a);
+	size_t k;
+
+	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls\n",
+		o->threads ? "pid,tid,thread," : "");
+	for (k = 0; k < n; k++) {
+		const struct ss_agg_row *r = &rows[k];
+		ss_report_csv_str(f, r->name);
+		fprintf(f, ",%s,", r->kind == SS_AGG_RANGE ? "range" : "function");
+		if (o->threads) {
+			fprintf(f, "%llu,%llu,", (unsigned long long)r->pid,
+				(unsigned long long)r->tid);
+			ss_report_csv_str(f, r->thread ? r->thread : "");
+			fputc(',', f);
+		}
+		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu\n",
+			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
+			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
+			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
+			(unsigned long long)r->calls);
+	}
+}
+
+static void ss_report_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
+			   size_t n, const struct ss_report_opts *o,
+			   const char *sortname)
+{
+	uint64_t sum = ss_agg_self_sum(a);
+	const struct ss_agg_step *steps;
+	size_t nsteps = ss_agg_steps(a, &steps), k, nc, j;
+	struct ss_agg_cycle *cy;
+
+	fprintf(f, "{\"self_total_ns\":%llu,\"steps\":%zu,\"processes\":%zu,\"threads\":%zu,\"sort\":",
+		(unsigned long long)sum, nsteps, ss_agg_nprocesses(a), ss_agg_nthreads(a));
+	ss_report_json_str(f, sortname);
+	fprintf(f, ",\n\"rows\":[");
+	for (k = 0; k < n; k++) {
+		const struct ss_agg_row *r = &rows[k];
+		fprintf(f, "%s\n{\"name\":", k ? "," : "");
+		ss_report_json_str(f, r->name);
+		fprintf(f, ",\"kind\":\"%s\"", r->kind == SS_AGG_RANGE ? "range" : "function");
+		if (o->threads) {
+			fprintf(f, ",\"pid\":%llu,\"tid\":%llu,\"thread\":",
+				(unsigned long long)r->pid, (unsigned long long)r->tid);
+			ss_report_json_str(f, r->thread ? r->thread : "");
+		}
+		fprintf(f, ",\"self_pct\":%.4f,\"self_ns\":%llu,\"total_pct\":%.4f,\"total_ns\":%llu,"
+			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu}",
+			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
+			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
+			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
+			(unsigned long long)r->calls);
+	}
+	fprintf(f, "\n],\n\"cycles\":[");
+	nc = ss_agg_cycles(a, &cy);
+	for (k = 0; k < nc; k++)
+		fprintf(f, "%s{\"cycle\":%u,\"count\":%zu,\"mean_ns\":%llu,\"p50_ns\":%llu,"
+			"\"p95_ns\":%llu,\"max_ns\":%llu,\"min_ns\":%llu,\"sum_ns\":%llu}",
+			k ? "," : "", cy[k].cycle, cy[k].count,
+			(unsigned long long)cy[k].mean_ns, (unsigned long long)cy[k].p50_ns,
+			(unsigned long long)cy[k].p95_ns, (unsigned long long)cy[k].max_ns,
+			(unsigned long long)cy[k].min_ns, (unsigned long long)cy[k].sum_ns);
+	free(cy);
+	fprintf(f, "]");
+	if (o->steps) {
+		const char *top[SS_REPORT_SHARE_TOP];
+		size_t ntop = ss_report_top(a, top, SS_REPORT_SHARE_TOP);
+		fprintf(f, ",\n\"step_list\":[");
+		for (k = 0; k < nsteps; k++) {
+			uint64_t d = steps[k].end_ns - steps[k].begin_ns;
+			fprintf(f, "%s\n{\"pid\":%llu,\"tid\":%llu,\"step\":%llu,\"cycle\":%u,\"ns\":%llu,\"self_ns\":{",
+				k ? "," : "", (unsigned long long)steps[k].pid,
+				(unsigned long long)steps[k].tid,
+				(unsigned long long)steps[k].step, steps[k].cycle,
+				(unsigned long long)d);
+			for (j = 0; j < ntop; j++) {
+				fprintf(f, "%s", j ? "," : "");
+				ss_report_json_str(f, top[j]);
+				fprintf(f, ":%llu", (unsigned long long)ss_agg_step_self(a, top[j], &steps[k]));
+			}
+			fprintf(f, "}}");
+		}
+		fprintf(f, "\n]");
+	}
+	fprintf(f, "}\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const char *const sortnames[] = { "total", "self", "avg", "calls",
+						 "max", "min", "name" };
+	struct ss_report_opts o = { NULL, NULL, "table", NULL, SS_AGG_SORT_TOTAL, 30, 0, 0, 0 };
+	struct ss_agg *a;
+	struct ss_exporter *ex;
+	struct ss_agg_row *rows;
+	char err[1024];
+	size_t n;
+	int i, rc;
+	FILE *f = stdout;
+
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i], *v = NULL;
+#define SS_REPORT_VAL(opt)                                                      \
+	(!strcmp(s, opt) ? (i + 1 < argc ? (v = argv[++i]) : NULL) :             \
+	 !strncmp(s, opt "=", sizeof(opt)) ? (v = s + sizeof(opt)) : NULL)
+		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			ss_report_usage(stdout);
+			return 0;
+		} else if (!strcmp(s, "--threads")) {
+			o.threads = 1;
+		} else if (!strcmp(s, "--steps")) {
+			o.steps = 1;
+		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
+			o.quiet = 1;
+		} else if (SS_REPORT_VAL("--sort")) {
+			o.sort = ss_agg_sort_parse(v);
+			if (o.sort < 0) {
+				fprintf(stderr, "stepscope: report: unknown sort key '%s' (use total, self, avg, calls, max, min or name)\n", v);
+				return 2;
+			}
+		} else if (SS_REPORT_VAL("--limit")) {
+			char *end;
+			long l = strtol(v, &end, 10);
+			if (*end || l < 0 || end == v) {
+				fprintf(stderr, "stepscope: report: --limit wants a number >= 0, not '%s'\n", v);
+				return 2;
+			}
+			o.limit = (int)l;
+		} else if (SS_REPORT_VAL("--format")) {
+			if (strcmp(v, "table") && strcmp(v, "csv") && strcmp(v, "json")) {
+				fprintf(stderr, "stepscope: report: unknown format '%s' (use table, csv or json)\n", v);
+				return 2;
+			}
+			o.format = v;
+		} else if (SS_REPORT_VAL("--backend")) {
+			o.backend = v;
+		} else if (!strcmp(s, "-o") || SS_REPORT_VAL("--output")) {
+			if (!v) {
+				if (i + 1 >= argc)
+					goto missing;
+				v = argv[++i];
+			}
+			o.out = v;
+		} else if (!strcmp(s, "--sort") || !strcmp(s, "--limit") ||
+			   !strcmp(s, "--format") || !strcmp(s, "--backend") ||
+			   !strcmp(s, "--output")) {
+			goto missing;
+		} else if (s[0] == '-' && s[1]) {
+			fprintf(stderr, "stepscope: report: unknown option '%s'; see 'stepscope report --help'\n", s);
+			return 2;
+		} else if (!o.dir) {
+			o.dir = s;
+		} else {
+			fprintf(stderr, "stepscope: report: one run directory expected, got '%s' too\n", s);
+			return 2;
+		}
+#undef SS_REPORT_VAL
+	}
+	if (!o.dir) {
+		ss_report_usage(stderr);
+		return 2;
+	}
+	if (o.steps && !strcmp(o.format, "csv")) {
+		fprintf(stderr, "stepscope: report: --steps has no CSV form; use --format json or table\n");
+		return 2;
+	}
+	a = ss_agg_new();
+	if (!a) {
+		fprintf(stderr, "stepscope: report: out of memory\n");
+		return 1;
+	}
+	ex = ss_agg_exporter(a);
+	rc = ss_agg_walk(o.dir, o.backend, o.quiet, &ex, 1, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "stepscope: %s\n", err);
+		ss_agg_free(a);
+		return rc;
+	}
+	if (ex->end(ex->ctx, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: report: %s\n", err);
+		ss_agg_free(a);
+		return 1;
+	}
+	if (o.out && !(f = fopen(o.out, "w"))) {
+		fprintf(stderr, "stepscope: %s: cannot create: %m\n", o.out);
+		ss_agg_free(a);
+		return 2;
+	}
+	n = ss_agg_rows(a, o.threads, &rows);
+	ss_agg_sort_rows(rows, n, (enum ss_agg_sort)o.sort);
+	if (o.limit && n > (size_t)o.limit)
+		n = (size_t)o.limit;
+	if (!strcmp(o.format, "csv")) {
+		ss_report_csv(f, a, rows, n, &o);
+	} else if (!strcmp(o.format, "json")) {
+		ss_report_json(f, a, rows, n, &o, sortnames[o.sort]);
+	} else {
+		ss_report_table(f, a, rows, n, &o);
+		if (o.steps)
+			ss_report_steps_text(f, a);
+	}
+	rc = 0;
+	if (fflush(f) || ferror(f)) {
+		fprintf(stderr, "stepscope: report: cannot write the report: %m\n");
+		rc = 1;
+	}
+	if (f != stdout)
+		fclose(f);
+	ss_agg_free(a);
+	return rc;
+missing:
+	fprintf(stderr, "stepscope: report: option '%s' needs a value\n", argv[i]);
+	return 2;
+}

@@ -1,0 +1,803 @@
+/*
+ * export-perfetto.c - write slices and counters as a native Perfetto
+ * protobuf trace (.perfetto-trace), encoded by hand.
+ *
+ * Design: a Trace is a run of `packet` fields (field 1, length-delimited
+ * TracePacket).  Every thread gets its own packet sequence with:
+ *   - a ClockSnapshot making clock 64 an incremental (delta) clock equal to
+ *     CLOCK_MONOTONIC (and BOOTTIME, the default trace clock, set equal);
+ *   - TracePacketDefaults: timestamp_clock_id 64, track_uuid = the thread;
+ *   - TrackEvent SLICE_BEGIN/END packets whose timestamps are deltas and
+ *     whose names are interned (InternedData.event_names, sent once per
+ *     sequence with the first event that uses them).
+ * A BEGIN costs about 13 bytes, an END about 11.  User ranges and steps go
+ * to child tracks of the thread; counters to counter tracks of the process
+ * on one sequence per process.  Track descriptors come first.
+ *
+ * Perfetto has no "complete" event, so BEGIN/END must be in time order per
+ * sequence while slices arrive as they close: the slices of the current
+ * thread are buffered (24 bytes each), sorted and written when the next
+ * thread starts.  Field numbers: protos/perfetto/trace/trace_packet.proto
+ * and the track_event protos; tests/proto/perfetto-subset.proto mirrors the
+ * part used here.
+ *
+ * Must never: emit a negative timestamp delta, or a BEGIN/END pair that
+ * does not nest on its track.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+
+/* field numbers */
+enum {
+	SS_PF_TRACE_PACKET = 1,
+	SS_PF_PKT_CLOCK_SNAPSHOT = 6,
+	SS_PF_PKT_TIMESTAMP = 8,
+	SS_PF_PKT_SEQ_ID = 10,
+	SS_PF_PKT_TRACK_EVENT = 11,
+	SS_PF_PKT_INTERNED = 12,
+	SS_PF_PKT_SEQ_FLAGS = 13,
+	SS_PF_PKT_DEFAULTS = 59,
+	SS_PF_PKT_TRACK_DESC = 60,
+	SS_PF_DEF_CLOCK_ID = 58,
+	SS_PF_DEF_TRACK_EVENT = 11,
+	SS_PF_TED_TRACK_UUID = 11,
+	SS_PF_TE_TYPE = 9,
+	SS_PF_TE_NAME_IID = 10,
+	SS_PF_TE_TRACK_UUID = 11,
+	SS_PF_TE_COUNTER_VALUE = 30,
+	SS_PF_TE_DOUBLE_COUNTER_VALUE = 44,
+	SS_PF_TD_UUID = 1,
+	SS_PF_TD_NAME = 2,
+	SS_PF_TD_PROCESS = 3,
+	SS_PF_TD_THREAD = 4,
+	SS_PF_TD_PARENT = 5,
+	SS_PF_TD_COUNTER = 8,
+	SS_PF_PD_PID = 1,
+	SS_PF_PD_NAME = 6,
+	SS_PF_THD_PID = 1,
+	SS_PF_THD_TID = 2,
+	SS_PF_THD_NAME = 5,
+	SS_PF_CD_UNIT = 3,
+	SS_PF_ID_EVENT_NAMES = 2,
+	SS_PF_EN_IID = 1,
+	SS_PF_EN_NAME = 2,
+	SS_PF_CS_CLOCKS = 1,
+	SS_PF_CS_PRIMARY = 2,
+	SS_PF_CK_ID = 1,
+	SS_PF_CK_TS = 2,
+	SS_PF_CK_INCREMENTAL = 3,
+};
+
+#define SS_PF_TYPE_BEGIN 1
+#define SS_PF_TYPE_END 2
+#define SS_PF_TYPE_COUNTER 4
+#define SS_PF_CLOCK_MONOTONIC 3
+#define SS_PF_CLOCK_BOOTTIME 6
+#define SS_PF_CLOCK_SEQ 64
+#define SS_PF_SEQ_CLEARED 1
+#define SS_PF_UNIT_BYTES 3
+
+#define SS_PF_BUF (1u << 20)
+
+enum { SS_PF_TRACK_FUNC, SS_PF_TRACK_RANGE, SS_PF_TRACK_STEP, SS_PF_NTRACKS };
+
+struct ss_pf_slice {
+	uint64_t begin, end;
+	uint32_t name;           /* global name id */
+	uint16_t depth;
+	uint8_t track;
+};
+
+/* a small growable byte string for nested messages */
+struct ss_pf_msg {
+	uint8_t *p;
+	size_t n, cap;
+	int oom;
+};
+
+struct ss_pf_thread {
+	uint64_t pid, tid, uuid;
+	char *name;
+};
+
+struct ss_pf_ctr {
+	uint64_t pid, uuid;
+	char *name;
+};
+
+struct ss_pf_cval {
+	uint64_t ns;
+	double v;
+	uint64_t uuid;
+};
+
+struct ss_perfetto {
+	struct ss_exporter ex;
+	FILE *f;
+	char *path;
+	int werr;
+	struct ss_pf_msg out;            /* pending output bytes */
+	uint64_t next_uuid;
+	uint32_t next_seq;
+	/* names */
+	char **names;
+	size_t nnames, capnames;
+	uint32_t *nhash;
+	size_t nhcap;
+	/* processes */
+	uint64_t *pids, *puuids;
+	size_t npids, cappids;
+	struct ss_pf_thread *threads;
+	size_t nthreads, capthreads;
+	/* current thread's slices */
+	struct ss_pf_thread *cur;
+	struct ss_pf_slice *sl;
+	size_t nsl, capsl;
+	uint8_t *sent;                   /* per name: interned on this sequence */
+	size_t capsent;
+	/* counters of the current process */
+	uint64_t ctr_pid;
+	struct ss_pf_ctr *ctrs;
+	size_t nctrs, capctrs;
+	struct ss_pf_cval *cv;
+	size_t ncv, capcv;
+	uint64_t bytes_events;           /* bytes of TrackEvent packets */
+	uint64_t track_events;
+};
+
+static int ss_pf_grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	void *np;
+	size_t nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 64;
+	while (nc <= n)
+		nc *= 2;
+	np = realloc(*p, nc * elem);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- encoding */
+
+static void ss_pf_bytes(struct ss_pf_msg *m, const void *p, size_t n)
+{
+	if (m->n + n > m->cap) {
+		size_t nc = m->cap ? m->cap : 256;
+		uint8_t *np;
+		while (nc < m->n + n)
+			nc *= 2;
+		np = realloc(m->p, nc);
+		if (!np) {
+			m->oom = 1;
+			return;
+		}
+		m->p = np;
+		m->cap = nc;
+	}
+	memcpy(m->p + m->n, p, n);
+	m->n += n;
+}
+
+static size_t ss_pf_varint_enc(uint8_t *b, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	return n;
+}
+
+static void ss_pf_varint(struct ss_pf_msg *m, uint64_t v)
+{
+	uint8_t b[10];
+
+	ss_pf_bytes(m, b, ss_pf_varint_enc(b, v));
+}
+
+static void ss_pf_uint(struct ss_pf_msg *m, unsigned field, uint64_t v)
+{
+	ss_pf_varint(m, (uint64_t)field << 3);
+	ss_pf_varint(m, v);
+}
+
+static void ss_pf_double(struct ss_pf_msg *m, unsigned field, double v)
+{
+	ss_pf_varint(m, (uint64_t)field << 3 | 1);
+	ss_pf_bytes(m, &v, 8);  /* little-endian hosts only, like format.h */
+}
+
+static void ss_pf_lenfield(struct ss_pf_msg *m, unsigned field, const void *p,
+			   size_t n)
+{
+	ss_pf_varint(m, (uint64_t)field << 3 | 2);
+	ss_pf_varint(m, n);
+	ss_pf_bytes(m, p, n);
+}
+
+static void ss_pf_str(struct ss_pf_msg *m, unsigned field, const char *s)
+{
+	ss_pf_lenfield(m, field, s, strlen(s));
+}
+
+static void ss_pf_sub(struct ss_pf_msg *m, unsigned field, const struct ss_pf_msg *sub)
+{
+	ss_pf_lenfield(m, field, sub->p, sub->n);
+	if (sub->oom)
+		m->oom = 1;
+}
+
+static void ss_pf_flush(struct ss_perfetto *pf)
+{
+	if (pf->out.n && fwrite(pf->out.p, 1, pf->out.n, pf->f) != pf->out.n &&
+	    !pf->werr)
+		pf->werr = errno ? errno : EIO;
+	pf->out.n = 0;
+}
+
+/* Append one TracePacket (already encoded in pkt) to the trace. */
+static void ss_pf_packet(struct ss_perfetto *pf, struct ss_pf_msg *pkt)
+{
+	ss_pf_sub(&pf->out, SS_PF_TRACE_PACKET, pkt);
+	if (pkt->oom && !pf->werr)
+		pf->werr = ENOMEM;
+	pkt->n = 0;
+	if (pf->out.n >= SS_PF_BUF)
+		ss_pf_flush(pf);
+}
+
+/* ---------------------------------------------------------------- names */
+
+static uint64_t ss_pf_hash(const char *s)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+static uint32_t ss_pf_intern(struct ss_perfetto *pf, const char *s)
+{
+	size_t i;
+
+	if (pf->nhcap) {
+		i = ss_pf_hash(s) & (pf->nhcap - 1);
+		while (pf->nhash[i]) {
+			if (!strcmp(pf->names[pf->nhash[i] - 1], s))
+				return pf->nhash[i] - 1;
+			i = (i + 1) & (pf->nhcap - 1);
+		}
+	}
+	if ((pf->nnames + 1) * 2 > pf->nhcap) {
+		size_t nc = pf->nhcap ? pf->nhcap * 2 : 256, k;
+		uint32_t *nh = calloc(nc, sizeof(*nh));
+		if (!nh)
+			return UINT32_MAX;
+		for (k = 0; k < pf->nnames; k++) {
+			size_t j = ss_pf_hash(pf->names[k]) & (nc - 1);
+			while (nh[j])
+				j = (j + 1) & (nc - 1);
+			nh[j] = (uint32_t)k + 1;
+		}
+		free(pf->nhash);
+		pf->nhash = nh;
+		pf->nhcap = nc;
+	}
+	if (ss_pf_grow((void **)&pf->names, &pf->capnames, pf->nnames, sizeof(char *)) ||
+	    !(pf->names[pf->nnames] = strdup(s)))
+		return UINT32_MAX;
+	i = ss_pf_hash(s) & (pf->nhcap - 1);
+	while (pf->nhash[i])
+		i = (i + 1) & (pf->nhcap - 1);
+	pf->nhash[i] = (uint32_t)pf->nnames + 1;
+	return (uint32_t)pf->nnames++;
+}
+
+/* ---------------------------------------------------------------- tracks */
+
+static void ss_pf_track_desc(struct ss_perfetto *pf, uint64_t uuid, uint64_t parent,
+			     const char *name, const struct ss_pf_msg *process,
+			     const struct ss_pf_msg *thread, int counter_bytes)
+{
+	struct ss_pf_msg td = { 0 }, pkt = { 0 }, cd = { 0 };
+
+	ss_pf_uint(&td, SS_PF_TD_UUID, uuid);
+	if (name)
+		ss_pf_str(&td, SS_PF_TD_NAME, name);
+	if (process)
+		ss_pf_sub(&td, SS_PF_TD_PROCESS, process);
+	if (thread)
+		ss_pf_sub(&td, SS_PF_TD_THREAD, thread);
+	if (parent)
+		ss_pf_uint(&td, SS_PF_TD_PARENT, parent);
+	if (counter_bytes) {
+		ss_pf_uint(&cd, SS_PF_CD_UNIT, SS_PF_UNIT_BYTES);
+		ss_pf_sub(&td, SS_PF_TD_COUNTER, &cd);
+	}
+	ss_pf_sub(&pkt, SS_PF_PKT_TRACK_DESC, &td);
+	ss_pf_packet(pf, &pkt);
+	free(td.p);
+	free(pkt.p);
+	free(cd.p);
+}
+
+static uint64_t ss_pf_process_uuid(struct ss_perfetto *pf, uint64_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < pf->npids; i++)
+		if (pf->pids[i] == pid)
+			return pf->puuids[i];
+	return 0;
+}
+
+/* Start a sequence: clock snapshot at t, defaults (clock 64, track). */
+static uint32_t ss_pf_sequence(struct ss_perfetto *pf, uint64_t t, uint64_t track)
+{
+	struct ss_pf_msg pkt = { 0 }, cs = { 0 }, ck = { 0 }, def = { 0 }, ted = { 0 };
+	uint32_t seq = pf->next_seq++;
+	static const unsigned ids[] = { SS_PF_CLOCK_BOOTTIME, SS_PF_CLOCK_MONOTONIC,
+					SS_PF_CLOCK_SEQ };
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		ck.n = 0;
+		ss_pf_uint(&ck, SS_PF_CK_ID, ids[i]);
+		ss_pf_uint(&ck, SS_PF_CK_TS, t);
+		if (ids[i] == SS_PF_CLOCK_SEQ)
+			ss_pf_uint(&ck, SS_PF_CK_INCREMENTAL, 1);
+		ss_pf_sub(&cs, SS_PF_CS_CLOCKS, &ck);
+	}
+	ss_pf_uint(&cs, SS_PF_CS_PRIMARY, SS_PF_CLOCK_BOOTTIME);
+	ss_pf_sub(&pkt, SS_PF_PKT_CLOCK_SNAPSHOT, &cs);
+	ss_pf_uint(&pkt, SS_PF_PKT_SEQ_ID, seq);
+	ss_pf_uint(&pkt, SS_PF_PKT_SEQ_FLAGS, SS_PF_SEQ_CLEARED);
+	ss_pf_uint(&def, SS_PF_DEF_CLOCK_ID, SS_PF_CLOCK_SEQ);
+	if (track) {
+		ss_pf_uint(&ted, SS_PF_TED_TRACK_UUID, track);
+		ss_pf_sub(&def, SS_PF_DEF_TRACK_EVENT, &ted);
+	}
+	ss_pf_sub(&pkt, SS_PF_PKT_DEFAULTS, &def);
+	ss_pf_packet(pf, &pkt);
+	free(pkt.p);
+	free(cs.p);
+	free(ck.p);
+	free(def.p);
+	free(ted.p);
+	return seq;
+}
+
+/* One TrackEvent packet at delta dt on sequence seq. */
+static void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
+			struct ss_pf_msg *te, uint32_t seq, uint64_t dt,
+			unsigned type, uint64_t track, uint32_t name, int counter,
+			double value)
+{
+	size_t before = pf->out.n;
+
+	pkt->n = 0;
+	te->n = 0;
+	ss_pf_uint(pkt, SS_PF_PKT_TIMESTAMP, dt);
+	ss_pf_uint(pkt, SS_PF_PKT_SEQ_ID, seq);
+	ss_pf_uint(te, SS_PF_TE_TYPE, type);
+	if (type == SS_PF_TYPE_BEGIN)
+		ss_pf_uint(te, SS_PF_TE_NAME_IID, (uint64_t)name + 1);
+	if (track)
+		ss_pf_uint(te, SS_PF_TE_TRACK_UUID, track);
+	if (counter) {
+		if (value >= 0 && value < 9.2e18 && value == (double)(int64_t)value)
+			ss_pf_uint(te, SS_PF_TE_COUNTER_VALUE, (uint64_t)(int64_t)value);
+		else
+			ss_pf_double(te, SS_PF_TE_DOUBLE_COUNTER_VALUE, value);
+	}
+	ss_pf_sub(pkt, SS_PF_PKT_TRACK_EVENT, te);
+	if (type == SS_PF_TYPE_BEGIN && name < pf->capsent && !pf->sent[name]) {
+		struct ss_pf_msg id = { 0 }, en = { 0 };
+		pf->sent[name] = 1;
+		ss_pf_uint(&en, SS_PF_EN_IID, (uint64_t)name + 1);
+		ss_pf_str(&en, SS_PF_EN_NAME, pf->names[name]);
+		ss_pf_sub(&id, SS_PF_ID_EVENT_NAMES, &en);
+		ss_pf_sub(pkt, SS_PF_PKT_INTERNED, &id);
+		free(id.p);
+		free(en.p);
+	}
+	ss_pf_packet(pf, pkt);
+	pf->bytes_events += pf->out.n >= before ? pf->out.n - before : 0;
+	pf->track_events++;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+static int ss_pf_cmp_slice(const void *x, const void *y)
+{
+	const struct ss_pf_slice *a = x, *b = y;
+
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	if (a->begin != b->begin)
+		return a->begin < b->begin ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return a->depth < b->depth ? -1 : a->depth > b->depth;
+}
+
+struct ss_pf_tev {
+	uint64_t ts;
+	uint32_t name;
+	uint8_t type, track;
+};
+
+/* Write the buffered slices of the current thread. */
+static void ss_pf_thread_flush(struct ss_perfetto *pf)
+{
+	struct ss_pf_thread *t = pf->cur;
+	struct ss_pf_tev *ev[SS_PF_NTRACKS] = { NULL };
+	size_t nev[SS_PF_NTRACKS] = { 0 }, pos[SS_PF_NTRACKS] = { 0 }, i, k;
+	uint64_t *stack = NULL, first = UINT64_MAX, last;
+	uint64_t tracks[SS_PF_NTRACKS];
+	int used[SS_PF_NTRACKS] = { 0 };
+	struct ss_pf_msg pkt = { 0 }, te = { 0 };
+	uint32_t seq;
+	static const char *const tnames[] = { NULL, "user ranges", "steps" };
+
+	pf->cur = NULL;
+	if (!t || !pf->nsl)
+		return;
+	qsort(pf->sl, pf->nsl, sizeof(*pf->sl), ss_pf_cmp_slice);
+	stack = malloc(pf->nsl * sizeof(*stack));
+	for (k = 0; k < SS_PF_NTRACKS; k++)
+		ev[k] = malloc(2 * pf->nsl * sizeof(**ev));
+	if (!stack || !ev[0] || !ev[1] || !ev[2]) {
+		pf->werr = ENOMEM;
+		goto out;
+	}
+	/* per track: a properly nested BEGIN/END list in time order */
+	for (i = 0; i < pf->nsl;) {
+		unsigned tr = pf->sl[i].track;
+		size_t sp = 0;
+		uint32_t *names = NULL;
+		struct ss_pf_tev *e = ev[tr];
+		size_t *n = &nev[tr];
+		used[tr] = 1;
+		for (; i < pf->nsl && pf->sl[i].track == tr; i++) {
+			struct ss_pf_slice *s = &pf->sl[i];
+			uint64_t end = s->end;
+			while (sp && stack[sp - 1] <= s->begin) {
+				e[*n].ts = stack[--sp];
+				e[*n].type = SS_PF_TYPE_END;
+				e[*n].track = (uint8_t)tr;
+				e[*n].name = 0;
+				(*n)++;
+			}
+			if (sp && end > stack[sp - 1])
+				end = stack[sp - 1];  /* crossing: cut to the parent */
+			e[*n].ts = s->begin;
+			e[*n].type = SS_PF_TYPE_BEGIN;
+			e[*n].track = (uint8_t)tr;
+			e[*n].name = s->name;
+			(*n)++;
+			stack[sp++] = end;
+			if (s->begin < first)
+				first = s->begin;
+		}
+		while (sp) {
+			e[*n].ts = stack[--sp];
+			e[*n].type = SS_PF_TYPE_END;
+			e[*n].track = (uint8_t)tr;
+			e[*n].name = 0;
+			(*n)++;
+		}
+		(void)names;
+	}
+	tracks[SS_PF_TRACK_FUNC] = t->uuid;
+	for (k = 1; k < SS_PF_NTRACKS; k++) {
+		tracks[k] = 0;
+		if (!used[k])
+			continue;
+		tracks[k] = pf->next_uuid++;
+		ss_pf_track_desc(pf, tracks[k], t->uuid, tnames[k], NULL, NULL, 0);
+	}
+	if (pf->capsent < pf->nnames) {
+		uint8_t *ns = realloc(pf->sent, pf->nnames);
+		if (!ns) {
+			pf->werr = ENOMEM;
+			goto out;
+		}
+		pf->sent = ns;
+		pf->capsent = pf->nnames;
+	}
+	memset(pf->sent, 0, pf->capsent);
+	seq = ss_pf_sequence(pf, first, t->uuid);
+	last = first;
+	/* merge the tracks by time */
+	for (;;) {
+		int best = -1;
+		for (k = 0; k < SS_PF_NTRACKS; k++)
+			if (pos[k] < nev[k] &&
+			    (best < 0 || ev[k][pos[k]].ts < ev[best][pos[best]].ts))
+				best = (int)k;
+		if (best < 0)
+			break;
+		{
+			struct ss_pf_tev *e = &ev[best][pos[best]++];
+			uint64_t ts = e->ts < last ? last : e->ts;
+			ss_pf_event(pf, &pkt, &te, seq, ts - last, e->type,
+				    best == SS_PF_TRACK_FUNC ? 0 : tracks[best],
+				    e->name, 0, 0);
+			last = ts;
+		}
+	}
+out:
+	for (k = 0; k < SS_PF_NTRACKS; k++)
+		free(ev[k]);
+	free(stack);
+	free(pkt.p);
+	free(te.p);
+	pf->nsl = 0;
+}
+
+static int ss_pf_cmp_cval(const void *x, const void *y)
+{
+	const struct ss_pf_cval *a = x, *b = y;
+
+	return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+/* Write the buffered counter samples of the current process. */
+static void ss_pf_counters_flush(struct ss_perfetto *pf)
+{
+	struct ss_pf_msg pkt = { 0 }, te = { 0 };
+	uint64_t last;
+	uint32_t seq;
+	size_t i;
+
+	if (!pf->ncv)
+		return;
+	qsort(pf->cv, pf->ncv, sizeof(*pf->cv), ss_pf_cmp_cval);
+	seq = ss_pf_sequence(pf, pf->cv[0].ns, 0);
+	last = pf->cv[0].ns;
+	for (i = 0; i < pf->ncv; i++) {
+		ss_pf_event(pf, &pkt, &te, seq, pf->cv[i].ns - last, SS_PF_TYPE_COUNTER,
+			    pf->cv[i].uuid, 0, 1, pf->cv[i].v);
+		last = pf->cv[i].ns;
+	}
+	pf->ncv = 0;
+	free(pkt.p);
+	free(te.p);
+}
+
+/* ---------------------------------------------------------------- exporter */
+
+static int ss_pf_begin(void *ctx, uint64_t t0_ns)
+{
+	(void)ctx;
+	(void)t0_ns;  /* absolute CLOCK_MONOTONIC times: align with other traces */
+	return 0;
+}
+
+static void ss_pf_process(void *ctx, uint64_t pid, const char *name)
+{
+	struct ss_perfetto *pf = ctx;
+	struct ss_pf_msg pd = { 0 };
+	uint64_t uuid;
+
+	ss_pf_thread_flush(pf);
+	ss_pf_counters_flush(pf);
+	if (ss_pf_process_uuid(pf, pid))
+		return;
+	if (ss_pf_grow((void **)&pf->pids, &pf->cappids, pf->npids, sizeof(uint64_t)))
+		return;
+	pf->puuids = realloc(pf->puuids, pf->cappids * sizeof(uint64_t));
+	if (!pf->puuids)
+		return;
+	uuid = pf->next_uuid++;
+	pf->pids[pf->npids] = pid;
+	pf->puuids[pf->npids++] = uuid;
+	ss_pf_uint(&pd, SS_PF_PD_PID, pid);
+	ss_pf_str(&pd, SS_PF_PD_NAME, name);
+	ss_pf_track_desc(pf, uuid, 0, NULL, &pd, NULL, 0);
+	free(pd.p);
+}
+
+static struct ss_pf_thread *ss_pf_find_thread(struct ss_perfetto *pf, uint64_t pid,
+					      uint64_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < pf->nthreads; i++)
+		if (pf->threads[i].pid == pid && pf->threads[i].tid == tid)
+			return &pf->threads[i];
+	return NULL;
+}
+
+static void ss_pf_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
+{
+	struct ss_perfetto *pf = ctx;
+	struct ss_pf_msg th = { 0 };
+	struct ss_pf_thread *t;
+
+	if (ss_pf_find_thread(pf, pid, tid))
+		return;
+	ss_pf_thread_flush(pf);
+	if (ss_pf_grow((void **)&pf->threads, &pf->capthreads, pf->nthreads,
+		       sizeof(*t)))
+		return;
+	t = &pf->threads[pf->nthreads++];
+	t->pid = pid;
+	t->tid = tid;
+	t->uuid = pf->next_uuid++;
+	t->name = NULL;
+	ss_pf_uint(&th, SS_PF_THD_PID, pid);
+	ss_pf_uint(&th, SS_PF_THD_TID, tid);
+	ss_pf_str(&th, SS_PF_THD_NAME, name);
+	ss_pf_track_desc(pf, t->uuid, ss_pf_process_uuid(pf, pid), NULL, NULL, &th, 0);
+	free(th.p);
+}
+
+static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
+			const struct ss_slice *s)
+{
+	struct ss_perfetto *pf = ctx;
+	struct ss_pf_slice *o;
+	uint32_t name;
+
+	if (!pf->cur || pf->cur->pid != pid || pf->cur->tid != tid) {
+		struct ss_pf_thread *t;
+		ss_pf_thread_flush(pf);
+		t = ss_pf_find_thread(pf, pid, tid);
+		if (!t) {
+			char tn[64];
+			snprintf(tn, sizeof(tn), "thread %llu", (unsigned long long)tid);
+			ss_pf_thread(pf, pid, tid, tn);
+			t = ss_pf_find_thread(pf, pid, tid);
+			if (!t)
+				return;
+		}
+		pf->cur = t;
+	}
+	name = ss_pf_intern(pf, s->name ? s->name : "?");
+	if (name == UINT32_MAX ||
+	    ss_pf_grow((void **)&pf->sl, &pf->capsl, pf->nsl, sizeof(*o))) {
+		pf->werr = ENOMEM;
+		return;
+	}
+	o = &pf->sl[pf->nsl++];
+	o->begin = s->begin_ns;
+	o->end = s->end_ns > s->begin_ns ? s->end_ns : s->begin_ns;
+	o->name = name;
+	o->depth = s->depth > 0xffff ? 0xffff : (uint16_t)s->depth;
+	o->track = s->cat == SS_SLICE_RANGE ? SS_PF_TRACK_RANGE :
+		   s->cat == SS_SLICE_STEP ? SS_PF_TRACK_STEP : SS_PF_TRACK_FUNC;
+	pf->ex.events++;
+}
+
+static void ss_pf_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns,
+			  double value)
+{
+	struct ss_perfetto *pf = ctx;
+	struct ss_pf_ctr *c = NULL;
+	size_t i;
+
+	ss_pf_thread_flush(pf);
+	if (pf->ncv && pf->ctr_pid != pid)
+		ss_pf_counters_flush(pf);
+	pf->ctr_pid = pid;
+	for (i = 0; i < pf->nctrs; i++)
+		if (pf->ctrs[i].pid == pid && !strcmp(pf->ctrs[i].name, name))
+			c = &pf->ctrs[i];
+	if (!c) {
+		if (ss_pf_grow((void **)&pf->ctrs, &pf->capctrs, pf->nctrs, sizeof(*c)))
+			return;
+		c = &pf->ctrs[pf->nctrs];
+		c->pid = pid;
+		c->uuid = pf->next_uuid++;
+		if (!(c->name = strdup(name)))
+			return;
+		pf->nctrs++;
+		ss_pf_track_desc(pf, c->uuid, ss_pf_process_uuid(pf, pid), name, NULL,
+				 NULL, 1);
+	}
+	if (ss_pf_grow((void **)&pf->cv, &pf->capcv, pf->ncv, sizeof(*pf->cv)))
+		return;
+	pf->cv[pf->ncv].ns = ns;
+	pf->cv[pf->ncv].v = value;
+	pf->cv[pf->ncv].uuid = c->uuid;
+	pf->ncv++;
+	pf->ex.events++;
+}
+
+static int ss_pf_end(void *ctx, char *err, size_t errlen)
+{
+	struct ss_perfetto *pf = ctx;
+
+	ss_pf_thread_flush(pf);
+	ss_pf_counters_flush(pf);
+	ss_pf_flush(pf);
+	if (fclose(pf->f) && !pf->werr)
+		pf->werr = errno ? errno : EIO;
+	pf->f = NULL;
+	if (pf->werr) {
+		snprintf(err, errlen, "%s: cannot write: %s", pf->path,
+			 strerror(pf->werr));
+		return -1;
+	}
+	return 0;
+}
+
+static void ss_pf_release(void *ctx)
+{
+	struct ss_perfetto *pf = ctx;
+	size_t i;
+
+	if (pf->f)
+		fclose(pf->f);
+	for (i = 0; i < pf->nnames; i++)
+		free(pf->names[i]);
+	for (i = 0; i < pf->nctrs; i++)
+		free(pf->ctrs[i].name);
+	free(pf->names);
+	free(pf->nhash);
+	free(pf->pids);
+	free(pf->puuids);
+	free(pf->threads);
+	free(pf->sl);
+	free(pf->sent);
+	free(pf->ctrs);
+	free(pf->cv);
+	free(pf->out.p);
+	free(pf->path);
+	free(pf);
+}
+
+void ss_export_perfetto_stats(const struct ss_exporter *e, uint64_t *bytes,
+			      uint64_t *track_events)
+{
+	const struct ss_perfetto *pf = e->ctx;
+
+	*bytes = pf->bytes_events;
+	*track_events = pf->track_events;
+}
+
+struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
+					    size_t errlen)
+{
+	struct ss_perfetto *pf = calloc(1, sizeof(*pf));
+
+	if (!pf || !(pf->path = strdup(path))) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		free(pf);
+		return NULL;
+	}
+	pf->f = fopen(path, "wb");
+	if (!pf->f) {
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		ss_pf_release(pf);
+		return NULL;
+	}
+	pf->next_uuid = 1;
+	pf->next_seq = 1;
+	pf->ex.ctx = pf;
+	pf->ex.begin = ss_pf_begin;
+	pf->ex.process = ss_pf_process;
+	pf->ex.thread = ss_pf_thread;
+	pf->ex.slice = ss_pf_slice;
+	pf->ex.counter = ss_pf_counter;
+	pf->ex.end = ss_pf_end;
+	pf->ex.release = ss_pf_release;
+	return &pf->ex;
+}

@@ -1,0 +1,258 @@
+/*
+ * test-perfetto.c - `stepscope symbolize --format perfetto` on a synthetic
+ * raw trace (exact times, names from this binary): the file decodes with
+ * protoc against tests/proto/perfetto-subset.proto, every slice appears as
+ * one SLICE_BEGIN with the right interned name and one SLICE_END, steps
+ * land on their own track, memory samples become counter events (and "C"
+ * events in the Chrome JSON), and timestamps rebuilt from the incremental
+ * clock are exact.
+ *
+ * Skips (exit 77, saying why) when protoc is not installed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "trace-writer.h"
+
+__attribute__((noinline, used)) void ss_p_outer(void) { __asm__ volatile(""); }
+__attribute__((noinline, used)) void ss_p_inner(void) { __asm__ volatile("nop"); }
+
+static char dir[] = "/tmp/ss-test-perfetto-XXXXXX";
+
+static struct ss_event ev(uint64_t ts, unsigned kind, void (*fn)(void))
+{
+	struct ss_event e = { ts, SS_EV_WORD(kind, (uint64_t)(uintptr_t)fn) };
+	return e;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+
+	if (!f)
+		return NULL;
+	do {
+		if (cap - n < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap + 1);
+			assert_non_null(buf);
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+	} while (got);
+	fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+/* outer [1000, 5000] calls inner 3 times: [1100,1200] [2000,2500] [3000,4000];
+ * steps 7 at 900 and 8 at 2900; two memory samples. */
+static int setup(void **state)
+{
+	struct ss_tw *w;
+	char path[256], *maps;
+	struct ss_meta_counter c;
+	struct ss_event e[] = {
+		ev(1000, SS_EV_ENTER, ss_p_outer),
+		ev(1100, SS_EV_ENTER, ss_p_inner), ev(1200, SS_EV_EXIT, ss_p_inner),
+		ev(2000, SS_EV_ENTER, ss_p_inner), ev(2500, SS_EV_EXIT, ss_p_inner),
+		ev(3000, SS_EV_ENTER, ss_p_inner), ev(4000, SS_EV_EXIT, ss_p_inner),
+		ev(5000, SS_EV_EXIT, ss_p_outer),
+	};
+
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	w = ss_tw_new(SS_CLOCK_MONOTONIC, 77);
+	maps = slurp("/proc/self/maps");
+	ss_tw_meta_maps(w, 1, maps);
+	free(maps);
+	ss_tw_meta_thread(w, 77, "main-thread");
+	ss_tw_meta_step(w, 900, 7, 77, 1, SS_STEP_RECORD, 0);
+	ss_tw_meta_step(w, 2900, 8, 77, 1, SS_STEP_RECORD, 0);
+	memset(&c, 0, sizeof(c));
+	strcpy(c.track, "host.rss");
+	c.value = 1000000;
+	ss_tw_meta(w, SS_META_COUNTER, 1500, &c, sizeof(c));
+	c.value = 2000000;
+	ss_tw_meta(w, SS_META_COUNTER, 3500, &c, sizeof(c));
+	ss_tw_events(w, 77, 1, 0, e, sizeof(e) / sizeof(e[0]), 64);
+	snprintf(path, sizeof(path), "%s/prog.77.sstrace", dir);
+	if (ss_tw_write(w, path, SIZE_MAX))
+		return -1;
+	ss_tw_free(w);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static void sh(const char *fmt, const char *a, const char *b)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	if (system(cmd)) {
+		print_error("failed: %s\n", cmd);
+		fail();
+	}
+}
+
+struct decoded {
+	int begins[4];      /* outer, inner, ProfilerStep#7, ProfilerStep#8 */
+	int ends, counters, other_begins;
+	uint64_t inner_ts[3];
+	int ninner;
+};
+
+/* Walk protoc's text output: per packet, resolve name_iid through the
+ * names interned on its sequence, rebuild absolute time from the clock
+ * snapshot and the deltas. */
+static void decode(const char *text, struct decoded *d)
+{
+	static const char *const want[] = { "ss_p_outer", "ss_p_inner",
+					    "ProfilerStep#7", "ProfilerStep#8" };
+	char names[64][64];
+	char *copy = strdup(text), *save = NULL, *l;
+	uint64_t iid = 0, ts = 0, now = 0, cur_iid = 0, snap = 0;
+	int type = 0, in_snap = 0, have_ts = 0, k;
+
+	memset(d, 0, sizeof(*d));
+	memset(names, 0, sizeof(names));
+	for (l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long v;
+		char s[64];
+		int top = l[0] == '}';  /* the end of a packet */
+		while (*l == ' ')
+			l++;
+		if (!strcmp(l, "packet {")) {
+			type = 0;
+			cur_iid = 0;
+			have_ts = 0;
+		} else if (!strcmp(l, "clock_snapshot {")) {
+			in_snap = 1;
+		} else if (in_snap && sscanf(l, "timestamp: %llu", &v) == 1) {
+			snap = v;
+		} else if (in_snap && !strncmp(l, "is_incremental: true", 20)) {
+			now = snap;
+			in_snap = 0;
+		} else if (sscanf(l, "timestamp: %llu", &v) == 1) {
+			ts = v;
+			have_ts = 1;
+		} else if (sscanf(l, "name_iid: %llu", &v) == 1) {
+			cur_iid = v;
+		} else if (sscanf(l, "iid: %llu", &v) == 1) {
+			iid = v;
+		} else if (sscanf(l, "name: \"%63[^\"]\"", s) == 1 && iid && iid < 64) {
+			strcpy(names[iid], s);
+			iid = 0;
+		} else if (!strcmp(l, "type: TYPE_SLICE_BEGIN")) {
+			type = 1;
+		} else if (!strcmp(l, "type: TYPE_SLICE_END")) {
+			type = 2;
+		} else if (!strcmp(l, "type: TYPE_COUNTER")) {
+			type = 4;
+		} else if (top && type) {
+			if (have_ts)
+				now += ts;
+			have_ts = 0;
+			if (type == 1) {
+				const char *n = cur_iid < 64 ? names[cur_iid] : "";
+				int hit = 0;
+				for (k = 0; k < 4; k++)
+					if (!strcmp(n, want[k])) {
+						d->begins[k]++;
+						hit = 1;
+					}
+				if (!hit)
+					d->other_begins++;
+				if (!strcmp(n, "ss_p_inner") && d->ninner < 3)
+					d->inner_ts[d->ninner++] = now;
+			} else if (type == 2) {
+				d->ends++;
+			} else if (type == 4) {
+				d->counters++;
+			}
+			type = 0;
+		}
+	}
+	free(copy);
+}
+
+static void test_perfetto_decodes(void **state)
+{
+	char pf[300], txt[300], json[300], proto[512], *t;
+	struct decoded d;
+
+	(void)state;
+	if (system("command -v protoc >/dev/null 2>&1")) {
+		fprintf(stderr, "test-perfetto: skipped: protoc not installed "
+			"(apt-get install protobuf-compiler)\n");
+		skip();
+	}
+	snprintf(pf, sizeof(pf), "%s/t.perfetto-trace", dir);
+	snprintf(txt, sizeof(txt), "%s/t.txt", dir);
+	snprintf(json, sizeof(json), "%s/t.json", dir);
+	snprintf(proto, sizeof(proto), "%s/tests/proto/perfetto-subset.proto", SS_SOURCE_DIR);
+	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q --format perfetto -o %s %s 2>/dev/null", pf, dir);
+	{
+		char cmd[2048];
+		snprintf(cmd, sizeof(cmd),
+			 "protoc -I%s/tests/proto --decode=perfetto.protos.Trace %s < %s > %s",
+			 SS_SOURCE_DIR, proto, pf, txt);
+		if (system(cmd)) {
+			print_error("protoc could not decode %s: %s\n", pf, cmd);
+			fail();
+		}
+	}
+	t = slurp(txt);
+	assert_non_null(t);
+	decode(t, &d);
+	assert_int_equal(d.begins[0], 1);
+	assert_int_equal(d.begins[1], 3);
+	assert_int_equal(d.begins[2], 1);
+	assert_int_equal(d.begins[3], 1);
+	assert_int_equal(d.other_begins, 0);
+	assert_int_equal(d.ends, 6);
+	assert_int_equal(d.counters, 2);
+	/* absolute times rebuilt from the snapshot and the deltas */
+	assert_int_equal(d.ninner, 3);
+	assert_int_equal(d.inner_ts[0], 1100);
+	assert_int_equal(d.inner_ts[1], 2000);
+	assert_int_equal(d.inner_ts[2], 3000);
+	assert_non_null(strstr(t, "thread_name: \"main-thread\""));
+	assert_non_null(strstr(t, "unit: UNIT_SIZE_BYTES"));
+	assert_non_null(strstr(t, "name: \"host.rss\""));
+	assert_non_null(strstr(t, "counter_value: 2000000"));
+	free(t);
+
+	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q -o %s %s 2>/dev/null", json, dir);
+	t = slurp(json);
+	assert_non_null(strstr(t, "{\"ph\":\"C\",\"name\":\"host.rss\""));
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_perfetto_decodes),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
