@@ -32,10 +32,13 @@ static inline uintptr_t ss_hook_frame_key(void *site)
 	return sp;
 }
 
-/* The hooks proper; the program binds to them through the IFUNCs below. */
-static void ss_hook_enter(void *fn, void *site)
+/* Everything but the common "not recording" case of the enter hook.  It is
+ * reached by a tail call from ss_hook_enter, which pushes nothing, so the
+ * frame above this one is the instrumented caller's, as ss_hook_frame_key
+ * expects. */
+__attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 {
-	if (ss_unlikely(fn == ss_hot.watch))
+	if (fn == ss_hot.watch)
 		ss_window_on_enter();
 	int g = ss_hot.gate;
 	if (g) {
@@ -63,7 +66,7 @@ static void ss_hook_enter(void *fn, void *site)
 	}
 }
 
-static void ss_hook_exit(void *fn, void *site)
+__attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 {
 	(void)site;
 	int g = ss_hot.gate;
@@ -77,8 +80,26 @@ static void ss_hook_exit(void *fn, void *site)
 			ss_frames_exit_slow(t, (uintptr_t)fn);
 		ss_emit(SS_EV_WORD(SS_EV_EXIT, (uintptr_t)fn));
 	}
-	if (ss_unlikely(fn == ss_hot.watch))
+	if (fn == ss_hot.watch)
 		ss_window_on_exit();
+}
+
+/* The hooks proper; the program binds to them through the IFUNCs below.
+ * Outside a window they test one combined condition (the step function,
+ * or the gate) and return: no frame is set up, nothing is pushed (hence
+ * no frame pointer here), and the rest is a tail call. */
+#define SS_FAST __attribute__((optimize("omit-frame-pointer")))
+
+SS_FAST static void ss_hook_enter(void *fn, void *site)
+{
+	if (ss_unlikely((fn == ss_hot.watch) | (ss_hot.gate != 0)))
+		ss_hook_enter_slow(fn, site);
+}
+
+SS_FAST static void ss_hook_exit(void *fn, void *site)
+{
+	if (ss_unlikely((fn == ss_hot.watch) | (ss_hot.gate != 0)))
+		ss_hook_exit_slow(fn, site);
 }
 
 /* IFUNC resolvers: the dynamic loader calls one whenever it binds a
