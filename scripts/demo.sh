@@ -48,8 +48,11 @@ echo "== 3/3 symbolizing: stepscope symbolize $out"
 [ -s "$out/trace.json" ] || fail "$out/trace.json was not written"
 
 echo
-echo "Trace: $root/$out/trace.json"
-echo "Open it in https://ui.perfetto.dev (\"Open trace file\") or in chrome://tracing"
-if "$ss" help 2>&1 | grep -q '^ *report '; then
-	echo "Summary in the terminal: build/bin/stepscope report $out"
-fi
+echo "== where the time goes (stepscope report $out --limit 12)"
+"$ss" report "$out" --limit 12 || fail "stepscope report $out failed (exit $?)"
+"$ss" html "$out" -o "$out/report.html" || fail "stepscope html failed (exit $?)"
+
+echo
+echo "Trace:  $root/$out/trace.json"
+echo "        open it in https://ui.perfetto.dev (\"Open trace file\") or in chrome://tracing"
+echo "Report: $root/$out/report.html (table, step times, flame graph; opens offline)"
