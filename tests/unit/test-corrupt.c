@@ -59,7 +59,7 @@ static int load_seeds(void **state)
 	while ((de = readdir(d)) && nseeds < 16) {
 		char p[4400];
 		struct stat st;
-		if (!strstr(de->d_name, ".sstrace"))
+		if (!strstr(de->d_name, ".seed"))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
 		FILE *f = fopen(p, "rb");
