@@ -136,6 +136,7 @@ SS_HIDDEN void ss_pool_start(uint64_t size);
 SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
 SS_HIDDEN void ss_pool_after_fork(void);
+SS_HIDDEN void ss_pool_trim(void);
 
 /* meta.c: variable-length records (call with ss_rt.lock held) */
 SS_HIDDEN int ss_meta_write(uint16_t type, const void *a, size_t alen,

@@ -33,6 +33,7 @@ static struct {
 	uint64_t size;
 	int nready, nretired;
 	struct ss_chunk_header *ready[POOL_READY];
+	uint64_t ready_off[POOL_READY]; /* file offset of each ready chunk */
 	struct ss_chunk_header *retired[POOL_RETIRED];
 } pool = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -40,7 +41,7 @@ static struct {
 };
 
 /* Reserve and page in one chunk; NULL when recording has stopped. */
-static struct ss_chunk_header *prepare(uint64_t size)
+static struct ss_chunk_header *prepare(uint64_t size, uint64_t *offp)
 {
 	uint64_t off = 0;
 	pthread_mutex_lock(&ss_rt.lock);
@@ -48,6 +49,7 @@ static struct ss_chunk_header *prepare(uint64_t size)
 		off = ss_buf_reserve(size); /* header written: unassigned */
 	pthread_mutex_unlock(&ss_rt.lock);
 	/* page it in without the lock: other threads keep refilling */
+	*offp = off;
 	return off ? ss_buf_map(off, size) : NULL;
 }
 
@@ -70,9 +72,11 @@ static void *pool_main(void *arg)
 		if (pool.nready < POOL_READY && ss_hot.gate && !ss_rt.stopped) {
 			uint64_t size = pool.size;
 			pthread_mutex_unlock(&pool.mu);
-			struct ss_chunk_header *c = prepare(size);
+			uint64_t off = 0;
+			struct ss_chunk_header *c = prepare(size, &off);
 			pthread_mutex_lock(&pool.mu);
 			if (c && pool.nready < POOL_READY && size == pool.size) {
+				pool.ready_off[pool.nready] = off;
 				pool.ready[pool.nready++] = c;
 				continue;
 			}
@@ -118,8 +122,15 @@ struct ss_chunk_header *ss_pool_take(uint64_t size)
 	struct ss_chunk_header *c = NULL;
 	pthread_mutex_lock(&pool.mu);
 	if (pool.started && pool.pid == getpid()) {
-		if (pool.nready && pool.size == size)
-			c = pool.ready[--pool.nready];
+		if (pool.nready && pool.size == size) {
+			/* oldest first: chunks are used in file order, so the
+			 * ones left at exit are the file's tail (ss_pool_trim) */
+			c = pool.ready[0];
+			pool.nready--;
+			memmove(pool.ready, pool.ready + 1, sizeof(pool.ready[0]) * (size_t)pool.nready);
+			memmove(pool.ready_off, pool.ready_off + 1,
+				sizeof(pool.ready_off[0]) * (size_t)pool.nready);
+		}
 		pthread_cond_signal(&pool.cv);
 	}
 	pthread_mutex_unlock(&pool.mu);
@@ -138,6 +149,36 @@ void ss_pool_retire(struct ss_chunk_header *c)
 	pthread_mutex_unlock(&pool.mu);
 	if (c)
 		munmap(c, c->size);
+}
+
+/* At exit (ss_rt.lock held): chunks still waiting in the pool hold no
+ * events; where they are the end of the file, cut them off so the trace is
+ * no bigger than what was recorded.  Later events map chunks as usual. */
+void ss_pool_trim(void)
+{
+	pthread_mutex_lock(&pool.mu);
+	if (!pool.started || pool.pid != getpid() || ss_rt.fd < 0) {
+		pthread_mutex_unlock(&pool.mu);
+		return;
+	}
+	uint64_t end = ss_rt.file_off;
+	for (int again = 1; again;) {
+		again = 0;
+		for (int i = 0; i < pool.nready; i++) {
+			if (pool.ready_off[i] + pool.ready[i]->size != end)
+				continue;
+			end = pool.ready_off[i];
+			munmap(pool.ready[i], pool.ready[i]->size);
+			pool.nready--;
+			pool.ready[i] = pool.ready[pool.nready];
+			pool.ready_off[i] = pool.ready_off[pool.nready];
+			again = 1;
+			break;
+		}
+	}
+	if (end < ss_rt.file_off && ftruncate(ss_rt.fd, (off_t)end) == 0)
+		ss_rt.file_off = end;
+	pthread_mutex_unlock(&pool.mu);
 }
 
 /* In a forked child: the thread is gone and the pooled chunks belong to the
