@@ -313,7 +313,8 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 		switch (m.type) {
 		case SS_META_MAPS:
 			if (sp)
-				ss_sym_space_add_maps(sp, (const char *)m.data, m.len);
+				ss_sym_space_add_maps_at(sp, (const char *)m.data, m.len,
+							 ss_reader_ns(r, m.ts));
 			break;
 		case SS_META_STEP: {
 			struct ss_meta_step st;
@@ -531,7 +532,7 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 	if (cat == SS_SLICE_FUNCTION) {
 		const struct ss_sym_info *info = NULL;
 		if (sl->sp)
-			info = ss_sym_lookup(sl->sp, key);
+			info = ss_sym_lookup_at(sl->sp, key, begin);
 		if (info) {
 			s.name = info->name;
 			s.file = info->file;
@@ -694,7 +695,7 @@ static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 		const struct ss_sym_info *info;
 		if (!ret)
 			continue;
-		info = ss_sym_lookup(sl->sp, ret - 1);
+		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
 		ss_slices_push(&w->calls, info->start, win->open_ns,
 			       SS_SLICE_CLIPPED_BEGIN);
 	}

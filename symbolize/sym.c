@@ -55,15 +55,34 @@ struct ss_sym {
 	size_t ndirs;
 };
 
+/* A mapping as the snapshots of the run saw it: listed by every snapshot
+ * from from_ns until (not including) the first one that left it out at
+ * until_ns (UINT64_MAX: still listed by the latest).  A library closed and
+ * another loaded at the same addresses gives two maps with disjoint
+ * times; one loaded again after that gives a third. */
 struct ss_sym_map {
 	uint64_t start, end, offset;
 	struct ss_sym_module *mod;     /* NULL: anonymous or pseudo ([vdso]) */
 	char *label;                   /* basename or [name] for messages */
+	uint64_t from_ns, until_ns;
+	uint64_t seen;                 /* the last snapshot that listed it */
+};
+
+/* An address whose maps resolve it differently at different times keeps
+ * one result per map. */
+struct ss_sym_alt {
+	struct ss_sym_alt *next;
+	size_t map;
+	struct ss_sym_info *info;
 };
 
 struct ss_sym_slot {
 	uint64_t addr;
 	struct ss_sym_info *info;      /* NULL = empty slot */
+	size_t map;                    /* the map info came from, SIZE_MAX: none */
+	uint64_t gen;                  /* sp->gen when `shared` was computed */
+	int shared;                    /* maps disagree about addr: see alt */
+	struct ss_sym_alt *alt;
 };
 
 struct ss_sym_space {
@@ -73,6 +92,8 @@ struct ss_sym_space {
 	struct ss_sym_slot *slots;
 	size_t nslots, used;
 	int warned_nomap;
+	uint64_t snaps;                /* snapshots added */
+	uint64_t gen;                  /* bumped whenever maps are added */
 };
 
 struct ss_sym *ss_sym_new(const char *backend, char *err, size_t errlen)
@@ -375,8 +396,15 @@ void ss_sym_space_free(struct ss_sym_space *sp)
 
 	if (!sp)
 		return;
-	for (i = 0; i < sp->nslots; i++)
+	for (i = 0; i < sp->nslots; i++) {
+		struct ss_sym_alt *a = sp->slots[i].alt, *next;
 		free(sp->slots[i].info);  /* strings live in the same block */
+		for (; a; a = next) {
+			next = a->next;
+			free(a->info);
+			free(a);
+		}
+	}
 	for (i = 0; i < sp->nmaps; i++)
 		free(sp->maps[i].label);
 	free(sp->slots);
@@ -384,7 +412,8 @@ void ss_sym_space_free(struct ss_sym_space *sp)
 	free(sp);
 }
 
-static void ss_sym_space_add_line(struct ss_sym_space *sp, const char *line)
+static void ss_sym_space_add_line(struct ss_sym_space *sp, const char *line,
+				  uint64_t ns)
 {
 	unsigned long long start, end, off;
 	char perms[8];
@@ -417,6 +446,9 @@ static void ss_sym_space_add_line(struct ss_sym_space *sp, const char *line)
 	m->start = start;
 	m->end = end;
 	m->offset = off;
+	m->from_ns = ns;
+	m->until_ns = UINT64_MAX;
+	m->seen = sp->snaps;
 	{
 		char *p = strndup(path, plen);
 		if (!p)
@@ -430,12 +462,13 @@ static void ss_sym_space_add_line(struct ss_sym_space *sp, const char *line)
 	}
 	if (!m->label)
 		return;
-	/* an identical mapping seen before: keep the newest only */
+	/* an identical mapping listed until now: it goes on */
 	for (i = 0; i < sp->nmaps; i++) {
 		struct ss_sym_map *o = &sp->maps[i];
-		if (o->start == m->start && o->end == m->end &&
-		    o->offset == m->offset && o->mod == m->mod &&
-		    !strcmp(o->label, m->label)) {
+		if (o->until_ns == UINT64_MAX && o->start == m->start &&
+		    o->end == m->end && o->offset == m->offset &&
+		    o->mod == m->mod && !strcmp(o->label, m->label)) {
+			o->seen = sp->snaps;
 			free(m->label);
 			return;
 		}
@@ -445,8 +478,17 @@ static void ss_sym_space_add_line(struct ss_sym_space *sp, const char *line)
 
 void ss_sym_space_add_maps(struct ss_sym_space *sp, const char *text, size_t len)
 {
+	ss_sym_space_add_maps_at(sp, text, len, SS_SYM_NO_TIME);
+}
+
+void ss_sym_space_add_maps_at(struct ss_sym_space *sp, const char *text,
+			      size_t len, uint64_t ns)
+{
 	char line[4608];
 	size_t i = 0;
+
+	sp->snaps++;
+	sp->gen++;
 
 	while (i < len && text[i]) {
 		size_t j = i, n;
@@ -457,11 +499,18 @@ void ss_sym_space_add_maps(struct ss_sym_space *sp, const char *text, size_t len
 			n = sizeof(line) - 1;
 		memcpy(line, text + i, n);
 		line[n] = 0;
-		ss_sym_space_add_line(sp, line);
+		ss_sym_space_add_line(sp, line, ns == SS_SYM_NO_TIME ? 0 : ns);
 		i = j < len && text[j] == '\n' ? j + 1 : j;
 		if (j < len && !text[j])
 			break;
 	}
+	/* a snapshot lists every executable mapping: those it leaves out
+	 * were unmapped before it (a snapshot without a time ends none) */
+	if (ns == SS_SYM_NO_TIME)
+		return;
+	for (i = 0; i < sp->nmaps; i++)
+		if (sp->maps[i].until_ns == UINT64_MAX && sp->maps[i].seen != sp->snaps)
+			sp->maps[i].until_ns = ns < sp->maps[i].from_ns ? sp->maps[i].from_ns : ns;
 }
 
 char *ss_sym_demangle(const char *name)
@@ -541,21 +590,61 @@ static struct ss_sym_info *ss_sym_info_make(const char *name, const char *file,
 	return info;
 }
 
-static struct ss_sym_info *ss_sym_resolve(struct ss_sym_space *sp, uint64_t addr)
+/* The map that held addr at time ns: one listed then, else the one
+ * listed nearest to ns, the newest on a tie; SIZE_MAX if none holds it. */
+static size_t ss_sym_find_map(const struct ss_sym_space *sp, uint64_t addr,
+			      uint64_t ns)
+{
+	size_t i, best = SIZE_MAX;
+	uint64_t bestd = UINT64_MAX;
+
+	for (i = sp->nmaps; i-- > 0;) {
+		const struct ss_sym_map *m = &sp->maps[i];
+		uint64_t d;
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (ns < m->from_ns)
+			d = m->from_ns - ns;
+		else if (ns >= m->until_ns)
+			d = ns - m->until_ns + 1;
+		else
+			return i;
+		if (d < bestd) {
+			bestd = d;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* Do the recorded maps holding addr name different things? */
+static int ss_sym_shared(const struct ss_sym_space *sp, uint64_t addr)
+{
+	const struct ss_sym_map *first = NULL;
+	size_t i;
+
+	for (i = 0; i < sp->nmaps; i++) {
+		const struct ss_sym_map *m = &sp->maps[i];
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (!first)
+			first = m;
+		else if (m->mod != first->mod || strcmp(m->label, first->label) ||
+			 m->offset - m->start != first->offset - first->start)
+			return 1;
+	}
+	return 0;
+}
+
+static struct ss_sym_info *ss_sym_resolve(struct ss_sym_space *sp, size_t mi,
+					  uint64_t addr)
 {
 	struct ss_sym *s = sp->sym;
-	struct ss_sym_map *map = NULL;
+	struct ss_sym_map *map = mi == SIZE_MAX ? NULL : &sp->maps[mi];
 	struct ss_sym_hit hit;
 	uint64_t off, vaddr;
 	char buf[512];
-	size_t i;
 
-	/* newest mapping wins where recorded mappings overlap */
-	for (i = sp->nmaps; i-- > 0;)
-		if (addr >= sp->maps[i].start && addr < sp->maps[i].end) {
-			map = &sp->maps[i];
-			break;
-		}
 	if (!map) {
 		if (!sp->warned_nomap && !s->quiet)
 			fprintf(stderr,
@@ -636,25 +725,69 @@ static void ss_sym_grow(struct ss_sym_space *sp)
 	sp->nslots = n;
 }
 
-const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr)
+/* An address the maps disagree about: the result for the map at ns. */
+static const struct ss_sym_info *ss_sym_lookup_shared(struct ss_sym_space *sp,
+						      struct ss_sym_slot *slot,
+						      uint64_t ns)
+{
+	size_t mi = ss_sym_find_map(sp, slot->addr, ns);
+	struct ss_sym_alt *a;
+
+	if (mi == slot->map)
+		return slot->info;
+	for (a = slot->alt; a; a = a->next)
+		if (a->map == mi)
+			return a->info;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return slot->info;
+	a->info = ss_sym_resolve(sp, mi, slot->addr);
+	if (!a->info) {
+		free(a);
+		return slot->info;
+	}
+	a->map = mi;
+	a->next = slot->alt;
+	slot->alt = a;
+	return a->info;
+}
+
+const struct ss_sym_info *ss_sym_lookup_at(struct ss_sym_space *sp, uint64_t addr,
+					   uint64_t ns)
 {
 	static struct ss_sym_info oom = { "?", NULL, NULL, 0, 0 };
-	size_t h = ss_sym_hash(addr) & (sp->nslots - 1);
+	size_t h = ss_sym_hash(addr) & (sp->nslots - 1), mi;
+	struct ss_sym_slot *slot;
 	struct ss_sym_info *info;
 
-	while (sp->slots[h].info) {
-		if (sp->slots[h].addr == addr)
-			return sp->slots[h].info;
+	while ((slot = &sp->slots[h])->info) {
+		if (slot->addr == addr) {
+			if (slot->gen != sp->gen) { /* maps added since */
+				slot->shared = ss_sym_shared(sp, addr);
+				slot->gen = sp->gen;
+			}
+			return slot->shared ? ss_sym_lookup_shared(sp, slot, ns)
+					    : slot->info;
+		}
 		h = (h + 1) & (sp->nslots - 1);
 	}
-	info = ss_sym_resolve(sp, addr);
+	mi = ss_sym_find_map(sp, addr, ns);
+	info = ss_sym_resolve(sp, mi, addr);
 	if (!info)
 		return &oom;
-	sp->slots[h].addr = addr;
-	sp->slots[h].info = info;
+	slot->addr = addr;
+	slot->info = info;
+	slot->map = mi;
+	slot->gen = sp->gen;
+	slot->shared = ss_sym_shared(sp, addr);
 	if (++sp->used * 2 > sp->nslots)
 		ss_sym_grow(sp);
 	return info;
+}
+
+const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr)
+{
+	return ss_sym_lookup_at(sp, addr, SS_SYM_NO_TIME);
 }
 
 void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,

@@ -48,8 +48,16 @@ int ss_sym_add_debug_dir(struct ss_sym *s, const char *dir);
 
 struct ss_sym_space *ss_sym_space_new(struct ss_sym *s);
 void ss_sym_space_free(struct ss_sym_space *sp);
+/* "When" unknown, for the two calls below. */
+#define SS_SYM_NO_TIME UINT64_MAX
+
 /* Add the mappings of one /proc/<pid>/maps text (need not be terminated). */
 void ss_sym_space_add_maps(struct ss_sym_space *sp, const char *text, size_t len);
+/* The same for a snapshot taken at ns (run time, in the reader's ns): it
+ * lists every executable mapping, so a mapping it leaves out ends there.
+ * Snapshots come in time order. */
+void ss_sym_space_add_maps_at(struct ss_sym_space *sp, const char *text,
+			      size_t len, uint64_t ns);
 /* What the run recorded of a module: its build-id (call after the maps
  * are added; paths that match no mapping are ignored). */
 void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
@@ -62,8 +70,14 @@ void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *
  * force).  Returns how many changed.  A missing file is not counted: its
  * addresses fall back to module+0xoffset with a warning. */
 size_t ss_sym_check_build_ids(struct ss_sym *s, int force);
-/* Resolve a runtime address; never fails (falls back to module+0xoff). */
+/* Resolve a runtime address; never fails (falls back to module+0xoff).
+ * Where the run mapped different files at the address (a library closed,
+ * another loaded in its place), the latest mapping counts... */
 const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr);
+/* ...and here the one mapped at time ns (the nearest in time when no
+ * snapshot of that moment holds the address). */
+const struct ss_sym_info *ss_sym_lookup_at(struct ss_sym_space *sp, uint64_t addr,
+					   uint64_t ns);
 
 /* ---- backend interface (sym-dw.c, sym-bfd.c) ---- */
 
