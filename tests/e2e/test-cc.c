@@ -154,6 +154,41 @@ static void test_missing_function(void **state)
 
 /* ------------------------------------------------------------ OpenMP */
 
+/* The outlined region `name` ran exactly once on each of `nthreads`
+ * threads, directly inside main on main's thread and at the top of every
+ * other thread, with `work` (n_work calls in all) directly inside it. */
+static void expect_region(struct ss_e2e *t, struct ss_e2e_trace *tr,
+			  const char *name, size_t nthreads, const char *work,
+			  size_t n_work)
+{
+	const struct ss_e2e_slice *m = ss_e2e_find(tr, "main", 0);
+	SS_E2E_CHECK(t, m != NULL, "expected a slice of main");
+	SS_E2E_EXPECT_CALLS(t, tr, name, 0, nthreads);
+	int64_t tids[16];
+	size_t ntids = 0;
+	for (size_t i = 0; i < tr->nslices; i++) {
+		const struct ss_e2e_slice *s = &tr->slices[i];
+		if (strcmp(s->name, name) != 0)
+			continue;
+		for (size_t j = 0; j < ntids; j++)
+			SS_E2E_CHECK(t, tids[j] != s->tid, "%s: expected it "
+				     "once per thread, got it twice on thread "
+				     "%lld", name, (long long)s->tid);
+		if (ntids < 16)
+			tids[ntids++] = s->tid;
+		const char *p = ss_e2e_parent_name(tr, s);
+		const char *want = s->tid == m->tid ? "main" : NULL;
+		SS_E2E_CHECK(t, want ? p && !strcmp(p, want) : !p,
+			     "%s on thread %lld: expected parent '%s', got "
+			     "'%s'", name, (long long)s->tid,
+			     want ? want : "(none)", p ? p : "(none)");
+	}
+	SS_E2E_CHECK(t, ntids == nthreads, "%s: expected it on %zu threads, "
+		     "got %zu", name, nthreads, ntids);
+	SS_E2E_EXPECT_CALLS(t, tr, work, 0, n_work);
+	SS_E2E_EXPECT_INSIDE(t, tr, work, name);
+}
+
 static void test_openmp(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -167,44 +202,57 @@ static void test_openmp(void **state)
 	ss_e2e_build(t, "cc-omp", "-fopenmp " INC);
 	struct ss_e2e_trace *tr = run_and_load(t, "cc-omp");
 	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
-	SS_E2E_EXPECT_CALLS(t, tr, "region_work", 0, 4);
 	size_t nthreads;
 	const char *name;
-	size_t n = count_containing(tr, "omp", &nthreads, &name);
 	if (!strcmp(t->v->cc, "gcc")) {
-		/* gcc adds the hooks before it outlines the region, so
-		 * main._omp_fn.0 has none: only what it calls is recorded */
-		SS_E2E_CHECK(t, n == 0, "gcc: expected no outlined region "
-			     "slice, got %zu (e.g. '%s')", n, name);
-		print_message("e2e: gcc %s: outlined OpenMP regions "
-			      "(main._omp_fn.0) carry no hooks in gcc; "
-			      "region_work is recorded on the 4 threads\n",
-			      t->v->opt);
-		int64_t tids[8];
-		SS_E2E_CHECK(t, ss_e2e_tids(tr, tids, 8) == 4,
-			     "expected slices on 4 threads");
+		/* gcc outlines the regions after adding the hooks; the runtime
+		 * wraps libgomp's GOMP_parallel, GOMP_parallel_loop_* and
+		 * GOMP_parallel_sections so that each outlined function is
+		 * entered once on every thread of its team */
+		expect_region(t, tr, "main._omp_fn.0", 4, "region_work", 4);
+		expect_region(t, tr, "main._omp_fn.1", 4, "loop_work", 8);
+		expect_region(t, tr, "main._omp_fn.2", 2, "section_work", 2);
+		SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0,
+				    1 + 4 + 8 + 2 + 4 + 4 + 2);
+		/* built plainly (hooks bound to glibc's no-op ones, libgomp
+		 * linked, no libstepscope): `stepscope record` preloads the
+		 * runtime, which still comes before libgomp */
+		SS_E2E_SH_OK(t, "%s %s -g -finstrument-functions -fopenmp "
+			     "-pthread " INC " -o s-cc-omp-plain " E2E
+			     "/s-cc-omp.c && ! ldd s-cc-omp-plain | grep -q "
+			     "libstepscope", t->v->cc, t->v->opt);
+		int st = ss_e2e_record(t, "rec-plain", "cc-omp-plain", NULL);
+		SS_E2E_EXPECT_STATUS(t, st, 0);
+		tr = ss_e2e_symbolize_load(t, "rec-plain");
+		expect_region(t, tr, "main._omp_fn.0", 4, "region_work", 4);
+		expect_region(t, tr, "main._omp_fn.1", 4, "loop_work", 8);
+		expect_region(t, tr, "main._omp_fn.2", 2, "section_work", 2);
 		ss_e2e_pass(t);
 		return;
 	}
-	/* clang: .omp_outlined. and its body .omp_outlined._debug__, once
-	 * per thread each */
-	SS_E2E_CHECK(t, n == 8 && nthreads == 4,
-		     "outlined OpenMP region: expected 8 slices on 4 threads, "
-		     "got %zu on %zu (e.g. '%s')", n, nthreads,
+	/* clang instruments its outlined regions itself (libomp's
+	 * __kmpc_fork_call, which the runtime leaves alone): .omp_outlined.
+	 * and its body .omp_outlined._debug__, once per thread each, for each
+	 * of the 3 regions; nothing recorded twice */
+	size_t n = count_containing(tr, "omp_outlined", &nthreads, &name);
+	SS_E2E_CHECK(t, n == 2 * (4 + 4 + 2) && nthreads == 4,
+		     "outlined OpenMP regions: expected 20 slices on 4 "
+		     "threads, got %zu on %zu (e.g. '%s')", n, nthreads,
 		     name ? name : "none");
 	SS_E2E_EXPECT_CALLS(t, tr, ".omp_outlined.", 0, 4);
+	SS_E2E_EXPECT_CALLS(t, tr, "region_work", 0, 4);
+	SS_E2E_EXPECT_CALLS(t, tr, "loop_work", 0, 8);
+	SS_E2E_EXPECT_CALLS(t, tr, "section_work", 0, 2);
+	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0, 1 + 4 + 8 + 2 + 20);
 	for (size_t i = 0; i < tr->nslices; i++) {
 		const struct ss_e2e_slice *s = &tr->slices[i];
-		if (strcmp(s->name, "region_work") != 0)
+		if (!strstr(s->name, "_work"))
 			continue;
 		const char *p = ss_e2e_parent_name(tr, s);
-		SS_E2E_CHECK(t, p && strstr(p, "omp"),
-			     "region_work: expected it inside the outlined "
-			     "region, got parent '%s'", p ? p : "(none)");
-		name = p;
+		SS_E2E_CHECK(t, p && strstr(p, "omp_outlined"),
+			     "%s: expected it inside an outlined region, got "
+			     "parent '%s'", s->name, p ? p : "(none)");
 	}
-	print_message("e2e: %s %s: OpenMP region recorded as '%s'\n",
-		      t->v->cc, t->v->opt, name);
 	ss_e2e_pass(t);
 }
 
