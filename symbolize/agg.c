@@ -41,11 +41,17 @@ struct ss_agg_entry {
 	struct ss_agg_node *forest;
 };
 
+/* Most frames of code without hooks put above one slice: stack_depth's
+ * limit, and one for "[...]" (docs/stacks.md). */
+#define SS_AGG_NATIVE_MAX 129
+
 struct ss_agg_pend {
 	uint64_t begin, end, step;
 	unsigned depth, flags;
 	uint32_t id;
 	int has_step;
+	unsigned nnative;
+	uint32_t native[SS_AGG_NATIVE_MAX]; /* outermost first */
 };
 
 struct ss_agg_builder {
@@ -62,6 +68,7 @@ struct ss_agg_thread {
 	struct ss_agg_fstat *fs[2];  /* by kind, indexed by name id */
 	size_t nfs[2];
 	struct ss_agg_builder b[2];
+	struct ss_agg_node *tree;    /* its function tree, built on demand */
 	int used;
 };
 
@@ -280,7 +287,8 @@ static void ss_agg_merge(struct ss_agg *a, struct ss_agg_node **dst,
 	while (src) {
 		struct ss_agg_node *s = src, *d;
 		src = src->next;
-		for (d = *dst; d && d->name != s->name; d = d->next)
+		for (d = *dst; d && (d->name != s->name || d->native != s->native);
+		     d = d->next)
 			;
 		if (!d) {
 			s->next = *dst;
@@ -301,12 +309,14 @@ static void ss_agg_merge_copy(struct ss_agg *a, struct ss_agg_node **dst,
 {
 	for (; src; src = src->next) {
 		struct ss_agg_node *d;
-		for (d = *dst; d && d->name != src->name; d = d->next)
+		for (d = *dst; d && (d->name != src->name || d->native != src->native);
+		     d = d->next)
 			;
 		if (!d) {
 			d = ss_agg_node_new(a, src->name);
 			if (!d)
 				return;
+			d->native = src->native;
 			d->next = *dst;
 			*dst = d;
 		}
@@ -454,6 +464,7 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	struct ss_agg_fstat *fs;
 	struct ss_agg_node *forest = NULL, *node;
 	uint64_t dur, childsum = 0, self;
+	unsigned i;
 
 	dur = s->end > s->begin ? s->end - s->begin : 0;
 	while (b->n && b->st[b->n - 1].begin >= s->begin) {
@@ -472,6 +483,16 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	node->self_ns = self;
 	node->total_ns = dur;
 	node->child = forest;
+	for (i = s->nnative; i-- > 0;) {  /* its callers without hooks */
+		struct ss_agg_node *w = ss_agg_node_new(a, s->native[i]);
+		if (!w)
+			break;
+		w->native = 1;
+		w->calls = 1;
+		w->total_ns = dur;
+		w->child = node;
+		node = w;
+	}
 
 	fs = ss_agg_fstat(a, t, kind, s->id);
 	if (fs) {
@@ -529,6 +550,39 @@ static void ss_agg_flush(struct ss_agg *a, struct ss_agg_thread *t, int kind)
 	b->npend = 0;
 }
 
+/* The frames of code without hooks between a slice and its instrumented
+ * caller, from its native stack (docs/stacks.md, "Stacks in flame graphs"):
+ * frames 1 .. stack_caller-1; a stack cut short of every open caller gives
+ * all its frames under "[...]"; a slice with no open caller gets none
+ * (the start code above main stays out). */
+static void ss_agg_native(struct ss_agg *a, struct ss_agg_pend *p,
+			  const struct ss_slice *s)
+{
+	const struct ss_stack *st = s->stack;
+	size_t k, top;
+
+	if (st->n < 2 || !st->names)
+		return;
+	if (s->stack_caller) {
+		top = s->stack_caller;
+	} else {
+		if (!s->depth)
+			return;
+		top = st->n;
+		p->native[p->nnative++] = ss_agg_intern(a, "[...]", 1);
+	}
+	if (top > SS_AGG_NATIVE_MAX - 1)
+		top = SS_AGG_NATIVE_MAX - 1;
+	for (k = top; k-- > 1;)
+		p->native[p->nnative++] =
+			ss_agg_intern(a, st->names[k] ? st->names[k] : "?", 1);
+	for (k = 0; k < p->nnative; k++)
+		if (p->native[k] == UINT32_MAX) {  /* out of memory */
+			p->nnative = 0;
+			return;
+		}
+}
+
 static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 			 const struct ss_slice *s)
 {
@@ -539,6 +593,8 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 	uint32_t id;
 	int kind;
 
+	if (s->cat == SS_SLICE_MARKER)
+		return;
 	if (s->cat == SS_SLICE_STEP) {
 		struct ss_agg_step *st;
 		if (ss_agg_grow((void **)&a->steps, &a->capsteps, a->nsteps,
@@ -579,6 +635,9 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 	p->id = id;
 	p->has_step = s->has_step;
 	p->step = s->step;
+	p->nnative = 0;
+	if (kind == SS_AGG_FUNCTION && s->stack)
+		ss_agg_native(a, p, s);
 }
 
 static void ss_agg_counter_cb(void *ctx, uint64_t pid, const char *name,
@@ -703,6 +762,7 @@ void ss_agg_free(struct ss_agg *a)
 			free(t->fs[k]);
 		}
 		free(t->name);
+		ss_agg_tree_free(t->tree);
 	}
 	free(a->threads);
 	free(a->pids);
@@ -731,13 +791,14 @@ static void ss_agg_totals_walk(const struct ss_agg_node *n, uint32_t *onpath,
 			       struct ss_agg_fstat *fs, size_t nfs)
 {
 	for (; n; n = n->next) {
-		if (n->name < nfs) {
+		int counted = !n->native && n->name < nfs;
+		if (counted) {
 			if (!onpath[n->name])
 				fs[n->name].total_ns += n->total_ns;
 			onpath[n->name]++;
 		}
 		ss_agg_totals_walk(n->child, onpath, fs, nfs);
-		if (n->name < nfs)
+		if (counted)
 			onpath[n->name]--;
 	}
 }
@@ -864,6 +925,48 @@ const struct ss_agg_node *ss_agg_tree(struct ss_agg *a)
 			a->tree->total_ns += n->total_ns;
 	}
 	return a->tree;
+}
+
+static int ss_agg_cmp_tt(const void *x, const void *y)
+{
+	const struct ss_agg_thread_tree *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out)
+{
+	struct ss_agg_thread_tree *tt;
+	size_t i, n = 0;
+
+	*out = NULL;
+	tt = calloc(a->nthreads ? a->nthreads : 1, sizeof(*tt));
+	if (!tt)
+		return 0;
+	for (i = 0; i < a->nthreads; i++) {
+		struct ss_agg_thread *t = &a->threads[i];
+		const struct ss_agg_node *c;
+		if (!t->b[0].root)
+			continue;
+		if (!t->tree) {
+			t->tree = ss_agg_node_new(a, SS_AGG_ROOT);
+			if (!t->tree)
+				break;
+			ss_agg_merge_copy(a, &t->tree->child, t->b[0].root);
+			for (c = t->b[0].root; c; c = c->next)
+				t->tree->total_ns += c->total_ns;
+		}
+		tt[n].pid = t->pid;
+		tt[n].tid = t->tid;
+		tt[n].thread = t->name;
+		tt[n].root = t->tree;
+		n++;
+	}
+	qsort(tt, n, sizeof(*tt), ss_agg_cmp_tt);
+	*out = tt;
+	return n;
 }
 
 size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps)

@@ -43,9 +43,13 @@ struct ss_agg_row {
 	uint64_t self_ns, total_ns, min_ns, max_ns;
 };
 
-/* A node of a calling-context tree: one call path. */
+/* A node of a calling-context tree: one call path.  With record.stack a
+ * path also holds frames of code without hooks, taken from the slices'
+ * native stacks (native set; self 0, calls and total those of the slices
+ * under it; docs/stacks.md). */
 struct ss_agg_node {
 	uint32_t name;            /* ss_agg_name() */
+	int native;               /* a frame from a native stack, not a slice */
 	uint64_t calls, self_ns, total_ns;
 	struct ss_agg_node *child, *next;
 };
@@ -85,6 +89,15 @@ size_t ss_agg_nprocesses(const struct ss_agg *a);
 const char *ss_agg_name(const struct ss_agg *a, uint32_t id);
 /* Function tree of all threads merged; root has name UINT32_MAX. */
 const struct ss_agg_node *ss_agg_tree(struct ss_agg *a);
+/* The function tree of one thread (root named UINT32_MAX). */
+struct ss_agg_thread_tree {
+	uint64_t pid, tid;
+	const char *thread;       /* thread name, or NULL */
+	const struct ss_agg_node *root;
+};
+/* Every thread with function slices, sorted by (pid, tid); the array is
+ * malloc'ed (free it), the trees are owned by `a`. */
+size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out);
 /* Steps sorted by (pid, begin). */
 size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps);
 /* Self time of function `name` (a row name) in step `s` (ss_agg_steps). */

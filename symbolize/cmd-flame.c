@@ -1,7 +1,8 @@
 /*
  * cmd-flame.c - `stepscope flame DIR -o flame.svg`: a self-contained SVG
  * flame graph of a recorded run (width = time, all threads merged, hover
- * a frame for its name, total, self and calls).
+ * a frame for its name, total, self and calls); --threads draws one
+ * graph per thread, stacked.
  *
  * Design: walk the run into an aggregator, draw its merged tree with
  * svg.c.  The file is written to OUT.tmp and renamed, so a failed run never
@@ -21,10 +22,11 @@
 static void ss_flame_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stepscope flame [-o OUT] [--width PX] [--backend dw|bfd] [-q] DIR\n"
+		"usage: stepscope flame [-o OUT] [--width PX] [--threads] [--backend dw|bfd] [-q] DIR\n"
 		"\n"
 		"   -o, --output OUT   write the SVG here (default DIR/flame.svg)\n"
 		"   --width PX         picture width (default 1200)\n"
+		"   --threads          one flame graph per thread, stacked\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n"
 		"\n"
@@ -34,7 +36,7 @@ static void ss_flame_usage(FILE *f)
 int cmd_flame(int argc, char **argv)
 {
 	const char *dir = NULL, *out = NULL, *backend = NULL;
-	int width = 1200, quiet = 0, i, rc;
+	int width = 1200, quiet = 0, threads = 0, i, rc;
 	struct ss_agg *a;
 	struct ss_exporter *ex;
 	char err[1024], *defout = NULL, *tmp = NULL, title[256];
@@ -65,6 +67,8 @@ int cmd_flame(int argc, char **argv)
 			}
 		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
 			quiet = 1;
+		} else if (!strcmp(s, "--threads")) {
+			threads = 1;
 		} else if (s[0] == '-' && s[1]) {
 			fprintf(stderr, "stepscope: flame: unknown option '%s'; see 'stepscope flame --help'\n", s);
 			return 2;
@@ -105,7 +109,10 @@ int cmd_flame(int argc, char **argv)
 		goto done;
 	}
 	snprintf(title, sizeof(title), "stepscope flame graph: %s", dir);
-	ss_svg_flame(f, a, width, title, 1);
+	if (threads)
+		ss_svg_flame_threads(f, a, width, title, 1);
+	else
+		ss_svg_flame(f, a, width, title, 1);
 	if (fflush(f) || ferror(f) | fclose(f) || rename(tmp, out)) {
 		fprintf(stderr, "stepscope: %s: cannot write: %m\n", out);
 		unlink(tmp);

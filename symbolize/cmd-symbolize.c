@@ -280,6 +280,7 @@ int cmd_symbolize(int argc, char **argv)
 		sps[i] = ss_sym_space_new(sym);
 		if (!sps[i] || !(sls[i] = ss_slicer_new(rs[i], sps[i])))
 			goto oom;
+		ss_slicer_markers(sls[i], 1);  /* stops and losses as instants */
 		ss_sym_space_expect_trace(sps[i], rs[i]);
 		f = ss_slicer_first_ns(sls[i]);
 		if (f && (!t0 || f < t0))

@@ -471,10 +471,21 @@ static void ss_chrome_set_thread(struct ss_chrome *c, uint64_t pid, uint64_t tid
 	c->have_pidtid = 1;
 }
 
-/* Clip and unwind flags: appended inside an open args object. */
-static void ss_chrome_flags(struct ss_chrome *c, unsigned flags, int args)
+/* How an unwound slice ended (args.unwound). */
+static const char *ss_chrome_unwound(unsigned why)
+{
+	switch (why) {
+	case SS_UNWIND_THREAD_EXIT: return "thread_exit";
+	case SS_UNWIND_EXIT: return "exit";
+	default: return "longjmp";
+	}
+}
+
+/* Clip and unwind flags of s: appended inside an open args object. */
+static void ss_chrome_flags(struct ss_chrome *c, const struct ss_slice *s, int args)
 {
 	static const char *const clips[] = { "", "begin", "end", "both" };
+	unsigned flags = s->flags;
 	unsigned clip = flags & (SS_SLICE_CLIPPED_BEGIN | SS_SLICE_CLIPPED_END);
 
 	if (!clip && !(flags & SS_SLICE_UNWOUND)) {
@@ -495,8 +506,11 @@ static void ss_chrome_flags(struct ss_chrome *c, unsigned flags, int args)
 		if (flags & SS_SLICE_UNWOUND)
 			SS_CHROME_LIT(c, ",");
 	}
-	if (flags & SS_SLICE_UNWOUND)
-		SS_CHROME_LIT(c, "\"unwound\":true");
+	if (flags & SS_SLICE_UNWOUND) {
+		SS_CHROME_LIT(c, "\"unwound\":\"");
+		ss_chrome_str(c, ss_chrome_unwound(s->unwind));
+		SS_CHROME_LIT(c, "\"");
+	}
 	SS_CHROME_LIT(c, "}}");
 }
 
@@ -527,7 +541,28 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 		ss_chrome_u64(c, s->stack->leaf);
 		SS_CHROME_LIT(c, "\"");
 	}
-	ss_chrome_flags(c, s->flags, 0);
+	ss_chrome_flags(c, s, 0);
+}
+
+/* A MARKER: an instant on its thread ("s":"t"), events lost in args. */
+static void ss_chrome_marker(struct ss_chrome *c, uint64_t pid, uint64_t tid,
+			     const struct ss_slice *s)
+{
+	ss_chrome_sep(c);
+	SS_CHROME_LIT(c, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"stepscope\",\"name\":\"");
+	ss_chrome_str(c, s->name ? s->name : "?");
+	SS_CHROME_LIT(c, "\",\"pid\":");
+	ss_chrome_u64(c, pid);
+	SS_CHROME_LIT(c, ",\"tid\":");
+	ss_chrome_u64(c, tid);
+	SS_CHROME_LIT(c, ",\"ts\":");
+	ss_chrome_us(c, s->begin_ns > c->t0 ? s->begin_ns - c->t0 : 0);
+	if (s->marker == SS_EV_LOST) {
+		SS_CHROME_LIT(c, ",\"args\":{\"count\":");
+		ss_chrome_u64(c, s->marker_arg);
+		SS_CHROME_LIT(c, "}");
+	}
+	SS_CHROME_LIT(c, "}");
 }
 
 static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
@@ -540,6 +575,10 @@ static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
 	char *p;
 
 	c->ex.events++;
+	if (s->cat == SS_SLICE_MARKER) {
+		ss_chrome_marker(c, pid, tid, s);
+		return;
+	}
 	if (s->cat != SS_SLICE_FUNCTION || s->stack || !(e = ss_chrome_sym_get(c, s))) {
 		ss_chrome_slice_other(c, pid, tid, s);
 		return;
@@ -580,7 +619,7 @@ static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
 		return;
 	}
 	c->len = (size_t)(p - c->buf);
-	ss_chrome_flags(c, s->flags, 1);
+	ss_chrome_flags(c, s, 1);
 }
 
 static void ss_chrome_counter(void *ctx, uint64_t pid, const char *name,

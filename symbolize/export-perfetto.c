@@ -14,9 +14,17 @@
  * to child tracks of the thread; counters to counter tracks of the process
  * on one sequence per process.  Track descriptors come first.
  *
+ * record.stack: a function slice's native stack becomes the BEGIN's
+ * callstack_iid, with the callstack, its frames and their function names
+ * interned like event names (a frame per function name, iid = the name's;
+ * a callstack per (process, stack id), iid global).  Unwound slices carry
+ * a debug annotation "unwound" (its reason); markers (recording stopped,
+ * events lost) are INSTANT events on the thread's track, the count of lost
+ * events in a "count" annotation.
+ *
  * Perfetto has no "complete" event, so BEGIN/END must be in time order per
  * sequence while slices arrive as they close: the slices of the current
- * thread are buffered (24 bytes each), sorted and written when the next
+ * thread are buffered (32 bytes each), sorted and written when the next
  * thread starts.  Field numbers: protos/perfetto/trace/trace_packet.proto
  * and the track_event protos; tests/proto/perfetto-subset.proto mirrors the
  * part used here.
@@ -70,10 +78,25 @@ enum {
 	SS_PF_CK_ID = 1,
 	SS_PF_CK_TS = 2,
 	SS_PF_CK_INCREMENTAL = 3,
+	SS_PF_TE_DEBUG_ANNOTATIONS = 4,
+	SS_PF_TE_CALLSTACK_IID = 56,
+	SS_PF_DA_UINT = 3,
+	SS_PF_DA_STRING = 6,
+	SS_PF_DA_NAME = 10,
+	SS_PF_ID_FUNCTION_NAMES = 5,
+	SS_PF_ID_FRAMES = 6,
+	SS_PF_ID_CALLSTACKS = 7,
+	SS_PF_IS_IID = 1,
+	SS_PF_IS_STR = 2,
+	SS_PF_FR_IID = 1,
+	SS_PF_FR_FUNCTION_NAME_ID = 2,
+	SS_PF_CST_IID = 1,
+	SS_PF_CST_FRAME_IDS = 2,
 };
 
 #define SS_PF_TYPE_BEGIN 1
 #define SS_PF_TYPE_END 2
+#define SS_PF_TYPE_INSTANT 3
 #define SS_PF_TYPE_COUNTER 4
 #define SS_PF_CLOCK_MONOTONIC 3
 #define SS_PF_CLOCK_BOOTTIME 6
@@ -88,8 +111,32 @@ enum { SS_PF_TRACK_FUNC, SS_PF_TRACK_RANGE, SS_PF_TRACK_STEP, SS_PF_NTRACKS };
 struct ss_pf_slice {
 	uint64_t begin, end;
 	uint32_t name;           /* global name id */
+	uint32_t cs;             /* callstack iid, 0: none */
 	uint16_t depth;
 	uint8_t track;
+	uint8_t unwound;         /* 1 + enum ss_unwind_reason, 0: returned */
+};
+
+/* A marker of the current thread (INSTANT). */
+struct ss_pf_mark {
+	uint64_t ns, lost;       /* lost: SS_EV_LOST's count, else 0 */
+	uint32_t name;
+	int is_lost;
+};
+
+/* A native stack, interned once per (process, stack id). */
+struct ss_pf_cstack {
+	uint64_t pid, id;
+	uint32_t *frames;        /* name ids, outermost first */
+	uint32_t n;
+};
+
+/* What a BEGIN or INSTANT carries besides its name. */
+struct ss_pf_extra {
+	uint32_t cs;
+	const char *ann;         /* debug annotation name, or NULL */
+	const char *ann_str;     /* its string value, or NULL: ann_uint */
+	uint64_t ann_uint;
 };
 
 /* a small growable byte string for nested messages */
@@ -137,8 +184,19 @@ struct ss_perfetto {
 	struct ss_pf_thread *cur;
 	struct ss_pf_slice *sl;
 	size_t nsl, capsl;
-	uint8_t *sent;                   /* per name: interned on this sequence */
+	uint8_t *sent;                   /* per name: interned on this sequence
+					  * (1 event name, 2 function name and
+					  * frame) */
 	size_t capsent;
+	struct ss_pf_mark *marks;
+	size_t nmarks, capmarks;
+	/* callstacks: iid i + 1 is cstacks[i] */
+	struct ss_pf_cstack *cstacks;
+	size_t ncs, capcs;
+	uint32_t *cshash;                /* iid, 0 = empty */
+	size_t cshcap;
+	uint8_t *cssent;                 /* per callstack: on this sequence */
+	size_t capcssent;
 	/* counters of the current process */
 	uint64_t ctr_pid;
 	struct ss_pf_ctr *ctrs;
@@ -271,6 +329,14 @@ static uint64_t ss_pf_hash(const char *s)
 	return h;
 }
 
+static uint64_t ss_pf_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	return x;
+}
+
 static uint32_t ss_pf_intern(struct ss_perfetto *pf, const char *s)
 {
 	size_t i;
@@ -382,20 +448,64 @@ static uint32_t ss_pf_sequence(struct ss_perfetto *pf, uint64_t t, uint64_t trac
 	return seq;
 }
 
+/* Interned data a BEGIN/INSTANT needs on this sequence: its name, and its
+ * callstack with the frames and function names not sent yet. */
+static void ss_pf_interned(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
+			   uint32_t name, uint32_t cs)
+{
+	struct ss_pf_msg id = { 0 }, en = { 0 };
+	uint32_t i;
+
+	if (name < pf->capsent && !(pf->sent[name] & 1)) {
+		pf->sent[name] |= 1;
+		ss_pf_uint(&en, SS_PF_EN_IID, (uint64_t)name + 1);
+		ss_pf_str(&en, SS_PF_EN_NAME, pf->names[name]);
+		ss_pf_sub(&id, SS_PF_ID_EVENT_NAMES, &en);
+	}
+	if (cs && cs <= pf->ncs && cs <= pf->capcssent && !pf->cssent[cs - 1]) {
+		const struct ss_pf_cstack *c = &pf->cstacks[cs - 1];
+		pf->cssent[cs - 1] = 1;
+		for (i = 0; i < c->n; i++) {
+			uint32_t f = c->frames[i];
+			if (f >= pf->capsent || (pf->sent[f] & 2))
+				continue;
+			pf->sent[f] |= 2;
+			en.n = 0;
+			ss_pf_uint(&en, SS_PF_IS_IID, (uint64_t)f + 1);
+			ss_pf_str(&en, SS_PF_IS_STR, pf->names[f]);
+			ss_pf_sub(&id, SS_PF_ID_FUNCTION_NAMES, &en);
+			en.n = 0;
+			ss_pf_uint(&en, SS_PF_FR_IID, (uint64_t)f + 1);
+			ss_pf_uint(&en, SS_PF_FR_FUNCTION_NAME_ID, (uint64_t)f + 1);
+			ss_pf_sub(&id, SS_PF_ID_FRAMES, &en);
+		}
+		en.n = 0;
+		ss_pf_uint(&en, SS_PF_CST_IID, cs);
+		for (i = 0; i < c->n; i++)
+			ss_pf_uint(&en, SS_PF_CST_FRAME_IDS, (uint64_t)c->frames[i] + 1);
+		ss_pf_sub(&id, SS_PF_ID_CALLSTACKS, &en);
+	}
+	if (id.n)
+		ss_pf_sub(pkt, SS_PF_PKT_INTERNED, &id);
+	free(id.p);
+	free(en.p);
+}
+
 /* One TrackEvent packet at delta dt on sequence seq. */
 static void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 			struct ss_pf_msg *te, uint32_t seq, uint64_t dt,
 			unsigned type, uint64_t track, uint32_t name, int counter,
-			double value)
+			double value, const struct ss_pf_extra *x)
 {
 	size_t before = pf->out.n;
+	int named = type == SS_PF_TYPE_BEGIN || type == SS_PF_TYPE_INSTANT;
 
 	pkt->n = 0;
 	te->n = 0;
 	ss_pf_uint(pkt, SS_PF_PKT_TIMESTAMP, dt);
 	ss_pf_uint(pkt, SS_PF_PKT_SEQ_ID, seq);
 	ss_pf_uint(te, SS_PF_TE_TYPE, type);
-	if (type == SS_PF_TYPE_BEGIN)
+	if (named)
 		ss_pf_uint(te, SS_PF_TE_NAME_IID, (uint64_t)name + 1);
 	if (track)
 		ss_pf_uint(te, SS_PF_TE_TRACK_UUID, track);
@@ -405,17 +515,21 @@ static void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 		else
 			ss_pf_double(te, SS_PF_TE_DOUBLE_COUNTER_VALUE, value);
 	}
-	ss_pf_sub(pkt, SS_PF_PKT_TRACK_EVENT, te);
-	if (type == SS_PF_TYPE_BEGIN && name < pf->capsent && !pf->sent[name]) {
-		struct ss_pf_msg id = { 0 }, en = { 0 };
-		pf->sent[name] = 1;
-		ss_pf_uint(&en, SS_PF_EN_IID, (uint64_t)name + 1);
-		ss_pf_str(&en, SS_PF_EN_NAME, pf->names[name]);
-		ss_pf_sub(&id, SS_PF_ID_EVENT_NAMES, &en);
-		ss_pf_sub(pkt, SS_PF_PKT_INTERNED, &id);
-		free(id.p);
-		free(en.p);
+	if (x && x->cs)
+		ss_pf_uint(te, SS_PF_TE_CALLSTACK_IID, x->cs);
+	if (x && x->ann) {
+		struct ss_pf_msg da = { 0 };
+		ss_pf_str(&da, SS_PF_DA_NAME, x->ann);
+		if (x->ann_str)
+			ss_pf_str(&da, SS_PF_DA_STRING, x->ann_str);
+		else
+			ss_pf_uint(&da, SS_PF_DA_UINT, x->ann_uint);
+		ss_pf_sub(te, SS_PF_TE_DEBUG_ANNOTATIONS, &da);
+		free(da.p);
 	}
+	ss_pf_sub(pkt, SS_PF_PKT_TRACK_EVENT, te);
+	if (named)
+		ss_pf_interned(pf, pkt, name, x ? x->cs : 0);
 	ss_pf_packet(pf, pkt);
 	pf->bytes_events += pf->out.n >= before ? pf->out.n - before : 0;
 	pf->track_events++;
@@ -438,9 +552,18 @@ static int ss_pf_cmp_slice(const void *x, const void *y)
 
 struct ss_pf_tev {
 	uint64_t ts;
-	uint32_t name;
-	uint8_t type, track;
+	uint32_t name, cs;
+	uint8_t type, track, unwound;
 };
+
+static const char *ss_pf_unwound(unsigned u)
+{
+	switch (u) {
+	case 1 + SS_UNWIND_THREAD_EXIT: return "thread_exit";
+	case 1 + SS_UNWIND_EXIT: return "exit";
+	default: return "longjmp";
+	}
+}
 
 /* Write the buffered slices of the current thread. */
 static void ss_pf_thread_flush(struct ss_perfetto *pf)
@@ -456,12 +579,12 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 	static const char *const tnames[] = { NULL, "user ranges", "steps" };
 
 	pf->cur = NULL;
-	if (!t || !pf->nsl)
+	if (!t || (!pf->nsl && !pf->nmarks))
 		return;
 	qsort(pf->sl, pf->nsl, sizeof(*pf->sl), ss_pf_cmp_slice);
-	stack = malloc(pf->nsl * sizeof(*stack));
+	stack = malloc((pf->nsl + 1) * sizeof(*stack));
 	for (k = 0; k < SS_PF_NTRACKS; k++)
-		ev[k] = malloc(2 * pf->nsl * sizeof(**ev));
+		ev[k] = malloc((2 * pf->nsl + 1) * sizeof(**ev));
 	if (!stack || !ev[0] || !ev[1] || !ev[2]) {
 		pf->werr = ENOMEM;
 		goto out;
@@ -482,6 +605,8 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 				e[*n].type = SS_PF_TYPE_END;
 				e[*n].track = (uint8_t)tr;
 				e[*n].name = 0;
+				e[*n].cs = 0;
+				e[*n].unwound = 0;
 				(*n)++;
 			}
 			if (sp && end > stack[sp - 1])
@@ -490,6 +615,8 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 			e[*n].type = SS_PF_TYPE_BEGIN;
 			e[*n].track = (uint8_t)tr;
 			e[*n].name = s->name;
+			e[*n].cs = s->cs;
+			e[*n].unwound = s->unwound;
 			(*n)++;
 			stack[sp++] = end;
 			if (s->begin < first)
@@ -500,6 +627,8 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 			e[*n].type = SS_PF_TYPE_END;
 			e[*n].track = (uint8_t)tr;
 			e[*n].name = 0;
+			e[*n].cs = 0;
+			e[*n].unwound = 0;
 			(*n)++;
 		}
 		(void)names;
@@ -522,23 +651,58 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 		pf->capsent = pf->nnames;
 	}
 	memset(pf->sent, 0, pf->capsent);
+	if (pf->capcssent < pf->ncs) {
+		uint8_t *ns = realloc(pf->cssent, pf->ncs);
+		if (!ns) {
+			pf->werr = ENOMEM;
+			goto out;
+		}
+		pf->cssent = ns;
+		pf->capcssent = pf->ncs;
+	}
+	if (pf->capcssent)
+		memset(pf->cssent, 0, pf->capcssent);
+	for (i = 0; i < pf->nmarks; i++)
+		if (pf->marks[i].ns < first)
+			first = pf->marks[i].ns;
 	seq = ss_pf_sequence(pf, first, t->uuid);
 	last = first;
-	/* merge the tracks by time */
-	for (;;) {
+	/* merge the tracks and the markers (after the slice events of the
+	 * same time) by time */
+	for (i = 0;;) {
+		struct ss_pf_extra x;
 		int best = -1;
 		for (k = 0; k < SS_PF_NTRACKS; k++)
 			if (pos[k] < nev[k] &&
 			    (best < 0 || ev[k][pos[k]].ts < ev[best][pos[best]].ts))
 				best = (int)k;
+		memset(&x, 0, sizeof(x));
+		if (i < pf->nmarks &&
+		    (best < 0 || pf->marks[i].ns < ev[best][pos[best]].ts)) {
+			const struct ss_pf_mark *m = &pf->marks[i++];
+			uint64_t ts = m->ns < last ? last : m->ns;
+			if (m->is_lost) {
+				x.ann = "count";
+				x.ann_uint = m->lost;
+			}
+			ss_pf_event(pf, &pkt, &te, seq, ts - last, SS_PF_TYPE_INSTANT,
+				    0, m->name, 0, 0, &x);
+			last = ts;
+			continue;
+		}
 		if (best < 0)
 			break;
 		{
 			struct ss_pf_tev *e = &ev[best][pos[best]++];
 			uint64_t ts = e->ts < last ? last : e->ts;
+			x.cs = e->cs;
+			if (e->unwound) {
+				x.ann = "unwound";
+				x.ann_str = ss_pf_unwound(e->unwound);
+			}
 			ss_pf_event(pf, &pkt, &te, seq, ts - last, e->type,
 				    best == SS_PF_TRACK_FUNC ? 0 : tracks[best],
-				    e->name, 0, 0);
+				    e->name, 0, 0, &x);
 			last = ts;
 		}
 	}
@@ -549,6 +713,7 @@ out:
 	free(pkt.p);
 	free(te.p);
 	pf->nsl = 0;
+	pf->nmarks = 0;
 }
 
 static int ss_pf_cmp_cval(const void *x, const void *y)
@@ -573,7 +738,7 @@ static void ss_pf_counters_flush(struct ss_perfetto *pf)
 	last = pf->cv[0].ns;
 	for (i = 0; i < pf->ncv; i++) {
 		ss_pf_event(pf, &pkt, &te, seq, pf->cv[i].ns - last, SS_PF_TYPE_COUNTER,
-			    pf->cv[i].uuid, 0, 1, pf->cv[i].v);
+			    pf->cv[i].uuid, 0, 1, pf->cv[i].v, NULL);
 		last = pf->cv[i].ns;
 	}
 	pf->ncv = 0;
@@ -649,6 +814,69 @@ static void ss_pf_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name
 	free(th.p);
 }
 
+/* The callstack iid of a native stack (interned on first use); 0 if it
+ * cannot be had. */
+static uint32_t ss_pf_callstack(struct ss_perfetto *pf, uint64_t pid,
+				const struct ss_stack *st)
+{
+	struct ss_pf_cstack *c;
+	size_t i, k;
+
+	if (!st->n || !st->names)
+		return 0;
+	if (pf->cshcap) {
+		i = (size_t)(ss_pf_hash_u64(pid * UINT64_C(0x9e3779b97f4a7c15) ^ st->id)) &
+		    (pf->cshcap - 1);
+		while (pf->cshash[i]) {
+			c = &pf->cstacks[pf->cshash[i] - 1];
+			if (c->pid == pid && c->id == st->id)
+				return pf->cshash[i];
+			i = (i + 1) & (pf->cshcap - 1);
+		}
+	}
+	if ((pf->ncs + 1) * 2 > pf->cshcap) {
+		size_t nc = pf->cshcap ? pf->cshcap * 2 : 256;
+		uint32_t *nh = calloc(nc, sizeof(*nh));
+		if (!nh)
+			return 0;
+		for (k = 0; k < pf->ncs; k++) {
+			size_t j = (size_t)ss_pf_hash_u64(pf->cstacks[k].pid *
+							   UINT64_C(0x9e3779b97f4a7c15) ^
+							   pf->cstacks[k].id) & (nc - 1);
+			while (nh[j])
+				j = (j + 1) & (nc - 1);
+			nh[j] = (uint32_t)k + 1;
+		}
+		free(pf->cshash);
+		pf->cshash = nh;
+		pf->cshcap = nc;
+	}
+	if (ss_pf_grow((void **)&pf->cstacks, &pf->capcs, pf->ncs, sizeof(*c)))
+		return 0;
+	c = &pf->cstacks[pf->ncs];
+	c->pid = pid;
+	c->id = st->id;
+	c->n = (uint32_t)st->n;
+	c->frames = malloc(st->n * sizeof(*c->frames));
+	if (!c->frames)
+		return 0;
+	for (k = 0; k < st->n; k++) {  /* outermost first */
+		uint32_t f = ss_pf_intern(pf, st->names[st->n - 1 - k] ?
+						      st->names[st->n - 1 - k] : "?");
+		if (f == UINT32_MAX) {
+			free(c->frames);
+			return 0;
+		}
+		c->frames[k] = f;
+	}
+	i = (size_t)ss_pf_hash_u64(pid * UINT64_C(0x9e3779b97f4a7c15) ^ st->id) &
+	    (pf->cshcap - 1);
+	while (pf->cshash[i])
+		i = (i + 1) & (pf->cshcap - 1);
+	pf->cshash[i] = (uint32_t)pf->ncs + 1;
+	return (uint32_t)++pf->ncs;
+}
+
 static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 			const struct ss_slice *s)
 {
@@ -671,8 +899,26 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 		pf->cur = t;
 	}
 	name = ss_pf_intern(pf, s->name ? s->name : "?");
-	if (name == UINT32_MAX ||
-	    ss_pf_grow((void **)&pf->sl, &pf->capsl, pf->nsl, sizeof(*o))) {
+	if (name == UINT32_MAX) {
+		pf->werr = ENOMEM;
+		return;
+	}
+	if (s->cat == SS_SLICE_MARKER) {
+		struct ss_pf_mark *m;
+		if (ss_pf_grow((void **)&pf->marks, &pf->capmarks, pf->nmarks,
+			       sizeof(*m))) {
+			pf->werr = ENOMEM;
+			return;
+		}
+		m = &pf->marks[pf->nmarks++];
+		m->ns = s->begin_ns;
+		m->name = name;
+		m->is_lost = s->marker == SS_EV_LOST;
+		m->lost = m->is_lost ? s->marker_arg : 0;
+		pf->ex.events++;
+		return;
+	}
+	if (ss_pf_grow((void **)&pf->sl, &pf->capsl, pf->nsl, sizeof(*o))) {
 		pf->werr = ENOMEM;
 		return;
 	}
@@ -683,6 +929,9 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 	o->depth = s->depth > 0xffff ? 0xffff : (uint16_t)s->depth;
 	o->track = s->cat == SS_SLICE_RANGE ? SS_PF_TRACK_RANGE :
 		   s->cat == SS_SLICE_STEP ? SS_PF_TRACK_STEP : SS_PF_TRACK_FUNC;
+	o->cs = s->stack ? ss_pf_callstack(pf, pid, s->stack) : 0;
+	o->unwound = (s->flags & SS_SLICE_UNWOUND) ?
+			     (uint8_t)(1 + (s->unwind < 200 ? s->unwind : 0)) : 0;
 	pf->ex.events++;
 }
 
@@ -757,6 +1006,12 @@ static void ss_pf_release(void *ctx)
 	free(pf->threads);
 	free(pf->sl);
 	free(pf->sent);
+	for (i = 0; i < pf->ncs; i++)
+		free(pf->cstacks[i].frames);
+	free(pf->cstacks);
+	free(pf->cshash);
+	free(pf->cssent);
+	free(pf->marks);
 	free(pf->ctrs);
 	free(pf->cv);
 	free(pf->out.p);

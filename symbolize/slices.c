@@ -11,7 +11,9 @@
  * open at a window's start (SS_META_STACK) or inherited from the parent
  * of a forked process (SS_EV_INHERIT) are pushed clipped.  An UNWIND (the
  * runtime saw a frame vanish: longjmp, pthread_exit, exit) ends the frame
- * and those above it, marked unwound.
+ * and those above it, marked unwound with its reason.  On request, STOP
+ * and LOST events come out as MARKER slices; a function slice with a
+ * native stack says which of its frames is its nearest open caller.
  *
  * Must never: keep closed slices in memory, or emit a slice that ends
  * before it begins.
@@ -56,6 +58,7 @@ struct ss_slicer {
 	struct ss_slices_window *wins;
 	size_t nwins;
 	int whole_run;                  /* no step records */
+	int markers;                    /* hand out SS_SLICE_MARKER slices */
 	struct ss_slices_stack *stacks;
 	size_t nstacks;
 	struct ss_slices_string *strs;
@@ -100,6 +103,7 @@ struct ss_slices_walk {
 	struct ss_slices_fstack calls, ranges;
 	uint64_t emitted;
 	uint64_t stack;                 /* of the next slice emitted */
+	unsigned why;                   /* unwind reason of the next ones */
 };
 
 static int ss_slices_grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -514,6 +518,28 @@ static const struct ss_slices_step *ss_slices_step_at(const struct ss_slicer *sl
 	return lo ? &sl->steps[lo - 1] : NULL;
 }
 
+/* The innermost frame of stack st (from 1) that is one of the `depth`
+ * open calls below the slice, matched by function address; 0 if none. */
+static size_t ss_slices_stack_caller(const struct ss_slicer *sl,
+				     const struct ss_stack *st,
+				     const struct ss_slices_fstack *calls, size_t depth)
+{
+	uint32_t node = st->leaf;
+	size_t k, j;
+
+	if (!node || node > sl->nnodes || depth > calls->n)
+		return 0;
+	node = sl->nodes[node - 1].parent;
+	for (k = 1; k < st->n && node && node <= sl->nnodes; k++) {
+		uint64_t start = sl->nodes[node - 1].start;
+		for (j = depth; j-- > 0;)
+			if (calls->f[j].key == start)
+				return k;
+		node = sl->nodes[node - 1].parent;
+	}
+	return 0;
+}
+
 static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 			   uint64_t key, uint64_t begin, uint64_t end,
 			   unsigned flags, size_t depth)
@@ -544,6 +570,11 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 		s.addr = key;
 		if (w->stack)
 			s.stack = ss_slices_stack(sl, w->stack);
+		if (s.stack)
+			s.stack_caller = ss_slices_stack_caller(sl, s.stack,
+								&w->calls, depth);
+		if (flags & SS_SLICE_UNWOUND)
+			s.unwind = w->why;
 	} else if (cat == SS_SLICE_RANGE) {
 		s.name = ss_slices_string(sl, key);
 		if (!s.name) {
@@ -563,6 +594,40 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 		s.cycle = st->cycle;
 	}
 	w->stack = 0;
+	w->fn(w->ctx, w->tid, &s);
+	w->emitted++;
+}
+
+/* A STOP or LOST event as a MARKER slice, at its time. */
+static void ss_slices_mark(struct ss_slices_walk *w, unsigned kind, uint64_t arg,
+			   uint64_t ns)
+{
+	static const char *const why[] = { NULL, "max_trace_mb", "disk full",
+					   "write error" };
+	const struct ss_slices_step *st = ss_slices_step_at(w->sl, ns);
+	struct ss_slice s;
+	char buf[96];
+
+	memset(&s, 0, sizeof(s));
+	s.cat = SS_SLICE_MARKER;
+	s.begin_ns = s.end_ns = ns;
+	s.depth = (unsigned)w->calls.n;
+	s.marker = kind;
+	s.marker_arg = arg;
+	if (kind == SS_EV_LOST)
+		snprintf(buf, sizeof(buf), "stepscope: events lost");
+	else if (arg < sizeof(why) / sizeof(why[0]) && why[arg])
+		snprintf(buf, sizeof(buf), "stepscope: recording stopped (%s)",
+			 why[arg]);
+	else
+		snprintf(buf, sizeof(buf), "stepscope: recording stopped (reason %llu)",
+			 (unsigned long long)arg);
+	s.name = buf;
+	if (st) {
+		s.has_step = 1;
+		s.step = st->step;
+		s.cycle = st->cycle;
+	}
 	w->fn(w->ctx, w->tid, &s);
 	w->emitted++;
 }
@@ -616,6 +681,7 @@ static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 
 	while (i > 0 && st->f[i - 1].key != key)
 		i--;
+	w->why = SS_UNWIND_SKIPPED;  /* frames above it were jumped over */
 	if (i) {
 		struct ss_slices_frame *f;
 		ss_slices_close_to(w, st, cat, i, ns, SS_SLICE_UNWOUND);
@@ -631,11 +697,13 @@ static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 /* An UNWIND: the runtime found frame `key` gone without its EXIT; it and
  * the frames above it end here, unwound.  One the stack does not hold
  * (it began before the window) changes nothing. */
-static void ss_slices_unwind(struct ss_slices_walk *w, uint64_t key, uint64_t ns)
+static void ss_slices_unwind(struct ss_slices_walk *w, uint64_t key, uint64_t ns,
+			     unsigned why)
 {
 	struct ss_slices_fstack *st = &w->calls;
 	size_t i = st->n;
 
+	w->why = why;
 	while (i > 0 && st->f[i - 1].key != key)
 		i--;
 	if (i)
@@ -731,6 +799,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			in_win = 0;
 			wi++;
 		}
+		if (sl->markers && (ev.kind == SS_EV_STOP || ev.kind == SS_EV_LOST))
+			ss_slices_mark(&w, ev.kind, ev.arg, ev.ns);
 		if (wi >= sl->nwins || ev.ns < sl->wins[wi].open_ns)
 			continue;  /* outside every recording window */
 		if (!in_win) {
@@ -755,7 +825,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 				      win_begin);
 			break;
 		case SS_EV_UNWIND:
-			ss_slices_unwind(&w, SS_UNWIND_FN(ev.arg), ev.ns);
+			ss_slices_unwind(&w, SS_UNWIND_FN(ev.arg), ev.ns,
+					 SS_UNWIND_WHY(ev.arg));
 			break;
 		case SS_EV_INHERIT:  /* open in the parent at fork */
 			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
@@ -789,4 +860,9 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	free(w.calls.f);
 	free(w.ranges.f);
 	return w.emitted;
+}
+
+void ss_slicer_markers(struct ss_slicer *sl, int on)
+{
+	sl->markers = on;
 }

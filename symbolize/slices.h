@@ -20,6 +20,9 @@ enum ss_slice_cat {
 	SS_SLICE_FUNCTION = 0,
 	SS_SLICE_STEP = 1,
 	SS_SLICE_RANGE = 2,
+	/* an instant (begin == end) saying what happened to the recording:
+	 * handed out only after ss_slicer_markers(sl, 1) */
+	SS_SLICE_MARKER = 3,
 };
 
 enum ss_slice_flags {
@@ -59,6 +62,20 @@ struct ss_slice {
 	uint64_t step;          /* step the slice began in */
 	uint32_t cycle;         /* schedule cycle of that step */
 	const struct ss_stack *stack; /* FUNCTION, with record.stack; or NULL */
+	/* With a stack: index in it of the innermost frame (from 1) that is an
+	 * instrumented call open below this one on its thread (its caller, or
+	 * the function its caller was inlined into); frames 1 .. stack_caller-1
+	 * are code between them that has no hooks (qsort calling a callback).
+	 * 0 when no such frame is in the stack (it was cut by stack_depth, or
+	 * the slice has no open caller).  docs/stacks.md */
+	size_t stack_caller;
+	/* With SS_SLICE_UNWOUND: enum ss_unwind_reason (SS_UNWIND_SKIPPED also
+	 * when the exit of an outer frame came first). */
+	unsigned unwind;
+	/* MARKER: the event it stands for (SS_EV_STOP, SS_EV_LOST) and its
+	 * argument (enum ss_stop_reason, events lost) */
+	unsigned marker;
+	uint64_t marker_arg;
 };
 
 /* Receives each finished slice; tid is the OS thread id. */
@@ -85,6 +102,11 @@ size_t ss_slicer_cycles(const struct ss_slicer *sl, uint32_t *out, size_t max);
  * carried (node i + 1 is nodes[i]); valid until the next slicer call. */
 size_t ss_slicer_stack_nodes(const struct ss_slicer *sl,
 			     const struct ss_stack_node **nodes);
+
+/* Hand out SS_SLICE_MARKER slices too (off by default): one at each
+ * SS_EV_STOP and SS_EV_LOST, named "stepscope: recording stopped
+ * (max_trace_mb)", "stepscope: events lost", ... */
+void ss_slicer_markers(struct ss_slicer *sl, int on);
 
 /* Emit every slice of reader thread index `thread`; returns the number
  * of slices emitted. */

@@ -62,7 +62,9 @@ static int ss_svg_cmp_node(const void *x, const void *y, void *a)
 	const struct ss_agg_node *p = *(const struct ss_agg_node *const *)x;
 	const struct ss_agg_node *q = *(const struct ss_agg_node *const *)y;
 
-	return strcmp(ss_agg_name(a, p->name), ss_agg_name(a, q->name));
+	int c = strcmp(ss_agg_name(a, p->name), ss_agg_name(a, q->name));
+
+	return c ? c : p->native - q->native;
 }
 
 struct ss_svg_flame {
@@ -70,6 +72,7 @@ struct ss_svg_flame {
 	struct ss_agg *a;
 	double scale;           /* px per ns */
 	int height, pad;
+	int base;               /* y of the bottom of the root frame */
 	uint64_t all;
 	size_t frames;
 };
@@ -80,7 +83,7 @@ static void ss_svg_frame(struct ss_svg_flame *fl, const struct ss_agg_node *n,
 	const struct ss_agg_node *c, **kids;
 	const char *name = n->name == UINT32_MAX ? "all" : ss_agg_name(fl->a, n->name);
 	double w = (double)n->total_ns * fl->scale;
-	double y = fl->height - fl->pad - (depth + 1) * SS_SVG_FRAME_H;
+	double y = fl->base - (depth + 1) * SS_SVG_FRAME_H;
 	unsigned h = ss_svg_hash(name);
 	size_t nk = 0, i;
 	char t1[32], t2[32];
@@ -90,15 +93,22 @@ static void ss_svg_frame(struct ss_svg_flame *fl, const struct ss_agg_node *n,
 	fl->frames++;
 	fprintf(fl->f, "<g><title>");
 	ss_svg_text(fl->f, name);
-	fprintf(fl->f, " (total %s, %.2f%%, self %s, %llu calls)</title>",
+	fprintf(fl->f, " (%stotal %s, %.2f%%, self %s, %llu calls)</title>",
+		n->native ? "no hooks, from native stacks: " : "",
 		ss_agg_fmt_time(n->total_ns, t1, sizeof(t1)),
 		fl->all ? 100.0 * (double)n->total_ns / (double)fl->all : 0.0,
 		ss_agg_fmt_time(n->self_ns, t2, sizeof(t2)),
 		(unsigned long long)n->calls);
-	fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
-		"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
-		x, y, w, SS_SVG_FRAME_H - 1, 205 + h % 50, 80 + (h >> 8) % 140,
-		30 + (h >> 16) % 55);
+	if (n->native)  /* library frames: a cool palette */
+		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+			"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
+			x, y, w, SS_SVG_FRAME_H - 1, 90 + h % 50, 150 + (h >> 8) % 60,
+			200 + (h >> 16) % 50);
+	else
+		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+			"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
+			x, y, w, SS_SVG_FRAME_H - 1, 205 + h % 50, 80 + (h >> 8) % 140,
+			30 + (h >> 16) % 55);
 	if (w > 30) {
 		size_t maxc = (size_t)((w - 6) / 7), len = strlen(name);
 		fprintf(fl->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 11.5);
@@ -141,6 +151,7 @@ size_t ss_svg_flame(FILE *f, struct ss_agg *a, int width, const char *title,
 	fl.a = a;
 	fl.pad = 10;
 	fl.height = depth * SS_SVG_FRAME_H + 2 * fl.pad + 24;
+	fl.base = fl.height - fl.pad;
 	fl.all = root ? root->total_ns : 0;
 	fl.scale = fl.all ? (double)(width - 20) / (double)fl.all : 0;
 	if (standalone)
@@ -162,6 +173,67 @@ size_t ss_svg_flame(FILE *f, struct ss_agg *a, int width, const char *title,
 		fprintf(f, "<text x=\"10\" y=\"40\">no function slices recorded</text>\n");
 	}
 	fprintf(f, "</svg>\n");
+	return fl.frames;
+}
+
+#define SS_SVG_HEAD_H 22     /* a thread's heading */
+
+size_t ss_svg_flame_threads(FILE *f, struct ss_agg *a, int width, const char *title,
+			    int standalone)
+{
+	struct ss_agg_thread_tree *tt;
+	size_t n = ss_agg_thread_trees(a, &tt), i;
+	struct ss_svg_flame fl;
+	int y;
+	char t1[32];
+
+	memset(&fl, 0, sizeof(fl));
+	fl.f = f;
+	fl.a = a;
+	fl.pad = 10;
+	fl.height = 24 + fl.pad;
+	for (i = 0; i < n; i++)
+		fl.height += SS_SVG_HEAD_H + ss_svg_depth(tt[i].root) * SS_SVG_FRAME_H +
+			     fl.pad;
+	if (!n)
+		fl.height += 30;
+	if (standalone)
+		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n",
+		width, fl.height, width, fl.height);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fdf8ee\"/>\n",
+		width, fl.height);
+	fprintf(f, "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">",
+		width / 2);
+	ss_svg_text(f, title ? title : "Flame graphs by thread");
+	fprintf(f, "</text>\n");
+	if (!n)
+		fprintf(f, "<text x=\"10\" y=\"40\">no function slices recorded</text>\n");
+	y = 24;
+	for (i = 0; i < n; i++) {
+		int depth = ss_svg_depth(tt[i].root);
+		char who[160];
+		snprintf(who, sizeof(who), "%s (pid %llu, tid %llu)",
+			 tt[i].thread ? tt[i].thread : "thread",
+			 (unsigned long long)tt[i].pid, (unsigned long long)tt[i].tid);
+		fprintf(f, "<text x=\"10\" y=\"%d\" font-size=\"12\">", y + 15);
+		ss_svg_text(f, who);
+		fprintf(f, ": %s</text>\n",
+			ss_agg_fmt_time(tt[i].root->total_ns, t1, sizeof(t1)));
+		y += SS_SVG_HEAD_H + depth * SS_SVG_FRAME_H;
+		fl.all = tt[i].root->total_ns;
+		fl.scale = fl.all ? (double)(width - 20) / (double)fl.all : 0;
+		fl.base = y;
+		if (fl.all) {
+			fprintf(f, "<g transform=\"translate(10,0)\">\n");
+			ss_svg_frame(&fl, tt[i].root, 0, 0);
+			fprintf(f, "</g>\n");
+		}
+		y += fl.pad;
+	}
+	fprintf(f, "</svg>\n");
+	free(tt);
 	return fl.frames;
 }
 

@@ -19,6 +19,11 @@ void ss_svg_text(FILE *f, const char *s);
  * drawn (frames narrower than 0.1 px are left out). */
 size_t ss_svg_flame(FILE *f, struct ss_agg *a, int width, const char *title,
 		    int standalone);
+/* One flame graph per thread, stacked top to bottom (sorted by pid, tid),
+ * each as wide as the picture and headed by its thread's name and total;
+ * standalone as above.  Returns the number of frames drawn. */
+size_t ss_svg_flame_threads(FILE *f, struct ss_agg *a, int width, const char *title,
+			    int standalone);
 /* Bars of every step's duration; returns the number of bars. */
 size_t ss_svg_steps(FILE *f, struct ss_agg *a, int width, int height);
 /* One line per counter track (bytes over time); returns the number of

@@ -8,8 +8,10 @@
  * a stack that starts at the comparator, runs through qsort's frames (named
  * from libc's symbols: "qsort" or "qsort_r") and then continues
  * sort_them <- train_step <- main; every sort_them and train_step slice
- * carries its own stack; and the same recording without record.stack has
- * neither stacks nor "stackFrames".
+ * carries its own stack; in folded stacks (flame graphs) every comparator
+ * line runs main;train_step;sort_them, then qsort's frames, then by_value;
+ * and the same recording without record.stack has neither stacks nor
+ * "stackFrames".
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -159,6 +161,33 @@ static void test_stack_qsort(void **state)
 	SS_E2E_CHECK(t, sort_ok == STEPS && step_ok == STEPS,
 		     "sort_them / train_step slices with stacks: expected %d, got %ld / %ld",
 		     STEPS, sort_ok, step_ok);
+
+	/* folded stacks: qsort's frames between sort_them and by_value */
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize -q --format folded "
+			"-o run/stacks.folded run");
+	snprintf(path, sizeof(path), "%s/run/stacks.folded", t->dir);
+	text = slurp(path);
+	SS_E2E_CHECK(t, text != NULL, "no %s", path);
+	long through = 0, direct = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *leaf = strstr(line, ";by_value ");
+		if (!leaf)
+			continue;
+		if (strncmp(line, "main;train_step;sort_them;", 26)) {
+			SS_E2E_CHECK(t, 0, "a by_value line not under main;train_step;sort_them: %s",
+				     line);
+		}
+		*leaf = 0;
+		if (strstr(line + 26, "qsort"))
+			through++;
+		else
+			direct++;
+		*leaf = ';';
+	}
+	free(text);
+	SS_E2E_CHECK(t, through > 0 && direct == 0,
+		     "folded by_value lines: %ld through qsort, %ld without it", through,
+		     direct);
 
 	/* off by default: no stacks at all */
 	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o plain -- ./s-stack %d %d",

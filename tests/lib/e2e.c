@@ -561,8 +561,9 @@ static int load_event(struct ss_e2e_trace *tr, const cJSON *ev, size_t i,
 			s->flags |= SS_E2E_CLIPPED_BEGIN;
 		if (clip && (!strcmp(clip, "end") || !strcmp(clip, "both")))
 			s->flags |= SS_E2E_CLIPPED_END;
-		if (cJSON_IsTrue(
-			    cJSON_GetObjectItemCaseSensitive(args, "unwound")))
+		/* "longjmp", "thread_exit", "exit"; true from older tools */
+		const cJSON *uw = cJSON_GetObjectItemCaseSensitive(args, "unwound");
+		if (cJSON_IsTrue(uw) || cJSON_IsString(uw))
 			s->flags |= SS_E2E_UNWOUND;
 	}
 	tr->nslices++;

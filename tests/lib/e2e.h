@@ -119,7 +119,7 @@ void ss_e2e_symbolize(struct ss_e2e *t, const char *rundir);
 enum ss_e2e_slice_flags {
 	SS_E2E_CLIPPED_BEGIN = 1 << 0, /* args.clipped "begin" or "both" */
 	SS_E2E_CLIPPED_END = 1 << 1,   /* args.clipped "end" or "both" */
-	SS_E2E_UNWOUND = 1 << 2,       /* args.unwound true */
+	SS_E2E_UNWOUND = 1 << 2,       /* args.unwound: a reason, or true */
 };
 
 /* Categories, as bits for ss_e2e_check_nesting. */

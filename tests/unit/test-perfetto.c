@@ -5,7 +5,9 @@
  * one SLICE_BEGIN with the right interned name and one SLICE_END, steps
  * land on their own track, memory samples become counter events (and "C"
  * events in the Chrome JSON), and timestamps rebuilt from the incremental
- * clock are exact.
+ * clock are exact.  With record.stack, a slice's native stack is its
+ * BEGIN's callstack_iid, resolved through the interned callstacks, frames
+ * and function names.
  *
  * Skips (exit 77, saying why) when protoc is not installed.
  */
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -24,8 +27,11 @@
 
 __attribute__((noinline, used)) void ss_p_outer(void) { __asm__ volatile(""); }
 __attribute__((noinline, used)) void ss_p_inner(void) { __asm__ volatile("nop"); }
+/* never entered: library code in native stacks */
+__attribute__((noinline, used)) void ss_p_lib(void) { __asm__ volatile("nop; nop"); }
 
 static char dir[] = "/tmp/ss-test-perfetto-XXXXXX";
+static char sdir[300];  /* a run with native stacks, under dir */
 
 static struct ss_event ev(uint64_t ts, unsigned kind, void (*fn)(void))
 {
@@ -55,6 +61,49 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* SS_META_STACKDEF `id` whose frames resolve to the functions fn[]. */
+static void stackdef(struct ss_tw *w, uint64_t id, void (*const *fn)(void), size_t n)
+{
+	uint8_t buf[sizeof(struct ss_meta_stackdef) + 8 * sizeof(uint64_t)];
+	struct ss_meta_stackdef d = { id, n };
+	size_t i;
+
+	memcpy(buf, &d, sizeof(d));
+	for (i = 0; i < n; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)fn[i] + 1;  /* a return address */
+		memcpy(buf + sizeof(d) + i * sizeof(a), &a, sizeof(a));
+	}
+	ss_tw_meta(w, SS_META_STACKDEF, 1, buf, sizeof(d) + n * sizeof(uint64_t));
+}
+
+/* outer [1000, 3000] with stack 1 (outer <- lib), inner [1100, 1200] and
+ * [2000, 2500] both with stack 2 (inner <- lib <- outer). */
+static void write_stack_trace(void)
+{
+	static void (*const s1[])(void) = { ss_p_outer, ss_p_lib };
+	static void (*const s2[])(void) = { ss_p_inner, ss_p_lib, ss_p_outer };
+	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 78);
+	char path[400], *maps = slurp("/proc/self/maps");
+	struct ss_event e[] = {
+		ev(1000, SS_EV_ENTER, ss_p_outer), { 1000, SS_EV_WORD(SS_EV_STACK, 1) },
+		ev(1100, SS_EV_ENTER, ss_p_inner), { 1100, SS_EV_WORD(SS_EV_STACK, 2) },
+		ev(1200, SS_EV_EXIT, ss_p_inner),
+		ev(2000, SS_EV_ENTER, ss_p_inner), { 2000, SS_EV_WORD(SS_EV_STACK, 2) },
+		ev(2500, SS_EV_EXIT, ss_p_inner),
+		ev(3000, SS_EV_EXIT, ss_p_outer),
+	};
+
+	ss_tw_meta_maps(w, 1, maps);
+	free(maps);
+	ss_tw_meta_thread(w, 78, "stacked");
+	stackdef(w, 1, s1, 2);
+	stackdef(w, 2, s2, 3);
+	ss_tw_events(w, 78, 1, 0, e, sizeof(e) / sizeof(e[0]), 16);
+	snprintf(path, sizeof(path), "%s/prog.78.sstrace", sdir);
+	assert_int_equal(ss_tw_write(w, path, SIZE_MAX), 0);
+	ss_tw_free(w);
+}
+
 /* outer [1000, 5000] calls inner 3 times: [1100,1200] [2000,2500] [3000,4000];
  * steps 7 at 900 and 8 at 2900; two memory samples. */
 static int setup(void **state)
@@ -78,6 +127,10 @@ static int setup(void **state)
 	ss_tw_meta_maps(w, 1, maps);
 	free(maps);
 	ss_tw_meta_thread(w, 77, "main-thread");
+	snprintf(sdir, sizeof(sdir), "%s/stacks", dir);
+	if (mkdir(sdir, 0755))
+		return -1;
+	write_stack_trace();
 	ss_tw_meta_step(w, 900, 7, 77, 1, SS_STEP_RECORD, 0);
 	ss_tw_meta_step(w, 2900, 8, 77, 1, SS_STEP_RECORD, 0);
 	memset(&c, 0, sizeof(c));
@@ -248,10 +301,137 @@ static void test_perfetto_decodes(void **state)
 	free(t);
 }
 
+/* The interned tables of one sequence and the BEGINs that use them, read
+ * from protoc's text output. */
+struct cs_decoded {
+	char fname[16][32];          /* function_names: iid -> str */
+	uint64_t frame_fn[16];       /* frames: iid -> function_name_id */
+	uint64_t cs[8][8];           /* callstacks: iid -> frame_ids */
+	int ncs_frames[8];
+	int ncallstacks;
+	char begin_name[8][32];      /* BEGINs in order: name, callstack_iid */
+	uint64_t begin_cs[8];
+	int nbegins;
+};
+
+static void decode_callstacks(const char *text, struct cs_decoded *d)
+{
+	char ename[16][32];
+	char *copy = strdup(text), *save = NULL, *l;
+	enum { NONE, EVNAME, FNAME, FRAME, CSTACK } in = NONE;
+	uint64_t iid = 0, name_iid = 0, cs_iid = 0;
+	int begin = 0;
+
+	memset(d, 0, sizeof(*d));
+	memset(ename, 0, sizeof(ename));
+	for (l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long v;
+		char s[64];
+		int top = l[0] == '}';
+		while (*l == ' ')
+			l++;
+		if (!strcmp(l, "event_names {"))
+			in = EVNAME;
+		else if (!strcmp(l, "function_names {"))
+			in = FNAME;
+		else if (!strcmp(l, "frames {"))
+			in = FRAME;
+		else if (!strcmp(l, "callstacks {")) {
+			in = CSTACK;
+			d->ncallstacks++;
+		} else if (in != NONE && sscanf(l, "iid: %llu", &v) == 1)
+			iid = v < 16 ? v : 0;
+		else if (in == EVNAME && sscanf(l, "name: \"%31[^\"]\"", s) == 1)
+			strcpy(ename[iid], s);
+		else if (in == FNAME && sscanf(l, "str: \"%31[^\"]\"", s) == 1)
+			strcpy(d->fname[iid], s);
+		else if (in == FRAME && sscanf(l, "function_name_id: %llu", &v) == 1)
+			d->frame_fn[iid] = v;
+		else if (in == CSTACK && sscanf(l, "frame_ids: %llu", &v) == 1 && iid < 8 &&
+			 d->ncs_frames[iid] < 8)
+			d->cs[iid][d->ncs_frames[iid]++] = v;
+		else if (!strcmp(l, "}"))
+			in = NONE;
+		else if (!strcmp(l, "type: TYPE_SLICE_BEGIN"))
+			begin = 1;
+		else if (sscanf(l, "name_iid: %llu", &v) == 1)
+			name_iid = v < 16 ? v : 0;
+		else if (sscanf(l, "callstack_iid: %llu", &v) == 1)
+			cs_iid = v;
+		if (top) {  /* the end of a packet: its interned data is in */
+			if (begin && d->nbegins < 8) {
+				strcpy(d->begin_name[d->nbegins], ename[name_iid]);
+				d->begin_cs[d->nbegins++] = cs_iid;
+			}
+			begin = 0;
+			name_iid = cs_iid = 0;
+		}
+	}
+	free(copy);
+}
+
+/* Callstack iid as "outermost;...;innermost" function names. */
+static void cs_text(const struct cs_decoded *d, uint64_t cs, char *out, size_t len)
+{
+	size_t k = 0;
+	int i;
+
+	out[0] = 0;
+	if (cs >= 8)
+		return;
+	for (i = 0; i < d->ncs_frames[cs]; i++) {
+		uint64_t f = d->cs[cs][i];
+		uint64_t fn = f < 16 ? d->frame_fn[f] : 0;
+		k += (size_t)snprintf(out + k, len - k, "%s%s", i ? ";" : "",
+				      fn < 16 ? d->fname[fn] : "?");
+	}
+}
+
+static void test_perfetto_callstacks(void **state)
+{
+	char pf[400], txt[400], cmd[2048], got[256], *t;
+	struct cs_decoded d;
+
+	(void)state;
+	if (system("command -v protoc >/dev/null 2>&1")) {
+		fprintf(stderr, "test-perfetto: skipped: protoc not installed "
+			"(apt-get install protobuf-compiler)\n");
+		skip();
+	}
+	snprintf(pf, sizeof(pf), "%s/s.perfetto-trace", dir);
+	snprintf(txt, sizeof(txt), "%s/s.txt", dir);
+	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q --format perfetto -o %s %s 2>/dev/null",
+	   pf, sdir);
+	snprintf(cmd, sizeof(cmd),
+		 "protoc -I%s/tests/proto --decode=perfetto.protos.Trace "
+		 "%s/tests/proto/perfetto-subset.proto < %s > %s",
+		 SS_SOURCE_DIR, SS_SOURCE_DIR, pf, txt);
+	if (system(cmd)) {
+		print_error("protoc could not decode %s: %s\n", pf, cmd);
+		fail();
+	}
+	t = slurp(txt);
+	assert_non_null(t);
+	decode_callstacks(t, &d);
+	free(t);
+	assert_int_equal(d.nbegins, 3);
+	/* each distinct stack interned once on the sequence */
+	assert_int_equal(d.ncallstacks, 2);
+	assert_string_equal(d.begin_name[0], "ss_p_outer");
+	cs_text(&d, d.begin_cs[0], got, sizeof(got));
+	assert_string_equal(got, "ss_p_lib;ss_p_outer");
+	assert_string_equal(d.begin_name[1], "ss_p_inner");
+	cs_text(&d, d.begin_cs[1], got, sizeof(got));
+	assert_string_equal(got, "ss_p_outer;ss_p_lib;ss_p_inner");
+	assert_string_equal(d.begin_name[2], "ss_p_inner");
+	assert_int_equal(d.begin_cs[2], d.begin_cs[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_perfetto_decodes),
+		cmocka_unit_test(test_perfetto_callstacks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -3,7 +3,9 @@
  * graph on a synthetic raw trace whose times are exact (trace-writer.h):
  * exact Self/Total/Calls/Min/Max, recursion counted once in Total,
  * percentages of the self-time sum, sort orders, CSV and JSON, folded
- * lines, and a well-formed SVG with one <rect> per frame.
+ * lines, and a well-formed SVG with one <rect> per frame.  A second run
+ * carries native stacks (record.stack): folded lines put the frames of
+ * code without hooks between a slice and its instrumented caller.
  *
  * Function names come from this binary: the trace's MAPS record is this
  * process's /proc/self/maps and its addresses are those of the ss_t_*
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -27,8 +30,12 @@
 __attribute__((noinline, used)) void ss_t_outer(void) { __asm__ volatile(""); }
 __attribute__((noinline, used)) void ss_t_rec(void) { __asm__ volatile("nop"); }
 __attribute__((noinline, used)) void ss_t_leaf(void) { __asm__ volatile("nop; nop"); }
+/* never entered: they stand for library code in native stacks */
+__attribute__((noinline, used)) void ss_t_lib1(void) { __asm__ volatile("nop; nop; nop"); }
+__attribute__((noinline, used)) void ss_t_lib2(void) { __asm__ volatile("nop; nop; nop; nop"); }
 
 static char dir[] = "/tmp/ss-test-report-XXXXXX";
+static char sdir[300];  /* the run with stacks, under dir */
 
 static struct ss_event ev(uint64_t ts, unsigned kind, void (*fn)(void))
 {
@@ -106,12 +113,91 @@ static void write_trace(void)
 	free(maps);
 }
 
+/* SS_META_STACKDEF `id`: return addresses just past the start of each
+ * function (the reader resolves the byte before: the function itself). */
+static void stackdef(struct ss_tw *w, uint64_t id, void (*const *fn)(void), size_t n)
+{
+	uint8_t buf[sizeof(struct ss_meta_stackdef) + 16 * sizeof(uint64_t)];
+	struct ss_meta_stackdef d = { id, n };
+	size_t i;
+
+	memcpy(buf, &d, sizeof(d));
+	for (i = 0; i < n; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)fn[i] + 1;
+		memcpy(buf + sizeof(d) + i * sizeof(a), &a, sizeof(a));
+	}
+	ss_tw_meta(w, SS_META_STACKDEF, 1, buf, sizeof(d) + n * sizeof(uint64_t));
+}
+
+static struct ss_event stk(uint64_t ts, uint64_t id)
+{
+	struct ss_event e = { ts, SS_EV_WORD(SS_EV_STACK, id) };
+	return e;
+}
+
+/*
+ * tid 300, every leaf and outer with a native stack (innermost first):
+ *   outer [1000,3000]          stack 1: outer <- lib1 (start code: left out)
+ *     leaf [1100,1300]         stack 2: leaf <- lib2 <- lib1 <- outer
+ *     leaf [1400,1500]         stack 2
+ *     leaf [1600,1700]         stack 3: leaf <- outer (a direct call)
+ *     rec [1800,2600]          no stack
+ *       leaf [1900,2000]       stack 4: leaf <- lib2 <- lib2 <- lib2 (cut
+ *                              by stack_depth before any caller: "[...]")
+ *       leaf [2100,2200]       stack 5: leaf <- lib1 <- outer (rec not in
+ *                              it, as if inlined: outer is the nearest)
+ */
+static void write_stack_trace(void)
+{
+	static void (*const s1[])(void) = { ss_t_outer, ss_t_lib1 };
+	static void (*const s2[])(void) = { ss_t_leaf, ss_t_lib2, ss_t_lib1, ss_t_outer };
+	static void (*const s3[])(void) = { ss_t_leaf, ss_t_outer };
+	static void (*const s4[])(void) = { ss_t_leaf, ss_t_lib2, ss_t_lib2, ss_t_lib2 };
+	static void (*const s5[])(void) = { ss_t_leaf, ss_t_lib1, ss_t_outer };
+	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 4343);
+	char path[400], *maps = slurp("/proc/self/maps");
+	struct ss_event e[] = {
+		ev(1000, SS_EV_ENTER, ss_t_outer), stk(1000, 1),
+		ev(1100, SS_EV_ENTER, ss_t_leaf), stk(1100, 2),
+		ev(1300, SS_EV_EXIT, ss_t_leaf),
+		ev(1400, SS_EV_ENTER, ss_t_leaf), stk(1400, 2),
+		ev(1500, SS_EV_EXIT, ss_t_leaf),
+		ev(1600, SS_EV_ENTER, ss_t_leaf), stk(1600, 3),
+		ev(1700, SS_EV_EXIT, ss_t_leaf),
+		ev(1800, SS_EV_ENTER, ss_t_rec),
+		ev(1900, SS_EV_ENTER, ss_t_leaf), stk(1900, 4),
+		ev(2000, SS_EV_EXIT, ss_t_leaf),
+		ev(2100, SS_EV_ENTER, ss_t_leaf), stk(2100, 5),
+		ev(2200, SS_EV_EXIT, ss_t_leaf),
+		ev(2600, SS_EV_EXIT, ss_t_rec),
+		ev(3000, SS_EV_EXIT, ss_t_outer),
+	};
+
+	assert_non_null(maps);
+	ss_tw_meta_maps(w, 1, maps);
+	ss_tw_meta_thread(w, 300, "stacked");
+	stackdef(w, 1, s1, 2);
+	stackdef(w, 2, s2, 4);
+	stackdef(w, 3, s3, 2);
+	stackdef(w, 4, s4, 4);
+	stackdef(w, 5, s5, 3);
+	ss_tw_events(w, 300, 1, 0, e, sizeof(e) / sizeof(e[0]), 64);
+	snprintf(path, sizeof(path), "%s/prog.4343.sstrace", sdir);
+	assert_int_equal(ss_tw_write(w, path, SIZE_MAX), 0);
+	ss_tw_free(w);
+	free(maps);
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	if (!mkdtemp(dir))
 		return -1;
 	write_trace();
+	snprintf(sdir, sizeof(sdir), "%s/stacks", dir);
+	if (mkdir(sdir, 0755))
+		return -1;
+	write_stack_trace();
 	return 0;
 }
 
@@ -296,6 +382,44 @@ static void test_folded(void **state)
 	free(t);
 }
 
+static void test_folded_stacks(void **state)
+{
+	char args[700], path[400], *t;
+	struct ss_agg *a;
+	struct ss_agg_row *r;
+	struct ss_exporter *ex;
+	char err[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/s.folded", dir);
+	snprintf(args, sizeof(args), "symbolize -q --format folded -o %s %s 2>/dev/null", path,
+		 sdir);
+	free(run(args));
+	t = slurp(path);
+	assert_non_null(t);
+	assert_string_equal(t,
+		"ss_t_outer 800\n"
+		"ss_t_outer;ss_t_leaf 100\n"
+		"ss_t_outer;ss_t_lib1;ss_t_lib2;ss_t_leaf 300\n"
+		"ss_t_outer;ss_t_rec 600\n"
+		"ss_t_outer;ss_t_rec;[...];ss_t_lib2;ss_t_lib2;ss_t_lib2;ss_t_leaf 100\n"
+		"ss_t_outer;ss_t_rec;ss_t_lib1;ss_t_leaf 100\n");
+	free(t);
+
+	/* the table counts slices only: no rows for the library frames */
+	a = ss_agg_new();
+	ex = ss_agg_exporter(a);
+	assert_int_equal(ss_agg_walk(sdir, NULL, 1, &ex, 1, err, sizeof(err)), 0);
+	assert_int_equal(ex->end(ex->ctx, err, sizeof(err)), 0);
+	size_t n = ss_agg_rows(a, 0, &r);
+	assert_int_equal(n, 3);
+	assert_int_equal(row(r, n, "ss_t_leaf")->calls, 5);
+	assert_int_equal(row(r, n, "ss_t_leaf")->total_ns, 600);
+	assert_int_equal(row(r, n, "ss_t_outer")->total_ns, 2000);
+	assert_int_equal(row(r, n, "ss_t_rec")->total_ns, 800);
+	ss_agg_free(a);
+}
+
 /* Count <tag and </tag / <tag .../> and check every element closes. */
 static void check_xml(const char *s, const char *tag, size_t *count)
 {
@@ -343,6 +467,55 @@ static void test_flame_svg(void **state)
 	free(t);
 }
 
+/* flame --threads: tid 100 "trainer" outer [1000,3000] > leaf
+ * [1100,1200]; tid 101 "loader" leaf [1000,1500]; one graph each. */
+static void test_flame_threads(void **state)
+{
+	char tdir[300], path[400], args[800], *maps, *t;
+	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 4444);
+	struct ss_event a[] = {
+		ev(1000, SS_EV_ENTER, ss_t_outer), ev(1100, SS_EV_ENTER, ss_t_leaf),
+		ev(1200, SS_EV_EXIT, ss_t_leaf), ev(3000, SS_EV_EXIT, ss_t_outer),
+	};
+	struct ss_event b[] = {
+		ev(1000, SS_EV_ENTER, ss_t_leaf), ev(1500, SS_EV_EXIT, ss_t_leaf),
+	};
+	size_t rects;
+	const char *p1, *p2;
+
+	(void)state;
+	snprintf(tdir, sizeof(tdir), "%s/threads", dir);
+	assert_int_equal(mkdir(tdir, 0755), 0);
+	maps = slurp("/proc/self/maps");
+	ss_tw_meta_maps(w, 1, maps);
+	free(maps);
+	ss_tw_meta_thread(w, 100, "trainer");
+	ss_tw_meta_thread(w, 101, "loader");
+	ss_tw_events(w, 101, 2, 0, b, 2, 16);
+	ss_tw_events(w, 100, 1, 0, a, 4, 16);
+	snprintf(path, sizeof(path), "%s/prog.4444.sstrace", tdir);
+	assert_int_equal(ss_tw_write(w, path, SIZE_MAX), 0);
+	ss_tw_free(w);
+
+	snprintf(path, sizeof(path), "%s/t.svg", dir);
+	snprintf(args, sizeof(args), "flame -q --threads -o %s %s 2>/dev/null", path, tdir);
+	free(run(args));
+	t = slurp(path);
+	assert_non_null(t);
+	check_xml(t, "rect", &rects);
+	/* background; all, outer, leaf; all, leaf */
+	assert_int_equal(rects, 6);
+	p1 = strstr(t, ">trainer (pid 4444, tid 100): 2.000us</text>");
+	p2 = strstr(t, ">loader (pid 4444, tid 101): 500ns</text>");
+	assert_non_null(p1);
+	assert_non_null(p2);
+	assert_true(p1 < p2);  /* sorted by tid */
+	/* each graph is the whole width: loader's leaf is 100% of it */
+	assert_non_null(strstr(p2, "<title>ss_t_leaf (total 500ns, 100.00%, self 500ns, 1 calls)</title>"));
+	assert_non_null(strstr(p1, "<title>ss_t_leaf (total 100ns, 5.00%, self 100ns, 1 calls)</title>"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,7 +523,9 @@ int main(void)
 		cmocka_unit_test(test_fmt_and_percentile),
 		cmocka_unit_test(test_cli_table_csv_json),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_folded_stacks),
 		cmocka_unit_test(test_flame_svg),
+		cmocka_unit_test(test_flame_threads),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
