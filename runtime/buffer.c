@@ -89,7 +89,8 @@ static void stop_recording(int reason, const char *why)
 	ss_rt.stopped = reason;
 	/* 4: threads still recording mark the stop in their own stream at
 	 * their next hook call (hooks.c), then record nothing more */
-	ss_hot.gate = ss_hot.gate ? 4 : 0;
+	ss_hot.gate = ((ss_hot.gate & SS_GATE_EVENTS) ? 4 : 0) |
+		      (ss_hot.gate & SS_GATE_STATS); /* stats go on (stats.c) */
 	if (!ss_rt.warned_stop) {
 		ss_rt.warned_stop = 1;
 		ss_warn("%s; recording stopped, the program continues (trace: %s)",
@@ -218,10 +219,10 @@ void ss_buf_mark_stop(struct ss_thread *t)
 /* Slow path of ss_emit: the thread has no chunk or its chunk is full. */
 struct ss_event *ss_buf_refill(struct ss_thread *t)
 {
-	if (t->in_slow || !ss_hot.gate) {
+	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
 		/* a signal handler interrupted the slow path, or recording
 		 * stopped meanwhile: drop, but count it */
-		if (ss_hot.gate)
+		if (ss_hot.gate & SS_GATE_EVENTS)
 			t->lost++;
 		return NULL;
 	}

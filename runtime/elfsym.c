@@ -7,6 +7,7 @@
  * (they refer to __cyg_profile_func_enter without defining it), for the
  * frame walk of window.c.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -150,4 +151,99 @@ size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max)
 	struct inst_ranges r = { lo, hi, 0, max };
 	dl_iterate_phdr(inst_cb, &r);
 	return r.n;
+}
+
+/* ---------------------------------------------------------------- names
+ * (stats.c: log.every_n_steps) address -> function name: the dynamic
+ * symbol dladdr finds when it starts exactly there, else the FUNC symbol
+ * of the module's .symtab (static functions of the executable). */
+struct name_find {
+	uintptr_t addr;
+	uintptr_t bias;
+	const char *path;
+};
+
+static int name_module_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct name_find *n = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && n->addr >= lo && n->addr < lo + ph->p_memsz) {
+			n->bias = info->dlpi_addr;
+			n->path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name
+								      : "/proc/self/exe";
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The FUNC symbol of file `path` whose value is `value`, into buf. */
+static int name_in_file(const char *path, uint64_t value, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = -1;
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(Ehdr)) {
+		close(fd);
+		return -1;
+	}
+	size_t size = (size_t)st.st_size;
+	const unsigned char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return -1;
+	const Ehdr *eh = (const Ehdr *)f;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_shentsize != sizeof(Shdr) ||
+	    eh->e_shoff == 0 || eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof(Shdr) < eh->e_shnum)
+		goto out;
+	const Shdr *sh = (const Shdr *)(f + eh->e_shoff);
+	for (int pass = 0; pass < 2 && found; pass++) {
+		unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+		for (unsigned i = 0; i < eh->e_shnum && found; i++) {
+			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
+				continue;
+			const Shdr *str = &sh[sh[i].sh_link];
+			if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
+			    str->sh_offset > size || str->sh_size > size - str->sh_offset)
+				continue;
+			const Sym *sym = (const Sym *)(f + sh[i].sh_offset);
+			size_t n = sh[i].sh_size / sizeof(Sym);
+			const char *strs = (const char *)(f + str->sh_offset);
+			for (size_t k = 0; k < n; k++) {
+				if (ST_TYPE(sym[k].st_info) != STT_FUNC ||
+				    sym[k].st_shndx == SHN_UNDEF || sym[k].st_value != value ||
+				    sym[k].st_name >= str->sh_size)
+					continue;
+				const char *s = strs + sym[k].st_name;
+				size_t max = str->sh_size - sym[k].st_name;
+				if (strnlen(s, max) < max && *s) {
+					snprintf(buf, len, "%s", s);
+					found = 0;
+					break;
+				}
+			}
+		}
+	}
+out:
+	munmap((void *)f, size);
+	return found;
+}
+
+int ss_elfsym_name(uintptr_t addr, char *buf, size_t len)
+{
+	Dl_info info;
+	if (dladdr((void *)addr, &info) && info.dli_sname &&
+	    (uintptr_t)info.dli_saddr == addr) {
+		snprintf(buf, len, "%s", info.dli_sname);
+		return 0;
+	}
+	struct name_find n = { addr, 0, NULL };
+	dl_iterate_phdr(name_module_cb, &n);
+	if (!n.path || !strncmp(n.path, "linux-vdso", 10))
+		return -1;
+	return name_in_file(n.path, addr - n.bias, buf, len);
 }

@@ -173,6 +173,11 @@ enum ss_meta_type {
 	 * first one inside the entered function): a stack that SS_EV_STACK
 	 * events refer to by id, written once per thread that saw it. */
 	SS_META_STACKDEF = 11,
+	/* struct ss_meta_stats + n struct ss_meta_stats_entry: one thread's
+	 * whole-run call counts (stats: whole_run).  Written at each window
+	 * opening, at thread exit and at process exit; a later record for the
+	 * same serial replaces the earlier ones. */
+	SS_META_STATS = 12,
 };
 
 enum ss_step_action {
@@ -200,6 +205,31 @@ struct ss_meta_stackdef {
 	uint64_t n;                  /* return addresses that follow */
 };
 _Static_assert(sizeof(struct ss_meta_stackdef) == 16, "stackdef size");
+
+/* Whole-run statistics of one thread (SS_META_STATS).  Counts cover the
+ * activations that returned before the record was written; an activation
+ * inside another of the same function adds to calls and self, not to
+ * total.  Times are in the file's clock (ticks). */
+struct ss_meta_stats {
+	uint64_t tid;
+	uint64_t serial;
+	uint64_t n;                  /* entries that follow */
+	uint64_t steps;              /* steps begun in the process so far */
+	uint64_t dropped;            /* hook calls not counted (a signal
+	                              * handler re-entered the table, or no
+	                              * memory for it) */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct ss_meta_stats) == 48, "stats size");
+
+struct ss_meta_stats_entry {
+	uint64_t fn;                 /* function address; 0: every function
+	                              * that found the table full */
+	uint64_t calls;
+	uint64_t total_ticks;
+	uint64_t self_ticks;
+};
+_Static_assert(sizeof(struct ss_meta_stats_entry) == 32, "stats entry size");
 
 struct ss_meta_module {
 	uint64_t load_bias;          /* dlpi_addr */

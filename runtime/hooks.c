@@ -10,6 +10,10 @@
  * (a full chunk, a step boundary) is in a separate non-inlined function.
  * While recording, the hooks also keep the thread's shadow of open frames
  * (frames.c): one store on enter, one compare on exit.
+ * With stats: whole_run (or log.every_n_steps) the gate's SS_GATE_STATS bit
+ * stays set for the whole run: every call takes the slow function, which
+ * counts it in the thread's table (stats.c) and records it only when the
+ * recording bits say so.  With stats off the fast path is unchanged.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,6 +45,11 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 	if (fn == ss_hot.watch)
 		ss_window_on_enter();
 	int g = ss_hot.gate;
+	/* stats: whole_run / log.every_n_steps (stats.c) */
+	if (g & SS_GATE_STATS) {
+		ss_stats_enter(fn);
+		g &= SS_GATE_EVENTS;
+	}
 	if (g) {
 		struct ss_thread *t = &ss_tls;
 		uintptr_t sp = ss_hook_frame_key(site);
@@ -70,6 +79,11 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 {
 	(void)site;
 	int g = ss_hot.gate;
+	/* stats: whole_run / log.every_n_steps (stats.c) */
+	if (g & SS_GATE_STATS) {
+		ss_stats_exit(fn);
+		g &= SS_GATE_EVENTS;
+	}
 	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g))) {
 		struct ss_thread *t = &ss_tls;
 		uint32_t d = t->depth;
@@ -113,7 +127,7 @@ SS_FAST static void ss_hook_exit(void *fn, void *site)
 static void ss_hooks_flag_maps(void)
 {
 	int g = __atomic_load_n(&ss_hot.gate, __ATOMIC_RELAXED);
-	while (g && !(g & 6) &&
+	while ((g & SS_GATE_REC) && !(g & 6) &&
 	       !__atomic_compare_exchange_n(&ss_hot.gate, &g, g | 2, 0,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
@@ -139,7 +153,8 @@ SS_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 
 /* The gate is not plain 1.  4: recording stopped (buffer.c), mark it in
  * this thread's stream and drop the event (returns 1).  Bit 2: a module
- * bound the hooks since the last look, snapshot the maps. */
+ * bound the hooks since the last look, snapshot the maps.  `g` holds the
+ * recording bits only (SS_GATE_EVENTS). */
 __attribute__((noinline)) int ss_hooks_gate_slow(int g)
 {
 	struct ss_thread *t = &ss_tls;
@@ -230,7 +245,7 @@ SS_EXPORT void stepscope_range_push(const char *name)
 	if (ss_rt.dormant || t->in_slow || !name)
 		return;
 	uint64_t id = 0;
-	if (ss_hot.gate) {
+	if (ss_hot.gate & SS_GATE_EVENTS) {
 		t->in_slow = 1;
 		id = string_id(name);
 		t->in_slow = 0;
@@ -238,7 +253,7 @@ SS_EXPORT void stepscope_range_push(const char *name)
 	if (t->range_depth < SS_RANGE_DEPTH)
 		t->range_ids[t->range_depth] = id;
 	t->range_depth++;
-	if (ss_hot.gate && id)
+	if ((ss_hot.gate & SS_GATE_EVENTS) && id)
 		ss_emit(SS_EV_WORD(SS_EV_RANGE_PUSH, id));
 }
 
@@ -249,6 +264,6 @@ SS_EXPORT void stepscope_range_pop(void)
 		return;
 	t->range_depth--;
 	uint64_t id = t->range_depth < SS_RANGE_DEPTH ? t->range_ids[t->range_depth] : 0;
-	if (ss_hot.gate && id)
+	if ((ss_hot.gate & SS_GATE_EVENTS) && id)
 		ss_emit(SS_EV_WORD(SS_EV_RANGE_POP, id));
 }

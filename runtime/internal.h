@@ -52,6 +52,7 @@ struct ss_thread {
 	uint32_t frames_cap;           /* entries `frames` holds */
 	int frames_busy;               /* growing: a nested hook stores nothing */
 	int inherit;                   /* forked child: replay frames first */
+	struct ss_stats *stats;        /* stats: whole_run counters (stats.c) */
 };
 
 /* One open frame: where it sits on the stack, which function it is, and
@@ -61,6 +62,14 @@ struct ss_frame {
 	uintptr_t fn;
 	uintptr_t site;
 };
+
+/* Bits of ss_hot.gate.  Bits 0-2 are the event recording (1 recording,
+ * 3 a module bound the hooks, 4 stopped); SS_GATE_STATS (stats.c) is set
+ * for the whole run when stats: whole_run or log.every_n_steps is on, so
+ * the hooks' fast path still tests one value. */
+#define SS_GATE_REC 1
+#define SS_GATE_EVENTS 7               /* the recording bits */
+#define SS_GATE_STATS 8
 
 /* Read-mostly globals tested on every hook call. */
 struct ss_hot {
@@ -179,6 +188,19 @@ SS_HIDDEN void ss_window_begin_step(struct ss_thread *t, uint64_t step,
 				    uint64_t ts);
 SS_HIDDEN void ss_window_api_step(void);
 
+/* stats.c: whole-run call counts (stats: whole_run, log.every_n_steps) */
+struct ss_stats;
+SS_HIDDEN void ss_stats_init(void);    /* before main: sets SS_GATE_STATS */
+SS_HIDDEN void ss_stats_enter(void *fn);
+SS_HIDDEN void ss_stats_exit(void *fn);
+/* lock held: */
+SS_HIDDEN void ss_stats_write(struct ss_thread *t); /* SS_META_STATS */
+SS_HIDDEN void ss_stats_write_all(void);            /* every live thread */
+SS_HIDDEN void ss_stats_on_step(uint64_t step);     /* log.every_n_steps */
+SS_HIDDEN void ss_stats_close_frames(struct ss_thread *t); /* own thread */
+SS_HIDDEN void ss_stats_release(struct ss_thread *t);      /* thread exit */
+SS_HIDDEN void ss_stats_after_fork(struct ss_thread *t);
+
 /* memory.c: the memory poller thread (memory.enabled) */
 SS_HIDDEN void ss_memory_start(void);
 SS_HIDDEN void ss_memory_on_step(uint64_t step); /* lock held; never blocks */
@@ -193,6 +215,9 @@ SS_HIDDEN void *ss_elfsym_lookup(const char *name, char *err, size_t errlen);
 /* Executable address ranges of the loaded modules built with
  * -finstrument-functions; fills up to max, returns how many. */
 SS_HIDDEN size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max);
+/* Name of the function that starts at `addr` (dynamic symbols, then the
+ * module's .symtab), copied into buf; 0, or -1 if none. */
+SS_HIDDEN int ss_elfsym_name(uintptr_t addr, char *buf, size_t len);
 
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)

@@ -45,7 +45,7 @@ static struct ss_chunk_header *prepare(uint64_t size, uint64_t *offp)
 {
 	uint64_t off = 0;
 	pthread_mutex_lock(&ss_rt.lock);
-	if (!ss_rt.stopped && !ss_rt.disabled && ss_hot.gate)
+	if (!ss_rt.stopped && !ss_rt.disabled && (ss_hot.gate & SS_GATE_EVENTS))
 		off = ss_buf_reserve(size); /* header written: unassigned */
 	pthread_mutex_unlock(&ss_rt.lock);
 	/* page it in without the lock: other threads keep refilling */
@@ -69,7 +69,7 @@ static void *pool_main(void *arg)
 			pthread_mutex_lock(&pool.mu);
 			continue;
 		}
-		if (pool.nready < POOL_READY && ss_hot.gate && !ss_rt.stopped) {
+		if (pool.nready < POOL_READY && (ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped) {
 			uint64_t size = pool.size;
 			pthread_mutex_unlock(&pool.mu);
 			uint64_t off = 0;

@@ -225,6 +225,7 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	ss_window_init();
+	ss_stats_init(); /* stats: whole_run, log.every_n_steps */
 	if (ss_rt.cfg.record_stack)
 		ss_stack_init();
 	if (ss_rt.cfg.memory_enabled)
@@ -243,6 +244,8 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 	self->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (ss_rt.fd >= 0) {
+		ss_stats_close_frames(self); /* stats: whole_run: last tables */
+		ss_stats_write_all();
 		for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 			ss_meta_thread_name(t->tid);
 		if (self->chunk)

@@ -58,6 +58,9 @@ SS_HIDDEN void ss_thread_exit(void *arg)
 		ss_meta_thread_name(t->tid); /* the name it had at the end */
 	ss_buf_close(t);
 	ss_frames_release(t);
+	ss_stats_close_frames(t); /* stats: whole_run: the thread's last table */
+	ss_stats_write(t);
+	ss_stats_release(t);
 	unregister(t);
 	t->state = SS_THREAD_NEW; /* a later event re-registers it */
 	pthread_mutex_unlock(&ss_rt.lock);
@@ -78,4 +81,5 @@ SS_HIDDEN void ss_thread_after_fork(void)
 	self->state = SS_THREAD_NEW;
 	self->seq = 0;
 	ss_rt.threads = NULL;
+	ss_stats_after_fork(self); /* the child counts from zero */
 }

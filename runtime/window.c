@@ -111,6 +111,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 {
 	const struct ss_config *c = &ss_rt.cfg;
 	enum ss_step_action act = ss_schedule_action(c, step);
+	ss_stats_on_step(step); /* log.every_n_steps, before a window opens */
 	ss_rt.step = step;
 	ss_rt.have_step = 1;
 	ss_memory_on_step(step);
@@ -123,9 +124,11 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		.action = act,
 		.cycle = ss_schedule_cycle(c, step),
 	};
-	if (act == SS_STEP_RECORD && !ss_hot.gate && !ss_rt.stopped && !ss_rt.disabled) {
+	if (act == SS_STEP_RECORD && !(ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped &&
+	    !ss_rt.disabled) {
 		if (ss_rt.fd >= 0)
 			ss_meta_maps_if_changed();
+		ss_stats_write_all(); /* stats: whole_run, kept if the run dies */
 		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
 		uint64_t frames[128];
 		inst_refresh();
@@ -137,14 +140,17 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_meta_write_ts(SS_META_STACK, ts, &s, sizeof(s), frames + skip,
 				 (n - skip) * sizeof(uint64_t));
 		ss_frames_forget_all();
-		ss_hot.gate = 1;
+		ss_hot.gate = (ss_hot.gate & SS_GATE_STATS) | SS_GATE_REC;
 	} else {
 		if (act != SS_STEP_RECORD)
-			ss_hot.gate = 0;
+			ss_hot.gate &= SS_GATE_STATS;
 		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
 	}
-	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1))
-		ss_hot.watch = NULL; /* nothing left to record: stop watching */
+	/* nothing left to record: stop watching, unless steps still count
+	 * (stats: whole_run, log.every_n_steps) */
+	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1) &&
+	    c->stats != SS_STATS_WHOLE_RUN && c->log_every_n_steps <= 0)
+		ss_hot.watch = NULL;
 }
 
 void ss_window_init(void)

@@ -9,6 +9,9 @@
  * function slices as 100%, like torch.profiler.  Text times carry units
  * (ns, us, ms, s); CSV and JSON carry integer nanoseconds.
  *
+ * --whole-run prints the same table from the runtime's whole-run counts
+ * (stats: whole_run; stats-read.c) instead of the recorded windows.
+ *
  * Must never: print anything but the report on stdout, or print a
  * percentage computed against zero.
  */
@@ -18,19 +21,20 @@
 
 #include "agg.h"
 #include "cmds.h"
+#include "stats-read.h"
 
 #define SS_REPORT_NAME_MAX 55     /* like torch: longer names end in "..." */
 #define SS_REPORT_SHARE_TOP 5
 
 struct ss_report_opts {
 	const char *dir, *backend, *format, *out;
-	int sort, limit, threads, steps, quiet;
+	int sort, limit, threads, steps, quiet, whole_run;
 };
 
 static void ss_report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stepscope report [--sort KEY] [--limit N] [--threads] [--steps]\n"
+		"usage: stepscope report [--sort KEY] [--limit N] [--threads] [--steps | --whole-run]\n"
 		"                        [--format table|csv|json] [-o FILE] [--backend dw|bfd] [-q] DIR\n"
 		"\n"
 		"   --sort KEY         total (default), self, avg, calls, max, min or name\n"
@@ -38,6 +42,8 @@ static void ss_report_usage(FILE *f)
 		"   --threads          one row per function and thread (default: threads merged)\n"
 		"   --steps            step times per active cycle and the top functions' share\n"
 		"                      of each step\n"
+		"   --whole-run        every step of the run, from the counts kept with\n"
+		"                      'stats: whole_run' (no Min/Max)\n"
 		"   --format FMT       table (default), csv or json\n"
 		"   -o, --output FILE  write there instead of stdout\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
@@ -341,11 +347,161 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "}\n");
 }
 
+/* ------------------------------------------------------------ --whole-run
+ * Rows from stats-read.c: the same columns, Min and Max shown as "-" (the
+ * runtime keeps no single calls), footer "whole run: N steps". */
+static void ss_report_whole_table(FILE *f, const struct ss_stats_result *res,
+				  const struct ss_agg_row *rows, size_t n,
+				  const struct ss_report_opts *o)
+{
+	static const char *const heads[] = { "Name", "Thread", "Self %", "Self",
+					     "Total %", "Total", "Avg", "Min",
+					     "Max", "Calls" };
+	int w[10], ww[10], i, m = 0;
+	char cell[10][128], tb[32];
+	size_t k;
+
+	for (i = 0; i < 10; i++)
+		w[i] = (int)strlen(heads[i]) < 9 && i >= 2 ? 9 : (int)strlen(heads[i]);
+	for (k = 0; k < n; k++) {
+		ss_report_name(rows[k].name, cell[0], sizeof(cell[0]));
+		ss_report_thread(&rows[k], cell[1], sizeof(cell[1]));
+		for (i = 0; i < 2; i++)
+			if ((int)strlen(cell[i]) > w[i])
+				w[i] = (int)strlen(cell[i]);
+	}
+	for (i = 0; i < 10; i++)
+		if (i != 1 || o->threads)
+			ww[m++] = w[i];
+	ss_report_dashes(f, ww, m);
+	for (i = 0; i < 10; i++)
+		if (i != 1 || o->threads)
+			ss_report_cell(f, heads[i], w[i], i < 2, i == 9);
+	ss_report_dashes(f, ww, m);
+	for (k = 0; k < n; k++) {
+		const struct ss_agg_row *r = &rows[k];
+		ss_report_name(r->name, cell[0], sizeof(cell[0]));
+		ss_report_thread(r, cell[1], sizeof(cell[1]));
+		snprintf(cell[2], sizeof(cell[2]), "%.2f%%", ss_report_pct(r->self_ns, res->self_sum));
+		ss_agg_fmt_time(r->self_ns, cell[3], sizeof(cell[3]));
+		snprintf(cell[4], sizeof(cell[4]), "%.2f%%", ss_report_pct(r->total_ns, res->self_sum));
+		ss_agg_fmt_time(r->total_ns, cell[5], sizeof(cell[5]));
+		ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, cell[6], sizeof(cell[6]));
+		snprintf(cell[7], sizeof(cell[7]), "-");
+		snprintf(cell[8], sizeof(cell[8]), "-");
+		snprintf(cell[9], sizeof(cell[9]), "%llu", (unsigned long long)r->calls);
+		for (i = 0; i < 10; i++)
+			if (i != 1 || o->threads)
+				ss_report_cell(f, cell[i], w[i], i < 2, i == 9);
+	}
+	ss_report_dashes(f, ww, m);
+	fprintf(f, "Self time total: %s\n", ss_agg_fmt_time(res->self_sum, tb, sizeof(tb)));
+	fprintf(f, "whole run: %llu steps (%zu process%s, %zu thread%s)\n",
+		(unsigned long long)res->steps, res->nprocesses,
+		res->nprocesses == 1 ? "" : "es", res->nthreads, res->nthreads == 1 ? "" : "s");
+	if (res->dropped)
+		fprintf(f, "not counted: %llu calls (inside signal handlers that interrupted the counting, or too deep)\n",
+			(unsigned long long)res->dropped);
+}
+
+static void ss_report_whole_csv(FILE *f, const struct ss_stats_result *res,
+				const struct ss_agg_row *rows, size_t n,
+				const struct ss_report_opts *o)
+{
+	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls\n",
+		o->threads ? "pid,tid,thread," : "");
+	for (size_t k = 0; k < n; k++) {
+		const struct ss_agg_row *r = &rows[k];
+		ss_report_csv_str(f, r->name);
+		fputs(",function,", f);
+		if (o->threads) {
+			fprintf(f, "%llu,%llu,", (unsigned long long)r->pid,
+				(unsigned long long)r->tid);
+			ss_report_csv_str(f, r->thread ? r->thread : "");
+			fputc(',', f);
+		}
+		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,,,%llu\n",
+			ss_report_pct(r->self_ns, res->self_sum), (unsigned long long)r->self_ns,
+			ss_report_pct(r->total_ns, res->self_sum), (unsigned long long)r->total_ns,
+			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)r->calls);
+	}
+}
+
+static void ss_report_whole_json(FILE *f, const struct ss_stats_result *res,
+				 const struct ss_agg_row *rows, size_t n,
+				 const struct ss_report_opts *o, const char *sortname)
+{
+	fprintf(f, "{\"whole_run\":true,\"self_total_ns\":%llu,\"steps\":%llu,\"processes\":%zu,"
+		"\"threads\":%zu,\"dropped\":%llu,\"sort\":",
+		(unsigned long long)res->self_sum, (unsigned long long)res->steps,
+		res->nprocesses, res->nthreads, (unsigned long long)res->dropped);
+	ss_report_json_str(f, sortname);
+	fprintf(f, ",\n\"rows\":[");
+	for (size_t k = 0; k < n; k++) {
+		const struct ss_agg_row *r = &rows[k];
+		fprintf(f, "%s\n{\"name\":", k ? "," : "");
+		ss_report_json_str(f, r->name);
+		fprintf(f, ",\"kind\":\"function\"");
+		if (o->threads) {
+			fprintf(f, ",\"pid\":%llu,\"tid\":%llu,\"thread\":",
+				(unsigned long long)r->pid, (unsigned long long)r->tid);
+			ss_report_json_str(f, r->thread ? r->thread : "");
+		}
+		fprintf(f, ",\"self_pct\":%.4f,\"self_ns\":%llu,\"total_pct\":%.4f,\"total_ns\":%llu,"
+			"\"avg_ns\":%llu,\"min_ns\":null,\"max_ns\":null,\"calls\":%llu}",
+			ss_report_pct(r->self_ns, res->self_sum), (unsigned long long)r->self_ns,
+			ss_report_pct(r->total_ns, res->self_sum), (unsigned long long)r->total_ns,
+			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)r->calls);
+	}
+	fprintf(f, "\n]}\n");
+}
+
+static int ss_report_whole_run(const struct ss_report_opts *o, const char *sortname)
+{
+	struct ss_stats_result res;
+	char err[1024];
+	size_t n;
+	int rc;
+	FILE *f = stdout;
+
+	rc = ss_stats_read(o->dir, o->backend, o->quiet, o->threads, &res, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "stepscope: report: %s\n", err);
+		return rc;
+	}
+	if (o->out && !(f = fopen(o->out, "w"))) {
+		fprintf(stderr, "stepscope: %s: cannot create: %m\n", o->out);
+		ss_stats_result_release(&res);
+		return 2;
+	}
+	ss_agg_sort_rows(res.rows, res.nrows, (enum ss_agg_sort)o->sort);
+	n = res.nrows;
+	if (o->limit && n > (size_t)o->limit)
+		n = (size_t)o->limit;
+	if (!strcmp(o->format, "csv"))
+		ss_report_whole_csv(f, &res, res.rows, n, o);
+	else if (!strcmp(o->format, "json"))
+		ss_report_whole_json(f, &res, res.rows, n, o, sortname);
+	else
+		ss_report_whole_table(f, &res, res.rows, n, o);
+	rc = 0;
+	if (fflush(f) || ferror(f)) {
+		fprintf(stderr, "stepscope: report: cannot write the report: %m\n");
+		rc = 1;
+	}
+	if (f != stdout)
+		fclose(f);
+	ss_stats_result_release(&res);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const char *const sortnames[] = { "total", "self", "avg", "calls",
 						 "max", "min", "name" };
-	struct ss_report_opts o = { NULL, NULL, "table", NULL, SS_AGG_SORT_TOTAL, 30, 0, 0, 0 };
+	struct ss_report_opts o = { NULL, NULL, "table", NULL, SS_AGG_SORT_TOTAL, 30, 0, 0, 0, 0 };
 	struct ss_agg *a;
 	struct ss_exporter *ex;
 	struct ss_agg_row *rows;
@@ -366,6 +522,8 @@ int cmd_report(int argc, char **argv)
 			o.threads = 1;
 		} else if (!strcmp(s, "--steps")) {
 			o.steps = 1;
+		} else if (!strcmp(s, "--whole-run")) {
+			o.whole_run = 1;
 		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
 			o.quiet = 1;
 		} else if (SS_REPORT_VAL("--sort")) {
@@ -419,6 +577,17 @@ int cmd_report(int argc, char **argv)
 	if (o.steps && !strcmp(o.format, "csv")) {
 		fprintf(stderr, "stepscope: report: --steps has no CSV form; use --format json or table\n");
 		return 2;
+	}
+	if (o.whole_run) {
+		if (o.steps) {
+			fprintf(stderr, "stepscope: report: --steps and --whole-run cannot be combined (the whole-run counts have no step times)\n");
+			return 2;
+		}
+		if (o.sort == SS_AGG_SORT_MIN || o.sort == SS_AGG_SORT_MAX) {
+			fprintf(stderr, "stepscope: report: --whole-run keeps no Min/Max; sort by total, self, avg, calls or name\n");
+			return 2;
+		}
+		return ss_report_whole_run(&o, sortnames[o.sort]);
 	}
 	a = ss_agg_new();
 	if (!a) {

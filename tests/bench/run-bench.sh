@@ -200,3 +200,38 @@ on=$(stack_run 4 ",record.stack=true,record.stack_depth=32")
 awk -v a="$off" -v b="$on" 'BEGIN {
 	printf "  depth 32, through main into libc (libunwind): %7.1f ns/call off, %7.1f on: %7.1f ns per stack\n", a, b, b - a }'
 rm -rf "$K"
+
+# ---------------------------------------------------------------- stats: whole_run
+# (whole-run stats section) per-call cost of counting every call outside
+# the windows (stats: whole_run, the idle schedule above) against empty
+# hooks, stepscope idle and recording, in one hyperfine run.
+WN=${SS_BENCH_STATS_CALLS:-5000000}
+V=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-statsbench.XXXXXX")
+$CC -O2 -fPIC -shared -o "$V/libempty.so" "$SRC/hooks-empty.c"
+$CC -O2 -g -finstrument-functions -o "$V/b-calls" "$SRC/b-calls.c"
+$CC -O2 -g -o "$V/b-plain" "$SRC/b-calls.c"
+printf 'step:\n  function: step_marker\nwindow: {start_step: 1000000000, end_step: 1000000001}\n' > "$V/idle.yaml"
+{ cat "$V/idle.yaml"; printf 'stats: whole_run\n'; } > "$V/stats.yaml"
+printf 'max_trace_mb: 0\n' > "$V/all.yaml"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$V/stats.csv" \
+	--prepare "sh -c 'rm -rf $V/trace; mkdir -p $V/trace'" \
+	-n none "$V/b-plain $WN" \
+	-n empty "env LD_PRELOAD=$V/libempty.so $V/b-calls $WN" \
+	-n idle "env STEPSCOPE_DIR=$V/trace STEPSCOPE_CONFIG=$V/idle.yaml LD_PRELOAD=$B/lib/libstepscope.so $V/b-calls $WN" \
+	-n stats "env STEPSCOPE_DIR=$V/trace STEPSCOPE_CONFIG=$V/stats.yaml LD_PRELOAD=$B/lib/libstepscope.so $V/b-calls $WN" \
+	-n record "env STEPSCOPE_DIR=$V/trace STEPSCOPE_CONFIG=$V/all.yaml LD_PRELOAD=$B/lib/libstepscope.so $V/b-calls $WN" \
+	>"$V/hyperfine.log" 2>&1 || { cat "$V/hyperfine.log"; exit 1; }
+awk -F, -v n="$WN" 'NR > 1 { med[$1] = $4 } END {
+	ns = 1e9 / n
+	e = (med["empty"] - med["none"]) * ns
+	i = (med["idle"] - med["none"]) * ns
+	s = (med["stats"] - med["none"]) * ns
+	r = (med["record"] - med["none"]) * ns
+	printf "\nstats: whole_run, outside windows, b-calls %d calls (per enter+exit pair, median):\n", n
+	printf "  %-34s %8.2f ns\n", "empty hooks", e
+	printf "  %-34s %8.2f ns\n", "stepscope outside window", i
+	printf "  %-34s %8.2f ns\n", "stepscope stats: whole_run", s
+	printf "  %-34s %8.2f ns\n", "stepscope recording", r
+	printf "  stats / recording          %6.2fx   (target: clearly below 1)\n", s / r
+	printf "  stats - empty hooks        %6.2f ns\n", s - e }' "$V/stats.csv"
+rm -rf "$V"

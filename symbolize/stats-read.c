@@ -1,0 +1,271 @@
+/*
+ * stats-read.c - read the SS_META_STATS records of a run directory into
+ * report rows (see stats-read.h).
+ *
+ * Design: one pass over the meta records of each trace keeps the maps,
+ * the thread names and, per thread serial, the last stats record (later
+ * ones replace earlier ones: a window opening writes a snapshot, the
+ * thread's or the process's end the final one).  Every entry becomes a raw
+ * row named through the symbolizer; sorting by (name, pid, tid) then
+ * merges equal keys.  Memory grows with functions x threads, never with
+ * calls.
+ *
+ * Never: trust a record's length (entries past its end are not read), or
+ * divide by zero.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "reader.h"
+#include "stats-read.h"
+#include "sym.h"
+
+struct ss_stats_last {
+	uint64_t serial;
+	const uint8_t *data;      /* the record's payload (in the reader's map) */
+	size_t len;
+};
+
+struct ss_stats_tname {
+	uint64_t tid;
+	char name[17];
+};
+
+static int ss_stats_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ss_stats_cmp_row(const void *a, const void *b)
+{
+	const struct ss_agg_row *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int ss_stats_add_row(struct ss_stats_result *res, size_t *cap,
+			    const struct ss_agg_row *row)
+{
+	if (res->nrows == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		struct ss_agg_row *p = realloc(res->rows, n * sizeof(*p));
+		if (!p)
+			return -1;
+		res->rows = p;
+		*cap = n;
+	}
+	res->rows[res->nrows] = *row;
+	res->rows[res->nrows].name = strdup(row->name);
+	res->rows[res->nrows].thread = row->thread ? strdup(row->thread) : NULL;
+	if (!res->rows[res->nrows].name)
+		return -1;
+	res->nrows++;
+	return 0;
+}
+
+/* The rows of one trace file. */
+static int ss_stats_file(struct ss_reader *r, struct ss_sym *sym, int per_thread,
+			 struct ss_stats_result *res, size_t *cap, size_t *nrec)
+{
+	struct ss_sym_space *sp = ss_sym_space_new(sym);
+	struct ss_stats_last *last = NULL;
+	struct ss_stats_tname *tn = NULL;
+	size_t nlast = 0, ntn = 0, i, k;
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	int rc = -1;
+
+	if (!sp)
+		return -1;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		if (m.type == SS_META_MAPS) {
+			ss_sym_space_add_maps(sp, (const char *)m.data, m.len);
+		} else if (m.type == SS_META_THREAD && m.len >= sizeof(struct ss_meta_thread)) {
+			struct ss_meta_thread t;
+			memcpy(&t, m.data, sizeof(t));
+			for (i = 0; i < ntn && tn[i].tid != t.tid; i++)
+				;
+			if (i == ntn) {
+				void *p = realloc(tn, (ntn + 1) * sizeof(*tn));
+				if (!p)
+					goto out;
+				tn = p;
+				ntn++;
+			}
+			tn[i].tid = t.tid;
+			memcpy(tn[i].name, t.name, sizeof(t.name));
+			tn[i].name[sizeof(t.name)] = 0;
+		} else if (m.type == SS_META_STATS && m.len >= sizeof(struct ss_meta_stats)) {
+			struct ss_meta_stats h;
+			memcpy(&h, m.data, sizeof(h));
+			for (i = 0; i < nlast && last[i].serial != h.serial; i++)
+				;
+			if (i == nlast) {
+				void *p = realloc(last, (nlast + 1) * sizeof(*last));
+				if (!p)
+					goto out;
+				last = p;
+				nlast++;
+			}
+			last[i].serial = h.serial;
+			last[i].data = m.data;
+			last[i].len = m.len;
+		}
+	}
+	for (i = 0; i < nlast; i++) {
+		struct ss_meta_stats h;
+		const char *thread = NULL;
+		memcpy(&h, last[i].data, sizeof(h));
+		uint64_t room = (last[i].len - sizeof(h)) / sizeof(struct ss_meta_stats_entry);
+		if (h.n > room)
+			h.n = room; /* a cut record: what is there */
+		if (h.steps > res->steps)
+			res->steps = h.steps;
+		res->dropped += h.dropped;
+		for (k = 0; k < ntn; k++)
+			if (tn[k].tid == h.tid)
+				thread = tn[k].name;
+		for (k = 0; k < h.n; k++) {
+			struct ss_meta_stats_entry e;
+			struct ss_agg_row row;
+			memcpy(&e, last[i].data + sizeof(h) + k * sizeof(e), sizeof(e));
+			memset(&row, 0, sizeof(row));
+			row.name = e.fn ? ss_sym_lookup(sp, e.fn)->name : "[other]";
+			row.kind = SS_AGG_FUNCTION;
+			if (per_thread) {
+				row.pid = r->hdr.pid;
+				row.tid = h.tid;
+				row.thread = thread;
+			}
+			row.calls = e.calls;
+			row.total_ns = (uint64_t)((double)e.total_ticks * r->ns_per_tick + 0.5);
+			row.self_ns = (uint64_t)((double)e.self_ticks * r->ns_per_tick + 0.5);
+			res->self_sum += row.self_ns;
+			if (ss_stats_add_row(res, cap, &row))
+				goto out;
+		}
+		res->nthreads++;
+	}
+	*nrec += nlast;
+	rc = 0;
+out:
+	free(last);
+	free(tn);
+	ss_sym_space_free(sp);
+	return rc;
+}
+
+int ss_stats_read(const char *dir, const char *backend, int quiet, int per_thread,
+		  struct ss_stats_result *out, char *err, size_t errlen)
+{
+	size_t sl = strlen(SS_FILE_SUFFIX), nfiles = 0, fcap = 0, cap = 0, nrec = 0, i, m;
+	char **files = NULL;
+	struct ss_sym *sym;
+	struct dirent *de;
+	struct stat st;
+	int rc = 0;
+	DIR *d;
+
+	memset(out, 0, sizeof(*out));
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", dir,
+			 errno == ENOENT || !errno ? "no such directory" : strerror(errno));
+		return 2;
+	}
+	sym = ss_sym_new(backend, err, errlen);
+	if (!sym)
+		return 2;
+	ss_sym_set_quiet(sym, quiet);
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		char *p;
+		if (l <= sl || strcmp(de->d_name + l - sl, SS_FILE_SUFFIX))
+			continue;
+		if (nfiles == fcap) {
+			void *q = realloc(files, (fcap = fcap ? fcap * 2 : 16) * sizeof(char *));
+			if (!q)
+				break;
+			files = q;
+		}
+		if (asprintf(&p, "%s/%s", dir, de->d_name) < 0)
+			break;
+		files[nfiles++] = p;
+	}
+	if (d)
+		closedir(d);
+	if (!nfiles) {
+		snprintf(err, errlen, "%s: no stepscope traces here (*%s)", dir, SS_FILE_SUFFIX);
+		rc = 2;
+		goto done;
+	}
+	qsort(files, nfiles, sizeof(char *), ss_stats_cmp_str);
+	for (i = 0; i < nfiles && !rc; i++) {
+		struct ss_reader *r = ss_reader_open(files[i], err, errlen);
+		size_t before = nrec;
+		if (!r) {
+			rc = 2;
+			break;
+		}
+		if (r->warning[0])
+			fprintf(stderr, "stepscope: warning: %s\n", r->warning);
+		if (ss_stats_file(r, sym, per_thread, out, &cap, &nrec)) {
+			snprintf(err, errlen, "out of memory");
+			rc = 1;
+		}
+		if (nrec > before)
+			out->nprocesses++;
+		ss_reader_free(r);
+	}
+	if (!rc && !nrec) {
+		snprintf(err, errlen,
+			 "%s: no whole-run statistics in this run (record it with 'stats: whole_run')",
+			 dir);
+		rc = 2;
+	}
+	if (rc)
+		goto done;
+	/* merge equal (name[, pid, tid]) rows */
+	qsort(out->rows, out->nrows, sizeof(*out->rows), ss_stats_cmp_row);
+	for (i = 0, m = 0; i < out->nrows; i++) {
+		struct ss_agg_row *a = &out->rows[i];
+		if (m && !ss_stats_cmp_row(&out->rows[m - 1], a)) {
+			struct ss_agg_row *b = &out->rows[m - 1];
+			b->calls += a->calls;
+			b->self_ns += a->self_ns;
+			b->total_ns += a->total_ns;
+			free((char *)a->name);
+			free((char *)a->thread);
+		} else {
+			out->rows[m++] = *a;
+		}
+	}
+	out->nrows = m;
+done:
+	for (i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+	ss_sym_free(sym);
+	if (rc)
+		ss_stats_result_release(out);
+	return rc;
+}
+
+void ss_stats_result_release(struct ss_stats_result *res)
+{
+	for (size_t i = 0; i < res->nrows; i++) {
+		free((char *)res->rows[i].name);
+		free((char *)res->rows[i].thread);
+	}
+	free(res->rows);
+	memset(res, 0, sizeof(*res));
+}

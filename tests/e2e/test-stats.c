@@ -1,0 +1,235 @@
+/*
+ * test-stats.c - end to end: `stats: whole_run` and `log.every_n_steps`.
+ * s-stats (50 steps of a loop with known calls, recursion, a worker thread
+ * that exits before the loop) is recorded with a 3-step window, whole-run
+ * stats and a console log every 10 steps, then checked:
+ *   - `report --whole-run` has exactly the fixture's call count for every
+ *     function (all 50 steps, both threads), and says "whole run: 50 steps";
+ *   - every function's whole-run total is at least its total in the window
+ *     report, whose counts are those of the 3 recorded steps;
+ *   - the log appears exactly at steps 10, 20, 30, 40, each block with the
+ *     exact counts of the steps before it;
+ *   - a run without stats: --whole-run refuses it (exit 2, one line).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+
+enum { STEPS = 50, EVERY = 10, WIN_FIRST = 10, WIN_END = 13, NFN = 10 };
+
+static const char *const fns[NFN] = { "main", "worker_main", "kernel", "train_loop",
+				      "train_step", "load_batch", "forward", "matmul",
+				      "rec", "checkpoint" };
+
+/* Calls of fns[f] made by steps 0..k-1 (and outside the loop: main,
+ * worker_main, kernel, train_loop; `whole` counts the ones still open at a
+ * step boundary, i.e. main and train_loop, as returned). */
+static unsigned long calls(int f, unsigned long k, int whole)
+{
+	switch (f) {
+	case 0: return whole;
+	case 1: return 1;
+	case 2: return 100;
+	case 3: return whole;
+	case 4: return k;
+	case 5: return k;
+	case 6: return 2 * k;
+	case 7: return 4 * k;
+	case 8: return 4 * k;
+	default: return k / 5;
+	}
+}
+
+/* Rows of a CSV report: name -> (calls, total_ns). */
+struct row {
+	char name[128];
+	unsigned long long calls, total;
+};
+
+static size_t parse_csv(const char *text, struct row *rows, size_t max)
+{
+	size_t n = 0;
+	const char *line = strchr(text, '\n'); /* skip the header */
+	while (line && *++line && n < max) {
+		char *field[12];
+		char buf[512];
+		size_t len = strcspn(line, "\n"), nf = 0;
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+		memcpy(buf, line, len);
+		buf[len] = 0;
+		for (char *p = buf, *c; nf < 12; p = c + 1) {
+			field[nf++] = p;
+			if (!(c = strchr(p, ',')))
+				break;
+			*c = 0;
+		}
+		if (nf == 10) {
+			snprintf(rows[n].name, sizeof(rows[n].name), "%s", field[0]);
+			rows[n].total = strtoull(field[5], NULL, 10);
+			rows[n].calls = strtoull(field[9], NULL, 10);
+			n++;
+		}
+		line = strchr(line, '\n');
+	}
+	return n;
+}
+
+static const struct row *find(const struct row *rows, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+/* The log blocks in the program's stderr: headers at exactly the expected
+ * steps, each with the exact counts. */
+static void check_log(struct ss_e2e *t, const char *err)
+{
+	unsigned long want_step = EVERY;
+	int nblocks = 0;
+	const char *p = err;
+	while ((p = strstr(p, "stepscope: --- step "))) {
+		unsigned long step = strtoul(p + 20, NULL, 10);
+		if (step != want_step || step >= STEPS) {
+			ss_e2e_show_last(t, -1);
+			fail_msg("log block for step %lu, expected step %lu (every %d of %d steps)",
+				 step, want_step, EVERY, STEPS);
+		}
+		int seen[NFN] = { 0 };
+		const char *l = strchr(p, '\n');
+		while (l && !strncmp(l + 1, "stepscope: ", 11) &&
+		       strncmp(l + 1, "stepscope: ---", 14)) {
+			const char *name = l + 12, *colon = strstr(name, ": avg=");
+			const char *cnt = colon ? strstr(colon, "count=") : NULL;
+			const char *eol = strchr(name, '\n');
+			if (!colon || !cnt || (eol && cnt > eol))
+				break; /* another stepscope message */
+			for (int f = 0; f < NFN; f++) {
+				if (strlen(fns[f]) != (size_t)(colon - name) ||
+				    strncmp(name, fns[f], (size_t)(colon - name)))
+					continue;
+				unsigned long got = strtoul(cnt + 6, NULL, 10);
+				unsigned long want = calls(f, step, 0);
+				if (got != want) {
+					ss_e2e_show_last(t, -1);
+					fail_msg("log at step %lu: %s count=%lu, expected %lu", step,
+						 fns[f], got, want);
+				}
+				seen[f] = 1;
+			}
+			l = eol;
+		}
+		for (int f = 0; f < NFN; f++) {
+			if (!seen[f] && calls(f, step, 0)) {
+				ss_e2e_show_last(t, -1);
+				fail_msg("log at step %lu: no line for %s", step, fns[f]);
+			}
+		}
+		nblocks++;
+		want_step += EVERY;
+		p += 20;
+	}
+	if (nblocks != (STEPS - 1) / EVERY) {
+		ss_e2e_show_last(t, -1);
+		fail_msg("%d log blocks, expected %d", nblocks, (STEPS - 1) / EVERY);
+	}
+}
+
+static void test_whole_run(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct row whole[64], win[64];
+	size_t nw, nr;
+
+	ss_e2e_build(t, "stats", NULL);
+	SS_E2E_SH_OK(t, "printf 'step: {function: train_step}\\nwindow: {start_step: %d, end_step: %d}\\n"
+			"stats: whole_run\\nlog: {every_n_steps: %d}\\n' > c.yaml",
+		     WIN_FIRST, WIN_END, EVERY);
+	SS_E2E_SH_OK(t, SS " record -o run -c c.yaml -- ./s-stats %d", STEPS);
+	check_log(t, t->err);
+
+	SS_E2E_SH_OK(t, SS " report --whole-run --limit 0 --format csv run");
+	nw = parse_csv(t->out, whole, 64);
+	for (int f = 0; f < NFN; f++) {
+		const struct row *r = find(whole, nw, fns[f]);
+		if (!r || r->calls != calls(f, STEPS, 1)) {
+			ss_e2e_show_last(t, 0);
+			fail_msg("whole run: %s called %llu times, expected %lu", fns[f],
+				 r ? r->calls : 0, calls(f, STEPS, 1));
+		}
+	}
+	if (nw != NFN) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("whole run: %zu rows, expected %d", nw, NFN);
+	}
+
+	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv run");
+	nr = parse_csv(t->out, win, 64);
+	for (size_t i = 0; i < nr; i++) {
+		const struct row *w = find(whole, nw, win[i].name);
+		if (!w || w->total < win[i].total) {
+			ss_e2e_show_last(t, 0);
+			fail_msg("%s: window total %llu ns above the whole-run total %llu ns",
+				 win[i].name, win[i].total, w ? w->total : 0);
+		}
+	}
+	const struct row *ts = find(win, nr, "train_step");
+	if (!ts || ts->calls != WIN_END - WIN_FIRST) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("window: train_step called %llu times, expected %d", ts ? ts->calls : 0,
+			 WIN_END - WIN_FIRST);
+	}
+
+	SS_E2E_SH_OK(t, SS " report --whole-run run");
+	if (!strstr(t->out, "whole run: 50 steps (1 process, 2 threads)\n")) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("table footer: expected 'whole run: 50 steps (1 process, 2 threads)'");
+	}
+	SS_E2E_SH_OK(t, SS " report --whole-run --threads --format json run");
+	if (!strstr(t->out, "\"thread\":\"stats-worker\"") || !strstr(t->out, "\"min_ns\":null")) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("JSON: expected a row of thread stats-worker and min_ns null");
+	}
+	ss_e2e_pass(t);
+}
+
+static void test_no_stats(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "stats", NULL);
+	SS_E2E_SH_OK(t, "printf 'step: {function: train_step}\\nwindow: {start_step: 2, end_step: 3}\\n' > c.yaml");
+	SS_E2E_SH_OK(t, SS " record -o run -c c.yaml -- ./s-stats 5");
+	if (strstr(t->err, "stepscope: ---")) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("a log block without log.every_n_steps");
+	}
+	int st = ss_e2e_sh(t, SS " report --whole-run run");
+	if (st != 2 || !strstr(t->err, "run: no whole-run statistics in this run "
+					"(record it with 'stats: whole_run')")) {
+		ss_e2e_show_last(t, st);
+		fail_msg("report --whole-run of a run without stats: expected exit 2 and the message");
+	}
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_VARIANTS(test_whole_run),
+		SS_E2E_TEST(test_no_stats),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
