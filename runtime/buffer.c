@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -228,6 +229,17 @@ struct ss_event *ss_buf_refill(struct ss_thread *t)
 	}
 	t->in_slow = 1;
 	int saved = errno;
+	/* A signal handler that ran in here would find the chunk full and the
+	 * slow path busy, and lose its events: hold asynchronous signals back
+	 * until the new chunk is in place (faults stay deliverable). */
+	sigset_t hold, old;
+	sigfillset(&hold);
+	sigdelset(&hold, SIGSEGV);
+	sigdelset(&hold, SIGBUS);
+	sigdelset(&hold, SIGILL);
+	sigdelset(&hold, SIGFPE);
+	sigdelset(&hold, SIGTRAP);
+	pthread_sigmask(SIG_BLOCK, &hold, &old);
 	struct ss_event *e = NULL;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (t->state == SS_THREAD_NEW)
@@ -257,10 +269,12 @@ struct ss_event *ss_buf_refill(struct ss_thread *t)
 		}
 		if (t->inherit)
 			e = ss_frames_inherit(t, e, t->end);
-		t->pos = e;
+		t->pos = e + 1; /* claimed for the caller before signals run */
 	}
 	pthread_mutex_unlock(&ss_rt.lock);
-	errno = saved;
+	atomic_signal_fence(memory_order_seq_cst);
 	t->in_slow = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
 	return e;
 }

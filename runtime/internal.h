@@ -255,12 +255,13 @@ static inline void ss_emit(uint64_t word)
 	uint64_t now = ss_clock_now();
 	struct ss_event *e = t->pos;
 	if (ss_unlikely(e == t->end)) {
-		e = ss_buf_refill(t);
+		e = ss_buf_refill(t); /* the slot comes claimed */
 		if (!e)
 			return;
 		now = ss_clock_now(); /* the slow path is not the program's time */
+	} else {
+		t->pos = e + 1;
 	}
-	t->pos = e + 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	e->word = word;
 	atomic_signal_fence(memory_order_seq_cst);
