@@ -172,6 +172,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 	-$(MAKE) -C examples/mlp clean >/dev/null 2>&1
+	-$(MAKE) -C examples/cuda-mlp clean >/dev/null 2>&1
 
 # ---------------------------------------------------------------- fuzz
 # libFuzzer target for the raw reader and the slicer (clang); FUZZ_SECS of

@@ -10,12 +10,13 @@
  * eventfd (non-blocking; a full counter just means "already woken").
  * Each sample reads /proc/self/status (VmRSS, VmHWM) and, through NVML
  * found with dlopen() at run time, each visible GPU's used/total memory and
- * this process's share of it.  Samples go into the trace as SS_META_COUNTER
- * records (a track's value is written only when it changed), taken under
- * ss_rt.lock for the few stores that takes.  Every memory.every_n_steps-th
- * step also adds an entry to memory_profile.json in the run directory,
- * which is rewritten whole (temporary file + rename) so a crash always
- * leaves a valid file.
+ * this process's share of it ($STEPSCOPE_NVML_LIBRARY names another
+ * library to load instead: the e2e tests' stand-in NVML).  Samples go
+ * into the trace as SS_META_COUNTER records (a track's value is written
+ * only when it changed), taken under ss_rt.lock for the few stores that
+ * takes.  Every memory.every_n_steps-th step also adds an entry to
+ * memory_profile.json in the run directory, which is rewritten whole
+ * (temporary file + rename) so a crash always leaves a valid file.
  *
  * A process samples only once it has a trace file (its first event or
  * step), like the rest of the runtime: shells and launchers that merely
@@ -290,6 +291,9 @@ static struct {
 
 static int (*mem_nvml_loader)(struct ss_mem_nvml *, char *, size_t);
 static const char *mem_nvml_lib = SS_MEM_NVML_LIB;
+/* $STEPSCOPE_NVML_LIBRARY, copied at start: replaces the default library
+ * (a stand-in NVML for tests without a GPU); "" when unset */
+static char mem_nvml_env[1024];
 
 static uint64_t realtime_now_ns(void)
 {
@@ -310,11 +314,21 @@ static uint64_t mono_now_ns(void)
 /* dlopen NVML and find its functions.  0, or -1 with the info line. */
 static int nvml_load(struct ss_mem_nvml *n, char *why, size_t len)
 {
+	const char *lib = mem_nvml_lib;
+	int chosen = mem_nvml_env[0] && !strcmp(mem_nvml_lib, SS_MEM_NVML_LIB);
+	if (chosen)
+		lib = mem_nvml_env;
 	if (!n->dl)
-		n->dl = dlopen(mem_nvml_lib, RTLD_NOW | RTLD_LOCAL);
+		n->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (!n->dl && chosen) {
+		const char *e = dlerror();
+		snprintf(why, len, "memory: cannot load STEPSCOPE_NVML_LIBRARY=%s "
+			 "(%s); polling host memory only", lib, e ? e : "dlopen failed");
+		return -1;
+	}
 	if (!n->dl) {
 		snprintf(why, len, "memory: no NVIDIA driver (%s not found); "
-			 "polling host memory only", mem_nvml_lib);
+			 "polling host memory only", lib);
 		return -1;
 	}
 	n->init = (ss_nvml_init_fn)dlsym(n->dl, "nvmlInit_v2");
@@ -336,7 +350,7 @@ static int nvml_load(struct ss_mem_nvml *n, char *why, size_t len)
 	if (!n->init || !n->count || !n->by_index || !n->meminfo) {
 		snprintf(why, len, "memory: %s lacks nvmlInit_v2 or the device "
 			 "memory calls (driver too old); polling host memory only",
-			 mem_nvml_lib);
+			 lib);
 		return -1;
 	}
 	return 0;
@@ -772,6 +786,12 @@ void ss_memory_start(void)
 		return;
 	mem.interval_ns = (uint64_t)(c->memory_interval_ms > 0 ? c->memory_interval_ms : 10) * 1000000;
 	mem.every_n = (uint64_t)(c->memory_every_n_steps > 0 ? c->memory_every_n_steps : 100);
+	const char *lib = getenv("STEPSCOPE_NVML_LIBRARY");
+	if (lib && strlen(lib) < sizeof(mem_nvml_env))
+		memcpy(mem_nvml_env, lib, strlen(lib) + 1);
+	else if (lib)
+		ss_warn("memory: STEPSCOPE_NVML_LIBRARY is longer than %zu bytes; "
+			"ignored", sizeof(mem_nvml_env) - 1);
 	mem.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (mem.efd < 0) {
 		ss_warn("memory: cannot create an eventfd: %s; memory not sampled",

@@ -1,5 +1,5 @@
 /*
- * test-cuda.c - end to end: examples/cuda, a CUDA training program, built
+ * test-cuda.c - end to end: examples/cuda-mlp, a CUDA training program, built
  * with its own Makefile (plain, then PROFILE=1 through stepscope-cc nvcc)
  * from a copy of its sources in the test's dir.
  *
@@ -24,7 +24,7 @@
 #include "e2e.h"
 
 #define SS "\"$SS_E2E_BUILD/bin/stepscope\""
-#define EX "\"$SS_E2E_SRC/examples/cuda\""
+#define EX "\"$SS_E2E_SRC/examples/cuda-mlp\""
 #define NVPATH "PATH=\"$PATH:/usr/local/cuda/bin\""
 #define NO_DEVICE "train: no CUDA device (cudaGetDeviceCount: "
 

@@ -1,6 +1,6 @@
 /*
  * train.cu - train a two-layer MLP on generated spirals on the GPU: the
- * training loop, the program stepscope profiles in examples/cuda.
+ * training loop, the program stepscope profiles in examples/cuda-mlp.
  *
  * Shaped like real training code: a loader that shuffles each epoch and
  * copies every batch to the device, a host train_step() per step (forward,
