@@ -174,17 +174,41 @@ void ss_buf_close(struct ss_thread *t)
 	t->pos = t->end = NULL;
 }
 
+/* At exit (lock held, after ss_pool_trim): close the thread's chunk, and
+ * when it is the end of the file, cut off the part it never used. */
+void ss_buf_close_last(struct ss_thread *t)
+{
+	struct ss_chunk_header *c = t->chunk;
+	if (!c)
+		return;
+	uint64_t off = t->chunk_off, size = c->size;
+	uint64_t used = (uint64_t)((char *)t->pos - (char *)(c + 1));
+	uint64_t keep = (sizeof(*c) + used + 4095) & ~(uint64_t)4095;
+	int last = off && off + size == ss_rt.file_off && keep < size;
+	if (last) {
+		c->size = keep;
+		munmap((char *)c + keep, size - keep);
+	}
+	ss_buf_close(t);
+	if (last && ftruncate(ss_rt.fd, (off_t)(off + keep)) == 0)
+		ss_rt.file_off = off + keep;
+}
+
 /* Each chunk keeps its last slot free (t->end points at it) so that a stop
  * can always be marked in the thread's own stream. */
 static struct ss_chunk_header *new_chunk(struct ss_thread *t)
 {
 	uint64_t size = ss_rt.chunk_bytes;
 	ss_pool_start(size);
-	struct ss_chunk_header *c = ss_pool_take(size);
-	if (!c)
-		c = ss_buf_chunk_alloc(size);
+	uint64_t off = 0;
+	struct ss_chunk_header *c = ss_pool_take(size, &off);
+	if (!c) {
+		off = ss_buf_reserve(size);
+		c = off ? ss_buf_map(off, size) : NULL;
+	}
 	if (!c)
 		return NULL;
+	t->chunk_off = off;
 	c->magic = SS_CHUNK_MAGIC;
 	c->kind = SS_CHUNK_EVENTS;
 	c->size = size;

@@ -35,6 +35,7 @@ struct ss_thread {
 	struct ss_event *pos;          /* next free event slot */
 	struct ss_event *end;          /* end of the mapped chunk */
 	struct ss_chunk_header *chunk; /* current chunk, NULL if none */
+	uint64_t chunk_off;            /* its offset in the file */
 	uint64_t tid;
 	uint64_t serial;
 	uint64_t seq;                  /* chunks opened by this thread */
@@ -134,6 +135,7 @@ SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 /* buffer.c: chunks of the trace file */
 SS_HIDDEN struct ss_event *ss_buf_refill(struct ss_thread *t);
 SS_HIDDEN void ss_buf_close(struct ss_thread *t);
+SS_HIDDEN void ss_buf_close_last(struct ss_thread *t);
 SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
 SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
@@ -142,7 +144,7 @@ SS_HIDDEN int ss_buf_open_file(void);
 
 /* pool.c: chunks prepared ahead by a background thread */
 SS_HIDDEN void ss_pool_start(uint64_t size);
-SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size);
+SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size, uint64_t *offp);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
 SS_HIDDEN void ss_pool_after_fork(void);
 SS_HIDDEN void ss_pool_trim(void);

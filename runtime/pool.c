@@ -29,6 +29,8 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int started;
+	int busy;                       /* a reserved chunk is being paged in */
+	int closing;                    /* at exit: prepare no more */
 	pid_t pid;
 	uint64_t size;
 	int nready, nretired;
@@ -45,8 +47,12 @@ static struct ss_chunk_header *prepare(uint64_t size, uint64_t *offp)
 {
 	uint64_t off = 0;
 	pthread_mutex_lock(&ss_rt.lock);
-	if (!ss_rt.stopped && !ss_rt.disabled && (ss_hot.gate & SS_GATE_EVENTS))
+	pthread_mutex_lock(&pool.mu);
+	if (!pool.closing && !ss_rt.stopped && !ss_rt.disabled &&
+	    (ss_hot.gate & SS_GATE_EVENTS))
 		off = ss_buf_reserve(size); /* header written: unassigned */
+	pool.busy = off != 0; /* set with the reservation, under both locks */
+	pthread_mutex_unlock(&pool.mu);
 	pthread_mutex_unlock(&ss_rt.lock);
 	/* page it in without the lock: other threads keep refilling */
 	*offp = off;
@@ -75,6 +81,10 @@ static void *pool_main(void *arg)
 			uint64_t off = 0;
 			struct ss_chunk_header *c = prepare(size, &off);
 			pthread_mutex_lock(&pool.mu);
+			if (pool.busy) {
+				pool.busy = 0;
+				pthread_cond_broadcast(&pool.cv);
+			}
 			if (c && pool.nready < POOL_READY && size == pool.size) {
 				pool.ready_off[pool.nready] = off;
 				pool.ready[pool.nready++] = c;
@@ -117,7 +127,7 @@ void ss_pool_start(uint64_t size)
 }
 
 /* A ready chunk of `size` bytes, or NULL (the caller maps one itself). */
-struct ss_chunk_header *ss_pool_take(uint64_t size)
+struct ss_chunk_header *ss_pool_take(uint64_t size, uint64_t *offp)
 {
 	struct ss_chunk_header *c = NULL;
 	pthread_mutex_lock(&pool.mu);
@@ -126,6 +136,7 @@ struct ss_chunk_header *ss_pool_take(uint64_t size)
 			/* oldest first: chunks are used in file order, so the
 			 * ones left at exit are the file's tail (ss_pool_trim) */
 			c = pool.ready[0];
+			*offp = pool.ready_off[0];
 			pool.nready--;
 			memmove(pool.ready, pool.ready + 1, sizeof(pool.ready[0]) * (size_t)pool.nready);
 			memmove(pool.ready_off, pool.ready_off + 1,
@@ -161,6 +172,12 @@ void ss_pool_trim(void)
 		pthread_mutex_unlock(&pool.mu);
 		return;
 	}
+	/* a chunk reserved before we took ss_rt.lock may still be paging in:
+	 * it is the file's tail, wait for it (the pool thread needs only
+	 * pool.mu to finish); closing keeps new ones from starting */
+	pool.closing = 1;
+	while (pool.busy)
+		pthread_cond_wait(&pool.cv, &pool.mu);
 	uint64_t end = ss_rt.file_off;
 	for (int again = 1; again;) {
 		again = 0;
@@ -193,4 +210,6 @@ void ss_pool_after_fork(void)
 		munmap(pool.retired[i], pool.retired[i]->size);
 	pool.nready = pool.nretired = 0;
 	pool.started = 0;
+	pool.busy = 0;    /* the parent's thread was preparing, not ours */
+	pool.closing = 0;
 }

@@ -248,9 +248,8 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		ss_stats_write_all();
 		for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 			ss_meta_thread_name(t->tid);
-		if (self->chunk)
-			ss_buf_close(self); /* later events open a new chunk */
 		ss_pool_trim();
+		ss_buf_close_last(self); /* later events open a new chunk */
 		ss_meta_calib();
 		struct ss_meta_end e = {
 			.events = atomic_load(&ss_rt.events),
