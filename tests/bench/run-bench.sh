@@ -1,108 +1,244 @@
 #!/bin/sh
-# run-bench.sh - `make bench`: hot-path cost of stepscope against the floor,
-# against empty hooks, and against uftrace, measured side by side in one
-# hyperfine run so machine noise hits every variant alike.  Prints ratios.
+# run-bench.sh - `make bench`: what stepscope costs, every variant of a
+# workload measured side by side (rounds of one hyperfine run each, so the
+# machine's noise hits every variant alike); every figure is a median.
+# docs/performance.md explains how to run it and what each figure means.
 #
-# Variants (all the same -O2 -finstrument-functions binary, hooks in a .so
-# through the PLT):
-#   empty     hooks that do nothing               (floor for "outside window")
-#   floor     hooks: rdtsc + one 16-byte store     (floor for recording)
-#   idle      stepscope, outside any window         (schedule never active)
-#   record    stepscope, recording every call
-#   uftrace   `uftrace record` on the binary without a runtime (if installed)
+# Hot path: three workloads, each run six ways.
+#   b-calls     a tiny leaf called SS_BENCH_CALLS times from a loop
+#   b-recurse   descents SS_BENCH_DEPTH frames deep, SS_BENCH_CALLS calls
+#   mlp         examples/mlp --steps SS_BENCH_E2E_STEPS, end to end
+# The instrumented binary is built as stepscope-cc builds (-O2 -g
+# -finstrument-functions -fno-omit-frame-pointer); the hooks under test are
+# picked at run time, so code and layout are the same in every variant:
+#   none      the same source built without instrumentation (the zero)
+#   empty     hooks that do nothing, preloaded (hooks-empty.c)
+#   floor     hooks: rdtsc + one 16-byte store each (hooks-floor.c), preloaded
+#   idle      libstepscope, outside any window (a step window never opens)
+#   record    libstepscope recording every call of the whole run
+#   uftrace   `uftrace record` of an -finstrument-functions build without
+#             libstepscope (two hook sets in one process would fight)
+# Then the other sections: build time through stepscope-cc, symbolize
+# throughput, record.stack, stats: whole_run.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
 W=${SS_BENCH_DIR:-$(mktemp -d /tmp/stepscope-bench.XXXXXX)}
-N=${SS_BENCH_CALLS:-5000000}
+N=${SS_BENCH_CALLS:-10000000}
+D=${SS_BENCH_DEPTH:-1000}
 RUNS=${SS_BENCH_RUNS:-10}
+E2E_RUNS=${SS_BENCH_E2E_RUNS:-7}
+E2E_STEPS=${SS_BENCH_E2E_STEPS:-200}
 CC=${CC:-gcc}
 [ "$CC" = cc ] && CC=gcc
 command -v hyperfine >/dev/null || SS_DEPS_EXTRA="hyperfine uftrace" sh "$top/scripts/deps.sh"
 command -v hyperfine >/dev/null || { echo "bench: hyperfine is missing" >&2; exit 2; }
 SRC=$top/tests/bench
+M=$top/examples/mlp
 mkdir -p "$W"
+[ -n "${SS_BENCH_KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
+uft=""
+command -v uftrace >/dev/null && uft=yes
 
+# ---------------------------------------------------------------- hot path
 echo "bench: building variants in $W"
+INST="-O2 -g -finstrument-functions -fno-omit-frame-pointer"
 $CC -O2 -fPIC -shared -o "$W/libempty.so" "$SRC/hooks-empty.c"
 $CC -O2 -fPIC -shared -o "$W/libfloor.so" "$SRC/hooks-floor.c"
-# one program, linked against a neutral soname; the variant is picked with
-# LD_PRELOAD so the code and its layout are identical in every run
-$CC -O2 -g -finstrument-functions -o "$W/b-calls" "$SRC/b-calls.c"
-# the same loop without instrumentation: the zero point
-$CC -O2 -g -o "$W/b-plain" "$SRC/b-calls.c"
-cat > "$W/idle.yaml" <<YAML
-step:
-  function: step_marker
-window: {start_step: 1000000000, end_step: 1000000001}
-YAML
-cat > "$W/all.yaml" <<YAML
-max_trace_mb: 0
-YAML
+for p in b-calls b-recurse; do
+	$CC $INST -o "$W/$p" "$SRC/$p.c"
+	$CC -O2 -g -o "$W/$p-plain" "$SRC/$p.c"
+done
+# examples/mlp, built here (the tree's examples/mlp/build is left alone):
+# plain; through stepscope-cc (libstepscope linked, STEPSCOPE_RANGE on);
+# and for uftrace with stepscope-cc's compile flags but no runtime (the
+# ranges compile to nothing, the same functions are instrumented)
+MFLAGS="-O2 -std=gnu11 -Wall -Wextra -pthread"
+EXCL=""
+case $CC in *clang*) ;; *) for d in /usr/include /usr/lib/gcc /usr/local/cuda/include $B/include/stepscope.h; do
+	EXCL="$EXCL -finstrument-functions-exclude-file-list=$d"; done ;; esac
+(cd "$M" && $CC $MFLAGS -g -I"$top/instrument" -o "$W/mlp-plain" train.c data.c model.c pool.c -lm &&
+	"$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp" train.c data.c model.c pool.c -lm &&
+	$CC $MFLAGS $INST $EXCL -I"$top/instrument" -o "$W/mlp-uftrace" train.c data.c model.c pool.c -lm)
 
-run_cmd() { # name, env, extra
-	echo "$2 $W/b-calls $N"
-}
-uft=""
-if command -v uftrace >/dev/null; then
-	uft="uftrace record -d $W/uftrace.data $W/b-calls $N"
-fi
+# configs: a step window that never opens, and the whole run recorded
+printf 'step:\n  function: %s\nwindow: {start_step: 1000000000, end_step: 1000000001}\n' \
+	step_marker > "$W/idle.yaml"
+printf 'step:\n  function: %s\nwindow: {start_step: 1000000000, end_step: 1000000001}\n' \
+	train_step > "$W/idle-mlp.yaml"
+printf 'max_trace_mb: 0\n' > "$W/all.yaml"
 export STEPSCOPE_DIR="$W/trace"
-rm -rf "$W/trace" && mkdir -p "$W/trace"
-hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$W/calls.csv" \
-	--prepare "sh -c 'rm -rf $W/trace $W/uftrace.data; mkdir -p $W/trace'" \
-	-n none "$W/b-plain $N" \
-	-n empty "env LD_PRELOAD=$W/libempty.so $W/b-calls $N" \
-	-n floor "env LD_PRELOAD=$W/libfloor.so $W/b-calls $N" \
-	-n idle "env STEPSCOPE_CONFIG=$W/idle.yaml LD_PRELOAD=$B/lib/libstepscope.so $W/b-calls $N" \
-	-n record "env STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$B/lib/libstepscope.so $W/b-calls $N" \
-	${uft:+-n uftrace "$uft"} >"$W/hyperfine.log" 2>&1 || { cat "$W/hyperfine.log"; exit 1; }
+RT=$B/lib/libstepscope.so
 
-# CSV: command,mean,stddev,median,user,system,min,max  (seconds)
-awk -F, -v n="$N" '
-NR > 1 { med[$1] = $4 }
-END {
-
-	ns = 1e9 / n;    # per leaf call (one enter+exit pair of leaf)
-	e = (med["empty"] - med["none"]) * ns
-	f = (med["floor"] - med["none"]) * ns
-	i = (med["idle"] - med["none"]) * ns
-	r = (med["record"] - med["none"]) * ns
-	printf "\nper enter+exit pair, above the uninstrumented loop (median of runs):\n"
-	printf "  %-28s %8.2f ns\n", "empty hooks", e
-	printf "  %-28s %8.2f ns\n", "floor (rdtsc + 16B store)", f
-	printf "  %-28s %8.2f ns\n", "stepscope outside window", i
-	printf "  %-28s %8.2f ns\n", "stepscope recording", r
-	if ("uftrace" in med) {
-		u = (med["uftrace"] - med["none"]) * ns
-		printf "  %-28s %8.2f ns\n", "uftrace record", u
+# hot NAME RUNS NONE EMPTY FLOOR IDLE RECORD UFTRACE: RUNS rounds, each one
+# hyperfine run of the six commands once (UFTRACE "" without uftrace), the
+# order reversed every other round: a neighbour's load that comes and goes
+# hits every variant alike instead of the few that ran meanwhile.  The trace
+# dirs are emptied before every run, so each run writes fresh files like a
+# real one.  Appends "NAME variant median_wall_s median_cpu_s" to
+# $W/results.
+hot() {
+	name=$1 runs=$2
+	shift 2
+	echo "  $name: $runs rounds of the variants"
+	: > "$W/$name.runs"
+	r=0
+	while [ $r -le "$runs" ]; do # round 0 is the warm-up, not counted
+		if [ $(((runs - r) % 2)) = 0 ]; then # the last round in order:
+			# uftrace last, its data left for `bytes`
+			set -- "$1" "$2" "$3" "$4" "$5" "$6" none empty floor idle record uftrace
+		else
+			set -- "$1" "$2" "$3" "$4" "$5" "$6" uftrace record idle floor empty none
+		fi
+		IFS='
+' # one line, one argument: the commands keep their spaces
+		hyperfine -N --runs 1 --export-csv "$W/$name.csv" \
+			--prepare "sh -c 'rm -rf $W/trace $W/uftrace.data; mkdir -p $W/trace'" \
+			$(hot_args "$@") >"$W/hyperfine-$name.log" 2>&1 ||
+			{ cat "$W/hyperfine-$name.log"; exit 1; }
+		IFS=' 	
+'
+		[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$W/$name.csv" >> "$W/$name.runs"
+		r=$((r + 1))
+	done
+	awk -v w="$name" '
+	function med(a, k,   i, j, x) { # median of a[1..k], sorted in place
+		for (i = 2; i <= k; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
 	}
-	printf "\nratios (targets from issue 5):\n"
-	printf "  recording / floor          %6.2fx   (target <= 1.20x)\n", r / f
-	printf "  outside window - empty     %6.2f ns  (target <= 1 ns)\n", i - e
-	if ("uftrace" in med)
-		printf "  uftrace / recording        %6.2fx   (target >= 4x)\n", u / r
-}' "$W/calls.csv"
-# trace size: one more recording run, its file measured (2 events per call)
-rm -rf "$W/trace" && mkdir -p "$W/trace"
-STEPSCOPE_CONFIG="$W/all.yaml" LD_PRELOAD="$B/lib/libstepscope.so" "$W/b-calls" "$N" >/dev/null
-sz=$(du -cb "$W"/trace/*.sstrace | tail -n 1 | cut -f1)
-echo "  trace bytes per event      $(awk -v s="$sz" -v n="$N" 'BEGIN{printf "%.1f", s / (n * 2)}')     (target <= 16, chunk headers and maps included)"
+	{ c = ++cnt[$1]; wall[$1, c] = $2; cpu[$1, c] = $3 }
+	END {
+		for (v in cnt) {
+			for (i = 1; i <= cnt[v]; i++) { a[i] = wall[v, i]; b[i] = cpu[v, i] }
+			print w, v, med(a, cnt[v]), med(b, cnt[v])
+		}
+	}' "$W/$name.runs" >> "$W/results"
+}
+# hot_args: hyperfine's "-n VARIANT COMMAND" list, one word a line, in the
+# order that $7..$12 name; $1..$6 are the commands of none..uftrace
+hot_args() {
+	for v in $7 $8 $9 ${10} ${11} ${12}; do
+		case $v in
+		none) c=$1 ;; empty) c=$2 ;; floor) c=$3 ;;
+		idle) c=$4 ;; record) c=$5 ;; uftrace) c=$6 ;;
+		esac
+		[ -z "$c" ] || printf '%s\n' "-n" "$v" "$c"
+	done
+}
 
-# end to end: the example training program, empty hooks vs recording
-if [ -x "$top/examples/mlp/train" ] || make -s -C "$top/examples/mlp" PROFILE=1 >/dev/null 2>&1; then
-	T=$top/examples/mlp/train
-	hyperfine -N --warmup 1 --runs "${SS_BENCH_E2E_RUNS:-5}" --export-csv "$W/e2e.csv" \
-		--prepare "sh -c 'rm -rf $W/trace; mkdir -p $W/trace'" \
-		-n empty "env STEPSCOPE_DISABLE=1 $T --steps 200" \
-		-n record "env STEPSCOPE_CONFIG=$W/all.yaml $T --steps 200" >"$W/hyperfine-e2e.log" 2>&1 ||
-		{ cat "$W/hyperfine-e2e.log"; exit 1; }
-	awk -F, 'NR > 1 { med[$1] = $4 } END {
-		printf "\nend to end, examples/mlp --steps 200 (median):\n"
-		printf "  runtime disabled %.3f s, recording %.3f s: %+.1f%% (target <= +3%%)\n",
-			med["empty"], med["record"], (med["record"] / med["empty"] - 1) * 100 }' "$W/e2e.csv"
-fi
-[ -n "${SS_BENCH_KEEP:-}" ] || rm -rf "$W"
+# bytes NAME EVENTS CMD...: one more recording run, its raw trace measured
+# (chunk headers, maps and the other metadata included), and the uftrace
+# data that the last uftrace run left, if any
+bytes() {
+	name=$1 ev=$2
+	shift 2
+	if [ -d "$W/uftrace.data" ]; then
+		echo "$name uftrace_bytes $(du -sb "$W/uftrace.data" | cut -f1) $ev" >> "$W/results"
+	fi
+	rm -rf "$W/trace" && mkdir -p "$W/trace"
+	env STEPSCOPE_CONFIG="$W/all.yaml" "$@" >/dev/null
+	echo "$name $kind $(du -cb "$W"/trace/*.sstrace | tail -n 1 | cut -f1) $ev" >> "$W/results"
+	rm -rf "$W/trace"
+}
+# the same with half the calls: the difference of the two files is what
+# the extra events cost, without the file's fixed header and maps
+kind=bytes
+
+: > "$W/results"
+PR=$(( N / D * D ))
+echo "bench: hot path, median of each variant side by side"
+hot b-calls "$RUNS" "$W/b-calls-plain $N" \
+	"env LD_PRELOAD=$W/libempty.so $W/b-calls $N" \
+	"env LD_PRELOAD=$W/libfloor.so $W/b-calls $N" \
+	"env STEPSCOPE_CONFIG=$W/idle.yaml LD_PRELOAD=$RT $W/b-calls $N" \
+	"env STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$RT $W/b-calls $N" \
+	"${uft:+uftrace record -d $W/uftrace.data $W/b-calls $N}"
+bytes b-calls $((2 * N)) env LD_PRELOAD="$RT" "$W/b-calls" "$N"
+kind=bytes_half
+bytes b-calls $((2 * (N / 2))) env LD_PRELOAD="$RT" "$W/b-calls" "$((N / 2))"
+kind=bytes
+hot b-recurse "$RUNS" "$W/b-recurse-plain $N $D" \
+	"env LD_PRELOAD=$W/libempty.so $W/b-recurse $N $D" \
+	"env LD_PRELOAD=$W/libfloor.so $W/b-recurse $N $D" \
+	"env STEPSCOPE_CONFIG=$W/idle.yaml LD_PRELOAD=$RT $W/b-recurse $N $D" \
+	"env STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$RT $W/b-recurse $N $D" \
+	"${uft:+uftrace record -d $W/uftrace.data $W/b-recurse $N $D}"
+bytes b-recurse $((2 * PR)) env LD_PRELOAD="$RT" "$W/b-recurse" "$N" "$D"
+kind=bytes_half
+bytes b-recurse $((2 * (N / 2 / D * D))) env LD_PRELOAD="$RT" "$W/b-recurse" "$((N / 2))" "$D"
+kind=bytes
+MA="--steps $E2E_STEPS"
+hot mlp "$E2E_RUNS" "$W/mlp-plain $MA" \
+	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libempty.so $W/mlp $MA" \
+	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libfloor.so $W/mlp $MA" \
+	"env STEPSCOPE_CONFIG=$W/idle-mlp.yaml $W/mlp $MA" \
+	"env STEPSCOPE_CONFIG=$W/all.yaml $W/mlp $MA" \
+	"${uft:+uftrace record -d $W/uftrace.data $W/mlp-uftrace $MA}"
+
+# The summary.  Micro-benchmarks: ns per enter+exit pair above `none`
+# (median time of the variant minus median time of the plain build, divided
+# by the calls); their `none` column is the plain build's own ns per call.
+# mlp: median seconds of the whole run.
+awk -v n="$N" -v pr="$PR" -v d="$D" -v steps="$E2E_STEPS" '
+{ t[$1, $2] = $3; if ($2 ~ /bytes/) ev[$1, $2] = $4; else cpu[$1, $2] = $4 }
+$2 == "uftrace" { hasu[$1] = 1 }
+function pass(ok) { total++; if (ok) { met++; return "PASS" } return "MISS" }
+function per(w, v, pairs) { return (t[w, v] - t[w, "none"]) * 1e9 / pairs }
+END {
+	split("none empty floor idle record uftrace", V, " ")
+	printf "\nhot path: per enter+exit pair, ns above the uninstrumented build (mlp: seconds), medians\n"
+	printf "  %-10s", "workload"
+	for (j = 1; j <= 6; j++) printf " %9s", V[j]
+	printf "\n"
+	split("b-calls b-recurse", MW, " ")
+	np["b-calls"] = n; np["b-recurse"] = pr
+	for (k = 1; k <= 2; k++) {
+		w = MW[k]
+		printf "  %-10s %9.2f", w, t[w, "none"] * 1e9 / np[w]
+		for (j = 2; j <= 6; j++)
+			if ((w, V[j]) in t) printf " %9.2f", per(w, V[j], np[w]); else printf " %9s", "-"
+		printf "\n"
+	}
+	printf "  %-10s", "mlp"
+	for (j = 1; j <= 6; j++)
+		if (("mlp", V[j]) in t) printf " %8.3fs", t["mlp", V[j]]; else printf " %9s", "-"
+	printf "\n"
+	printf "  b-calls: %d calls of a leaf; b-recurse: %d descents %d deep; mlp: --steps %d\n", n, pr / d, d, steps
+	printf "  none column of b-calls/b-recurse: the plain build alone, ns per call\n"
+
+	printf "\ntargets (this run):\n"
+	for (k = 1; k <= 2; k++) {
+		w = MW[k]; p = np[w]
+		e = per(w, "empty", p); f = per(w, "floor", p); i = per(w, "idle", p); r = per(w, "record", p)
+		printf "  %-10s recording / floor         %7.2fx    (<= 1.20x)  %s\n", w, r / f, pass(r / f <= 1.2)
+		if (hasu[w]) {
+			u = per(w, "uftrace", p)
+			printf "  %-10s uftrace / recording       %7.2fx    (>= 4x)     %s   (bound: uftrace / floor %.2fx)\n",
+				w, u / r, pass(u / r >= 4), u / f
+		}
+		printf "  %-10s outside window - empty    %7.2f ns  (<= 1 ns)   %s\n", w, i - e, pass(i - e <= 1)
+		b = (t[w, "bytes"] - t[w, "bytes_half"]) / (ev[w, "bytes"] - ev[w, "bytes_half"])
+		# 16-byte records plus a 64-byte header per 1 MiB chunk (0.001):
+		# judged at the two decimals shown
+		printf "  %-10s raw trace bytes per event %7.3f    (<= 16)     %s   (file / events: %.3f)",
+			w, b, pass(sprintf("%.2f", b) + 0 <= 16), t[w, "bytes"] / ev[w, "bytes"]
+		if ((w, "uftrace_bytes") in t)
+			printf "   (uftrace.data: %.2f)", t[w, "uftrace_bytes"] / ev[w, "uftrace_bytes"]
+		printf "\n"
+	}
+	e = t["mlp", "empty"]; ec = cpu["mlp", "empty"]
+	pc = (t["mlp", "record"] / e - 1) * 100
+	printf "  %-10s recording vs empty hooks  %+7.2f %%   (<= +3%%)    %s   (CPU time %+.2f %%)\n",
+		"mlp", pc, pass(pc <= 3), (cpu["mlp", "record"] / ec - 1) * 100
+	split("idle floor uftrace none", O, " ")
+	split("outside window vs empty|floor vs empty|uftrace vs empty|plain build vs empty", L, "|")
+	for (k = 1; k <= 4; k++)
+		if (("mlp", O[k]) in t)
+			printf "  %-10s %-25s %+7.2f %%                           (CPU time %+.2f %%)\n", "mlp", L[k],
+				(t["mlp", O[k]] / e - 1) * 100, (cpu["mlp", O[k]] / ec - 1) * 100
+	printf "  %d of %d targets met\n", met, total
+}' "$W/results"
 
 # ---------------------------------------------------------------- build time
 # (stepscope-cc section) compiling examples/mlp: the same compiler and final
