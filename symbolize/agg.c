@@ -16,18 +16,17 @@
  * range or step slice outlive the callback (they are copied), or count a
  * recursive activation twice in total.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "agg.h"
 #include "reader.h"
+#include "run.h"
 #include "slices.h"
 #include "sym.h"
+#include "util.h"
 
 #define SS_AGG_ROOT UINT32_MAX
 
@@ -120,33 +119,6 @@ struct ss_agg {
 
 /* ---------------------------------------------------------------- helpers */
 
-static int ss_agg_grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	void *np;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 16;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
-static uint64_t ss_agg_hash_str(const char *s)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= UINT64_C(1099511628211);
-	}
-	return h;
-}
-
 static uint64_t ss_agg_mix(uint64_t x)
 {
 	x ^= x >> 33;
@@ -163,7 +135,7 @@ static uint32_t ss_agg_intern(struct ss_agg *a, const char *s, int add)
 	size_t i;
 
 	if (a->nhcap) {
-		i = ss_agg_hash_str(s) & (a->nhcap - 1);
+		i = ss_hash_str(s) & (a->nhcap - 1);
 		while (a->nhash[i]) {
 			uint32_t id = a->nhash[i] - 1;
 			if (!strcmp(a->names[id], s))
@@ -179,7 +151,7 @@ static uint32_t ss_agg_intern(struct ss_agg *a, const char *s, int add)
 		if (!nh)
 			goto oom;
 		for (k = 0; k < a->nnames; k++) {
-			size_t j = ss_agg_hash_str(a->names[k]) & (nc - 1);
+			size_t j = ss_hash_str(a->names[k]) & (nc - 1);
 			while (nh[j])
 				j = (j + 1) & (nc - 1);
 			nh[j] = (uint32_t)k + 1;
@@ -188,12 +160,12 @@ static uint32_t ss_agg_intern(struct ss_agg *a, const char *s, int add)
 		a->nhash = nh;
 		a->nhcap = nc;
 	}
-	if (ss_agg_grow((void **)&a->names, &a->capnames, a->nnames, sizeof(char *)))
+	if (ss_grow((void **)&a->names, &a->capnames, a->nnames, sizeof(char *), 16))
 		goto oom;
 	a->names[a->nnames] = strdup(s);
 	if (!a->names[a->nnames])
 		goto oom;
-	i = ss_agg_hash_str(s) & (a->nhcap - 1);
+	i = ss_hash_str(s) & (a->nhcap - 1);
 	while (a->nhash[i])
 		i = (i + 1) & (a->nhcap - 1);
 	a->nhash[i] = (uint32_t)a->nnames + 1;
@@ -339,8 +311,8 @@ static struct ss_agg_thread *ss_agg_thread_get(struct ss_agg *a, uint64_t pid,
 	for (i = 0; i < a->nthreads; i++)
 		if (a->threads[i].pid == pid && a->threads[i].tid == tid)
 			return a->cur = &a->threads[i];
-	if (ss_agg_grow((void **)&a->threads, &a->capthreads, a->nthreads,
-			sizeof(*a->threads))) {
+	if (ss_grow((void **)&a->threads, &a->capthreads, a->nthreads,
+			sizeof(*a->threads), 16)) {
 		a->oom = 1;
 		return NULL;
 	}
@@ -443,7 +415,7 @@ static void ss_agg_process(void *ctx, uint64_t pid, const char *name)
 	for (i = 0; i < a->npids; i++)
 		if (a->pids[i] == pid)
 			return;
-	if (!ss_agg_grow((void **)&a->pids, &a->cappids, a->npids, sizeof(*a->pids)))
+	if (!ss_grow((void **)&a->pids, &a->cappids, a->npids, sizeof(*a->pids), 16))
 		a->pids[a->npids++] = pid;
 }
 
@@ -518,7 +490,7 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 		e->end = s->end;
 		return;
 	}
-	if (ss_agg_grow((void **)&b->st, &b->cap, b->n, sizeof(*b->st))) {
+	if (ss_grow((void **)&b->st, &b->cap, b->n, sizeof(*b->st), 16)) {
 		a->oom = 1;
 		ss_agg_merge(a, &b->root, node);
 		return;
@@ -597,8 +569,8 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 		return;
 	if (s->cat == SS_SLICE_STEP) {
 		struct ss_agg_step *st;
-		if (ss_agg_grow((void **)&a->steps, &a->capsteps, a->nsteps,
-				sizeof(*st))) {
+		if (ss_grow((void **)&a->steps, &a->capsteps, a->nsteps,
+				sizeof(*st), 16)) {
 			a->oom = 1;
 			return;
 		}
@@ -623,7 +595,7 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 	b = &t->b[kind];
 	if (b->npend && b->pend[0].end != s->end_ns)
 		ss_agg_flush(a, t, kind);
-	if (ss_agg_grow((void **)&b->pend, &b->cappend, b->npend, sizeof(*p))) {
+	if (ss_grow((void **)&b->pend, &b->cappend, b->npend, sizeof(*p), 16)) {
 		a->oom = 1;
 		return;
 	}
@@ -651,7 +623,7 @@ static void ss_agg_counter_cb(void *ctx, uint64_t pid, const char *name,
 		if (a->ctrs[i].pid == pid && !strcmp(a->ctrs[i].name, name))
 			c = &a->ctrs[i];
 	if (!c) {
-		if (ss_agg_grow((void **)&a->ctrs, &a->capctrs, a->nctrs, sizeof(*c)))
+		if (ss_grow((void **)&a->ctrs, &a->capctrs, a->nctrs, sizeof(*c), 16))
 			goto oom;
 		c = &a->ctrs[a->nctrs];
 		memset(c, 0, sizeof(*c));
@@ -854,7 +826,7 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 							break;
 						}
 				if (!row) {
-					if (ss_agg_grow((void **)&r, &cap, n, sizeof(*r))) {
+					if (ss_grow((void **)&r, &cap, n, sizeof(*r), 16)) {
 						a->oom = 1;
 						goto out;
 					}
@@ -1099,8 +1071,8 @@ static void ss_agg_fold_walk(struct ss_agg *a, struct ss_agg_fold *f,
 		if (n->self_ns) {
 			if (asprintf(&line, "%s %llu", f->path,
 				     (unsigned long long)n->self_ns) < 0 ||
-			    ss_agg_grow((void **)&f->lines, &f->capl, f->n,
-					sizeof(char *)))
+			    ss_grow((void **)&f->lines, &f->capl, f->n,
+					sizeof(char *), 16))
 				f->oom = 1;
 			else
 				f->lines[f->n++] = line;
@@ -1217,152 +1189,26 @@ char *ss_agg_fmt_time(uint64_t ns, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- walk */
 
-static int ss_agg_cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-struct ss_agg_route {
-	struct ss_exporter **ex;
-	size_t nex;
-	uint64_t pid;
-};
-
-static void ss_agg_route_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
-{
-	struct ss_agg_route *rt = ctx;
-	size_t i;
-
-	for (i = 0; i < rt->nex; i++)
-		rt->ex[i]->slice(rt->ex[i]->ctx, rt->pid, tid, s);
-}
-
 int ss_agg_walk(const char *dir, const char *backend, int quiet,
 		struct ss_exporter **ex, size_t nex, char *err, size_t errlen)
 {
-	size_t sl = strlen(SS_FILE_SUFFIX), nfiles = 0, cap = 0, i, e;
-	char **files = NULL;
-	struct ss_reader **rs = NULL;
-	struct ss_sym_space **sps = NULL;
-	struct ss_slicer **sls = NULL;
+	struct ss_run run;
 	struct ss_sym *sym;
-	struct dirent *de;
-	struct stat st;
-	uint64_t t0 = 0;
-	int rc = 0;
-	DIR *d;
+	size_t i, e;
+	int rc;
 
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: %s", dir,
-			 errno == ENOENT || !errno ? "no such directory" : strerror(errno));
-		return 2;
-	}
-	sym = ss_sym_new(backend, err, errlen);
+	sym = ss_run_sym(dir, backend, quiet, err, errlen);
 	if (!sym)
 		return 2;
-	ss_sym_set_quiet(sym, quiet);
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		char *p;
-		if (l <= sl || strcmp(de->d_name + l - sl, SS_FILE_SUFFIX))
-			continue;
-		if (ss_agg_grow((void **)&files, &cap, nfiles, sizeof(char *)) ||
-		    asprintf(&p, "%s/%s", dir, de->d_name) < 0)
-			break;
-		files[nfiles++] = p;
-	}
-	if (d)
-		closedir(d);
-	if (!nfiles) {
-		snprintf(err, errlen, "%s: no stepscope traces here (*%s)", dir,
-			 SS_FILE_SUFFIX);
-		rc = 2;
-		goto done;
-	}
-	qsort(files, nfiles, sizeof(char *), ss_agg_cmp_str);
-	rs = calloc(nfiles, sizeof(*rs));
-	sps = calloc(nfiles, sizeof(*sps));
-	sls = calloc(nfiles, sizeof(*sls));
-	if (!rs || !sps || !sls)
-		goto oom;
-	for (i = 0; i < nfiles; i++) {
-		uint64_t f;
-		rs[i] = ss_reader_open(files[i], err, errlen);
-		if (!rs[i]) {
-			rc = 2;
-			goto done;
+	rc = ss_run_open(&run, dir, sym, 0, err, errlen);
+	for (e = 0; !rc && e < nex; e++)
+		if (ex[e]->begin(ex[e]->ctx, run.t0)) {
+			snprintf(err, errlen, "out of memory");
+			rc = 1;
 		}
-		if (rs[i]->warning[0])
-			fprintf(stderr, "stepscope: warning: %s\n", rs[i]->warning);
-		sps[i] = ss_sym_space_new(sym);
-		if (!sps[i] || !(sls[i] = ss_slicer_new(rs[i], sps[i])))
-			goto oom;
-		f = ss_slicer_first_ns(sls[i]);
-		if (f && (!t0 || f < t0))
-			t0 = f;
-	}
-	for (e = 0; e < nex; e++)
-		if (ex[e]->begin(ex[e]->ctx, t0))
-			goto oom;
-	for (i = 0; i < nfiles; i++) {
-		struct ss_reader *r = rs[i];
-		struct ss_agg_route rt = { ex, nex, r->hdr.pid };
-		struct ss_meta_iter it;
-		struct ss_meta_rec m;
-		char pname[1200], tname[64];
-		size_t t, u;
-
-		snprintf(pname, sizeof(pname), "%s (pid %llu)", ss_reader_prog(r),
-			 (unsigned long long)r->hdr.pid);
-		for (e = 0; e < nex; e++)
-			ex[e]->process(ex[e]->ctx, r->hdr.pid, pname);
-		for (t = 0; t < r->nthreads; t++) {
-			const char *tn = ss_slicer_thread_name(sls[i], r->threads[t].tid);
-			for (u = 0; u < t && r->threads[u].tid != r->threads[t].tid; u++)
-				;
-			if (u < t)
-				continue;
-			if (!tn) {
-				snprintf(tname, sizeof(tname), "thread %llu",
-					 (unsigned long long)r->threads[t].tid);
-				tn = tname;
-			}
-			for (e = 0; e < nex; e++)
-				ex[e]->thread(ex[e]->ctx, r->hdr.pid, r->threads[t].tid, tn);
-		}
-		for (t = 0; t < r->nthreads; t++)
-			ss_slicer_thread(sls[i], t, ss_agg_route_slice, &rt);
-		ss_reader_meta_begin(r, &it);
-		while (ss_reader_meta_next(&it, &m)) {
-			struct ss_meta_counter c;
-			if (m.type != SS_META_COUNTER || m.len < sizeof(c))
-				continue;
-			memcpy(&c, m.data, sizeof(c));
-			c.track[sizeof(c.track) - 1] = 0;
-			for (e = 0; e < nex; e++)
-				ex[e]->counter(ex[e]->ctx, r->hdr.pid, c.track,
-					       ss_reader_ns(r, m.ts), (double)c.value);
-		}
-	}
-	goto done;
-oom:
-	snprintf(err, errlen, "out of memory");
-	rc = 1;
-done:
-	for (i = 0; i < nfiles; i++) {
-		if (sls)
-			ss_slicer_free(sls[i]);
-		if (sps)
-			ss_sym_space_free(sps[i]);
-		if (rs)
-			ss_reader_free(rs[i]);
-		free(files[i]);
-	}
-	free(files);
-	free(sls);
-	free(sps);
-	free(rs);
+	for (i = 0; !rc && i < run.n; i++)
+		ss_run_feed(&run, i, ex, nex, NULL, NULL);
+	ss_run_release(&run);
 	ss_sym_free(sym);
 	return rc;
 }

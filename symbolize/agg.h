@@ -142,10 +142,10 @@ uint64_t ss_agg_percentile(const uint64_t *sorted, size_t n, double q);
  * "2.500s".  Returns buf. */
 char *ss_agg_fmt_time(uint64_t ns, char *buf, size_t len);
 
-/* Drive exporters over every raw trace of run directory `dir`: process,
- * thread names, every slice, every SS_META_COUNTER sample.  backend: "dw",
- * "bfd" or NULL.  Returns 0, 2 (bad input: message in err) or 1 (internal
- * failure).  Does not call end. */
+/* Drive exporters over every raw trace of run directory `dir` (run.h:
+ * begin, then for each process ss_run_feed).  backend: "dw", "bfd" or
+ * NULL.  Returns 0, 2 (bad input: message in err) or 1 (internal failure).
+ * Does not call end. */
 int ss_agg_walk(const char *dir, const char *backend, int quiet,
 		struct ss_exporter **ex, size_t nex, char *err, size_t errlen);
 

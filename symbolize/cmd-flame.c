@@ -5,17 +5,17 @@
  * graph per thread, stacked.
  *
  * Design: walk the run into an aggregator, draw its merged tree with
- * svg.c.  The file is written to OUT.tmp and renamed, so a failed run never
- * leaves a half-written picture under the asked name.
+ * svg.c.  The file is written to OUT.tmp and renamed (cli.c), so a failed
+ * run never leaves a half-written picture under the asked name.
  *
  * Must never: write anything but the SVG to the output file.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agg.h"
+#include "cli.h"
 #include "cmds.h"
 #include "svg.h"
 
@@ -33,100 +33,51 @@ static void ss_flame_usage(FILE *f)
 		"For flamegraph.pl or speedscope use 'stepscope symbolize --format folded'.\n");
 }
 
+struct ss_flame_opts {
+	int width, threads;
+	char title[256];
+};
+
+static enum ss_cli_took ss_flame_option(struct ss_cli *c, void *ctx, int argc,
+					char **argv, int *i)
+{
+	struct ss_flame_opts *o = ctx;
+	const char *v;
+	int r;
+
+	if (!strcmp(argv[*i], "--threads")) {
+		o->threads = 1;
+		return SS_CLI_TAKEN;
+	}
+	r = ss_cli_value(c, argc, argv, i, "--width", &v);
+	if (r <= 0)
+		return r ? SS_CLI_BAD : SS_CLI_NOT_MINE;
+	o->width = atoi(v);
+	if (o->width < 200 || o->width > 100000) {
+		fprintf(stderr, "stepscope: flame: --width wants 200..100000 pixels, not '%s'\n", v);
+		return SS_CLI_BAD;
+	}
+	return SS_CLI_TAKEN;
+}
+
+static void ss_flame_write(FILE *f, struct ss_agg *a, void *ctx)
+{
+	struct ss_flame_opts *o = ctx;
+
+	if (o->threads)
+		ss_svg_flame_threads(f, a, o->width, o->title, 1);
+	else
+		ss_svg_flame(f, a, o->width, o->title, 1);
+}
+
 int cmd_flame(int argc, char **argv)
 {
-	const char *dir = NULL, *out = NULL, *backend = NULL;
-	int width = 1200, quiet = 0, threads = 0, i, rc;
-	struct ss_agg *a;
-	struct ss_exporter *ex;
-	char err[1024], *defout = NULL, *tmp = NULL, title[256];
-	FILE *f;
+	struct ss_cli c = { "flame", ss_flame_usage, SS_CLI_SYMBOLS, NULL, NULL, NULL, 0 };
+	struct ss_flame_opts o = { 1200, 0, "" };
+	int rc = ss_cli_parse(&c, argc, argv, ss_flame_option, &o);
 
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-			ss_flame_usage(stdout);
-			return 0;
-		} else if (!strcmp(s, "-o") || !strcmp(s, "--output") ||
-			   !strcmp(s, "--width") || !strcmp(s, "--backend")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "stepscope: flame: option '%s' needs a value\n", s);
-				return 2;
-			}
-			if (!strcmp(s, "--width")) {
-				width = atoi(argv[++i]);
-				if (width < 200 || width > 100000) {
-					fprintf(stderr, "stepscope: flame: --width wants 200..100000 pixels, not '%s'\n",
-						argv[i]);
-					return 2;
-				}
-			} else if (!strcmp(s, "--backend")) {
-				backend = argv[++i];
-			} else {
-				out = argv[++i];
-			}
-		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
-			quiet = 1;
-		} else if (!strcmp(s, "--threads")) {
-			threads = 1;
-		} else if (s[0] == '-' && s[1]) {
-			fprintf(stderr, "stepscope: flame: unknown option '%s'; see 'stepscope flame --help'\n", s);
-			return 2;
-		} else if (!dir) {
-			dir = s;
-		} else {
-			fprintf(stderr, "stepscope: flame: one run directory expected, got '%s' too\n", s);
-			return 2;
-		}
-	}
-	if (!dir) {
-		ss_flame_usage(stderr);
-		return 2;
-	}
-	a = ss_agg_new();
-	if (!a)
-		return 1;
-	ex = ss_agg_exporter(a);
-	rc = ss_agg_walk(dir, backend, quiet, &ex, 1, err, sizeof(err));
-	if (!rc && ex->end(ex->ctx, err, sizeof(err)))
-		rc = 1;
-	if (rc) {
-		fprintf(stderr, "stepscope: %s\n", err);
-		ss_agg_free(a);
+	if (rc != SS_CLI_GO)
 		return rc;
-	}
-	if (!out) {
-		if (asprintf(&defout, "%s/flame.svg", dir) < 0)
-			goto oom;
-		out = defout;
-	}
-	if (asprintf(&tmp, "%s.tmp", out) < 0)
-		goto oom;
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "stepscope: %s: cannot create: %m\n", tmp);
-		rc = 2;
-		goto done;
-	}
-	snprintf(title, sizeof(title), "stepscope flame graph: %s", dir);
-	if (threads)
-		ss_svg_flame_threads(f, a, width, title, 1);
-	else
-		ss_svg_flame(f, a, width, title, 1);
-	if (fflush(f) || ferror(f) | fclose(f) || rename(tmp, out)) {
-		fprintf(stderr, "stepscope: %s: cannot write: %m\n", out);
-		unlink(tmp);
-		rc = 1;
-		goto done;
-	}
-	fprintf(stderr, "stepscope: wrote %s\n", out);
-	goto done;
-oom:
-	fprintf(stderr, "stepscope: flame: out of memory\n");
-	rc = 1;
-done:
-	free(defout);
-	free(tmp);
-	ss_agg_free(a);
-	return rc;
+	snprintf(o.title, sizeof(o.title), "stepscope flame graph: %s", c.dir);
+	return ss_cli_agg_write(&c, "flame.svg", ss_flame_write, &o);
 }

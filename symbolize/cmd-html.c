@@ -7,16 +7,16 @@
  * Design: the run is walked once into an aggregator; the page is static
  * HTML with inline CSS and inline SVG (svg.c) - no script, no font, no
  * image or style sheet from the network, so it opens offline and can be
- * attached to a bug report.  Written to OUT.tmp, then renamed.
+ * attached to a bug report.  Written to OUT.tmp, then renamed (cli.c).
  *
  * Must never: reference an external resource, or print an unescaped name.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agg.h"
+#include "cli.h"
 #include "cmds.h"
 #include "svg.h"
 #include "version.h"
@@ -137,86 +137,19 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 	fprintf(f, "</body></html>\n");
 }
 
+static void ss_html_write(FILE *f, struct ss_agg *a, void *ctx)
+{
+	const struct ss_cli *c = ctx;
+
+	ss_html_page(f, a, c->dir);
+}
+
 int cmd_html(int argc, char **argv)
 {
-	const char *dir = NULL, *out = NULL, *backend = NULL;
-	int quiet = 0, i, rc;
-	struct ss_agg *a;
-	struct ss_exporter *ex;
-	char err[1024], *defout = NULL, *tmp = NULL;
-	FILE *f;
+	struct ss_cli c = { "html", ss_html_usage, SS_CLI_SYMBOLS, NULL, NULL, NULL, 0 };
+	int rc = ss_cli_parse(&c, argc, argv, NULL, NULL);
 
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i];
-		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-			ss_html_usage(stdout);
-			return 0;
-		} else if (!strcmp(s, "-o") || !strcmp(s, "--output") ||
-			   !strcmp(s, "--backend")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "stepscope: html: option '%s' needs a value\n", s);
-				return 2;
-			}
-			if (!strcmp(s, "--backend"))
-				backend = argv[++i];
-			else
-				out = argv[++i];
-		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
-			quiet = 1;
-		} else if (s[0] == '-' && s[1]) {
-			fprintf(stderr, "stepscope: html: unknown option '%s'; see 'stepscope html --help'\n", s);
-			return 2;
-		} else if (!dir) {
-			dir = s;
-		} else {
-			fprintf(stderr, "stepscope: html: one run directory expected, got '%s' too\n", s);
-			return 2;
-		}
-	}
-	if (!dir) {
-		ss_html_usage(stderr);
-		return 2;
-	}
-	a = ss_agg_new();
-	if (!a)
-		return 1;
-	ex = ss_agg_exporter(a);
-	rc = ss_agg_walk(dir, backend, quiet, &ex, 1, err, sizeof(err));
-	if (!rc && ex->end(ex->ctx, err, sizeof(err)))
-		rc = 1;
-	if (rc) {
-		fprintf(stderr, "stepscope: %s\n", err);
-		ss_agg_free(a);
+	if (rc != SS_CLI_GO)
 		return rc;
-	}
-	if (!out) {
-		if (asprintf(&defout, "%s/report.html", dir) < 0)
-			goto oom;
-		out = defout;
-	}
-	if (asprintf(&tmp, "%s.tmp", out) < 0)
-		goto oom;
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "stepscope: %s: cannot create: %m\n", tmp);
-		rc = 2;
-		goto done;
-	}
-	ss_html_page(f, a, dir);
-	if (fflush(f) || ferror(f) | fclose(f) || rename(tmp, out)) {
-		fprintf(stderr, "stepscope: %s: cannot write: %m\n", out);
-		unlink(tmp);
-		rc = 1;
-		goto done;
-	}
-	fprintf(stderr, "stepscope: wrote %s\n", out);
-	goto done;
-oom:
-	fprintf(stderr, "stepscope: html: out of memory\n");
-	rc = 1;
-done:
-	free(defout);
-	free(tmp);
-	ss_agg_free(a);
-	return rc;
+	return ss_cli_agg_write(&c, "report.html", ss_html_write, &c);
 }

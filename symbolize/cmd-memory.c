@@ -14,17 +14,18 @@
  * Must never: write into DIR anything but the SVG asked for, or exit 0 when
  * DIR holds no memory data (exit 2, one line).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "reader.h"
+#include "run.h"
+#include "util.h"
 
 #define SS_MEMPLOT_W 960
 #define SS_MEMPLOT_PANEL_H 340
@@ -60,14 +61,8 @@ static struct ss_memplot_series *ss_memplot_get(struct ss_memplot_series **v,
 		if ((*v)[i].pid == pid && (*v)[i].peak == peak &&
 		    !strcmp((*v)[i].name, name))
 			return &(*v)[i];
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		s = realloc(*v, nc * sizeof(*s));
-		if (!s)
-			return NULL;
-		*v = s;
-		*cap = nc;
-	}
+	if (ss_grow((void **)v, cap, *n, sizeof(**v), 8))
+		return NULL;
 	s = &(*v)[(*n)++];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name);
@@ -219,65 +214,43 @@ static int ss_memplot_read_trace(struct ss_memplot *mp, const char *path)
 	return 0;
 }
 
-static int ss_memplot_cmp_str(const void *a, const void *b)
+/* memory_profile*.json and raw traces, and a few more looked at below */
+static int ss_memplot_match(const char *name)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return !strncmp(name, "memory_profile", 14) || strstr(name, SS_FILE_SUFFIX);
 }
 
 /* Everything of run directory `dir`: 0, or 2 with err. */
 static int ss_memplot_load(struct ss_memplot *mp, const char *dir, char *err,
 			   size_t errlen)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0, cap = 0, i;
+	char **paths;
+	size_t n, i;
 	double t0 = 0;
 	int rc = 0;
 
-	if (!d) {
+	if (ss_run_list(dir, ss_memplot_match, &paths, &n)) {
 		snprintf(err, errlen, "%s: %s", dir,
 			 errno == ENOENT ? "no such directory" : strerror(errno));
 		return 2;
 	}
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "memory_profile", 14) &&
-		    !strstr(de->d_name, SS_FILE_SUFFIX))
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
-			if (!nn)
-				break;
-			names = nn;
-		}
-		if (!(names[n] = strdup(de->d_name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), ss_memplot_cmp_str);
 	for (i = 0; i < n && !rc; i++) {
-		char path[8192];
-		size_t l = strlen(names[i]);
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (!strncmp(names[i], "memory_profile", 14) && l > 5 &&
-		    !strcmp(names[i] + l - 5, ".json")) {
+		const char *path = paths[i], *name = path + strlen(dir) + 1;
+		size_t l = strlen(name);
+		if (!strncmp(name, "memory_profile", 14) && l > 5 &&
+		    !strcmp(name + l - 5, ".json")) {
 			char *text = ss_memplot_slurp(path);
 			if (text && ss_memplot_parse_profile(mp, text, path, err, errlen))
 				rc = 2;
 			free(text);
-		} else if (l > strlen(SS_FILE_SUFFIX) &&
-			   !strcmp(names[i] + l - strlen(SS_FILE_SUFFIX), SS_FILE_SUFFIX)) {
+		} else if (ss_run_is_trace(name)) {
 			if (ss_memplot_read_trace(mp, path)) {
 				snprintf(err, errlen, "out of memory");
 				rc = 1;
 			}
 		}
 	}
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	ss_run_list_free(paths, n);
 	if (rc)
 		return rc;
 	/* time relative to the first sample of the run, in seconds */
@@ -583,38 +556,17 @@ static void ss_memplot_usage(FILE *f)
 
 int cmd_memory(int argc, char **argv)
 {
-	const char *dir = NULL, *out = NULL;
+	struct ss_cli c = { "memory", ss_memplot_usage, SS_CLI_EQUALS, NULL, NULL, NULL, 0 };
+	const char *dir, *out;
 	char err[8300], *defout = NULL;
 	struct ss_memplot mp;
-	int i, rc;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			ss_memplot_usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (++i >= argc) {
-				fprintf(stderr, "stepscope: memory: option '%s' needs a value\n", a);
-				return 2;
-			}
-			out = argv[i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "stepscope: memory: unknown option '%s'; see 'stepscope memory --help'\n", a);
-			return 2;
-		} else if (!dir) {
-			dir = a;
-		} else {
-			fprintf(stderr, "stepscope: memory: one run directory expected, got '%s' too\n", a);
-			return 2;
-		}
-	}
-	if (!dir) {
-		ss_memplot_usage(stderr);
-		return 2;
-	}
+	rc = ss_cli_parse(&c, argc, argv, NULL, NULL);
+	if (rc != SS_CLI_GO)
+		return rc;
+	dir = c.dir;
+	out = c.out;
 	memset(&mp, 0, sizeof(mp));
 	rc = ss_memplot_load(&mp, dir, err, sizeof(err));
 	if (rc) {

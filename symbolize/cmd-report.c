@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "agg.h"
+#include "cli.h"
 #include "cmds.h"
 #include "stats-read.h"
 
@@ -240,24 +241,36 @@ static void ss_report_csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o)
+{
+	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls\n",
+		o->threads ? "pid,tid,thread," : "");
+}
+
+/* The columns of a CSV row before the times: name, kind[, pid, tid, thread]. */
+static void ss_report_csv_head(FILE *f, const struct ss_agg_row *r,
+			       const struct ss_report_opts *o)
+{
+	ss_report_csv_str(f, r->name);
+	fprintf(f, ",%s,", r->kind == SS_AGG_RANGE ? "range" : "function");
+	if (o->threads) {
+		fprintf(f, "%llu,%llu,", (unsigned long long)r->pid,
+			(unsigned long long)r->tid);
+		ss_report_csv_str(f, r->thread ? r->thread : "");
+		fputc(',', f);
+	}
+}
+
 static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			  size_t n, const struct ss_report_opts *o)
 {
 	uint64_t sum = ss_agg_self_sum(a);
 	size_t k;
 
-	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls\n",
-		o->threads ? "pid,tid,thread," : "");
+	ss_report_csv_header(f, o);
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
-		ss_report_csv_str(f, r->name);
-		fprintf(f, ",%s,", r->kind == SS_AGG_RANGE ? "range" : "function");
-		if (o->threads) {
-			fprintf(f, "%llu,%llu,", (unsigned long long)r->pid,
-				(unsigned long long)r->tid);
-			ss_report_csv_str(f, r->thread ? r->thread : "");
-			fputc(',', f);
-		}
+		ss_report_csv_head(f, r, o);
 		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu\n",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
@@ -282,6 +295,20 @@ static void ss_report_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Row k of a JSON array up to the times: {"name", "kind"[, pid, tid, thread]. */
+static void ss_report_json_head(FILE *f, const struct ss_agg_row *r, size_t k,
+				const struct ss_report_opts *o)
+{
+	fprintf(f, "%s\n{\"name\":", k ? "," : "");
+	ss_report_json_str(f, r->name);
+	fprintf(f, ",\"kind\":\"%s\"", r->kind == SS_AGG_RANGE ? "range" : "function");
+	if (o->threads) {
+		fprintf(f, ",\"pid\":%llu,\"tid\":%llu,\"thread\":",
+			(unsigned long long)r->pid, (unsigned long long)r->tid);
+		ss_report_json_str(f, r->thread ? r->thread : "");
+	}
+}
+
 static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			   size_t n, const struct ss_report_opts *o,
 			   const char *sortname)
@@ -297,14 +324,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, ",\n\"rows\":[");
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
-		fprintf(f, "%s\n{\"name\":", k ? "," : "");
-		ss_report_json_str(f, r->name);
-		fprintf(f, ",\"kind\":\"%s\"", r->kind == SS_AGG_RANGE ? "range" : "function");
-		if (o->threads) {
-			fprintf(f, ",\"pid\":%llu,\"tid\":%llu,\"thread\":",
-				(unsigned long long)r->pid, (unsigned long long)r->tid);
-			ss_report_json_str(f, r->thread ? r->thread : "");
-		}
+		ss_report_json_head(f, r, k, o);
 		fprintf(f, ",\"self_pct\":%.4f,\"self_ns\":%llu,\"total_pct\":%.4f,\"total_ns\":%llu,"
 			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu}",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
@@ -408,18 +428,10 @@ static void ss_report_whole_csv(FILE *f, const struct ss_stats_result *res,
 				const struct ss_agg_row *rows, size_t n,
 				const struct ss_report_opts *o)
 {
-	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls\n",
-		o->threads ? "pid,tid,thread," : "");
+	ss_report_csv_header(f, o);
 	for (size_t k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
-		ss_report_csv_str(f, r->name);
-		fputs(",function,", f);
-		if (o->threads) {
-			fprintf(f, "%llu,%llu,", (unsigned long long)r->pid,
-				(unsigned long long)r->tid);
-			ss_report_csv_str(f, r->thread ? r->thread : "");
-			fputc(',', f);
-		}
+		ss_report_csv_head(f, r, o);  /* kind: always function */
 		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,,,%llu\n",
 			ss_report_pct(r->self_ns, res->self_sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, res->self_sum), (unsigned long long)r->total_ns,
@@ -440,14 +452,7 @@ static void ss_report_whole_json(FILE *f, const struct ss_stats_result *res,
 	fprintf(f, ",\n\"rows\":[");
 	for (size_t k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
-		fprintf(f, "%s\n{\"name\":", k ? "," : "");
-		ss_report_json_str(f, r->name);
-		fprintf(f, ",\"kind\":\"function\"");
-		if (o->threads) {
-			fprintf(f, ",\"pid\":%llu,\"tid\":%llu,\"thread\":",
-				(unsigned long long)r->pid, (unsigned long long)r->tid);
-			ss_report_json_str(f, r->thread ? r->thread : "");
-		}
+		ss_report_json_head(f, r, k, o);  /* kind: always function */
 		fprintf(f, ",\"self_pct\":%.4f,\"self_ns\":%llu,\"total_pct\":%.4f,\"total_ns\":%llu,"
 			"\"avg_ns\":%llu,\"min_ns\":null,\"max_ns\":null,\"calls\":%llu}",
 			ss_report_pct(r->self_ns, res->self_sum), (unsigned long long)r->self_ns,
@@ -456,6 +461,21 @@ static void ss_report_whole_json(FILE *f, const struct ss_stats_result *res,
 			(unsigned long long)r->calls);
 	}
 	fprintf(f, "\n]}\n");
+}
+
+/* Done writing the report to f (stdout or -o): 0, or 1 when it could not
+ * be written. */
+static int ss_report_close(FILE *f)
+{
+	int rc = 0;
+
+	if (fflush(f) || ferror(f)) {
+		fprintf(stderr, "stepscope: report: cannot write the report: %m\n");
+		rc = 1;
+	}
+	if (f != stdout)
+		fclose(f);
+	return rc;
 }
 
 static int ss_report_whole_run(const struct ss_report_opts *o, const char *sortname)
@@ -486,15 +506,55 @@ static int ss_report_whole_run(const struct ss_report_opts *o, const char *sortn
 		ss_report_whole_json(f, &res, res.rows, n, o, sortname);
 	else
 		ss_report_whole_table(f, &res, res.rows, n, o);
-	rc = 0;
-	if (fflush(f) || ferror(f)) {
-		fprintf(stderr, "stepscope: report: cannot write the report: %m\n");
-		rc = 1;
-	}
-	if (f != stdout)
-		fclose(f);
+	rc = ss_report_close(f);
 	ss_stats_result_release(&res);
 	return rc;
+}
+
+static enum ss_cli_took ss_report_option(struct ss_cli *c, void *ctx, int argc,
+					 char **argv, int *i)
+{
+	struct ss_report_opts *o = ctx;
+	const char *s = argv[*i], *v;
+	int r;
+
+	if (!strcmp(s, "--threads")) {
+		o->threads = 1;
+	} else if (!strcmp(s, "--steps")) {
+		o->steps = 1;
+	} else if (!strcmp(s, "--whole-run")) {
+		o->whole_run = 1;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--sort", &v))) {
+		if (r < 0)
+			return SS_CLI_BAD;
+		o->sort = ss_agg_sort_parse(v);
+		if (o->sort < 0) {
+			fprintf(stderr, "stepscope: report: unknown sort key '%s' (use total, self, avg, calls, max, min or name)\n", v);
+			return SS_CLI_BAD;
+		}
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--limit", &v))) {
+		char *end;
+		long l;
+		if (r < 0)
+			return SS_CLI_BAD;
+		l = strtol(v, &end, 10);
+		if (*end || l < 0 || end == v) {
+			fprintf(stderr, "stepscope: report: --limit wants a number >= 0, not '%s'\n", v);
+			return SS_CLI_BAD;
+		}
+		o->limit = (int)l;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--format", &v))) {
+		if (r < 0)
+			return SS_CLI_BAD;
+		if (strcmp(v, "table") && strcmp(v, "csv") && strcmp(v, "json")) {
+			fprintf(stderr, "stepscope: report: unknown format '%s' (use table, csv or json)\n", v);
+			return SS_CLI_BAD;
+		}
+		o->format = v;
+	} else {
+		return SS_CLI_NOT_MINE;
+	}
+	return SS_CLI_TAKEN;
 }
 
 int cmd_report(int argc, char **argv)
@@ -502,78 +562,23 @@ int cmd_report(int argc, char **argv)
 	static const char *const sortnames[] = { "total", "self", "avg", "calls",
 						 "max", "min", "name" };
 	struct ss_report_opts o = { NULL, NULL, "table", NULL, SS_AGG_SORT_TOTAL, 30, 0, 0, 0, 0 };
+	struct ss_cli c = { "report", ss_report_usage, SS_CLI_SYMBOLS | SS_CLI_EQUALS,
+			    NULL, NULL, NULL, 0 };
 	struct ss_agg *a;
 	struct ss_exporter *ex;
 	struct ss_agg_row *rows;
 	char err[1024];
 	size_t n;
-	int i, rc;
+	int rc;
 	FILE *f = stdout;
 
-	for (i = 1; i < argc; i++) {
-		const char *s = argv[i], *v = NULL;
-#define SS_REPORT_VAL(opt)                                                      \
-	(!strcmp(s, opt) ? (i + 1 < argc ? (v = argv[++i]) : NULL) :             \
-	 !strncmp(s, opt "=", sizeof(opt)) ? (v = s + sizeof(opt)) : NULL)
-		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-			ss_report_usage(stdout);
-			return 0;
-		} else if (!strcmp(s, "--threads")) {
-			o.threads = 1;
-		} else if (!strcmp(s, "--steps")) {
-			o.steps = 1;
-		} else if (!strcmp(s, "--whole-run")) {
-			o.whole_run = 1;
-		} else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
-			o.quiet = 1;
-		} else if (SS_REPORT_VAL("--sort")) {
-			o.sort = ss_agg_sort_parse(v);
-			if (o.sort < 0) {
-				fprintf(stderr, "stepscope: report: unknown sort key '%s' (use total, self, avg, calls, max, min or name)\n", v);
-				return 2;
-			}
-		} else if (SS_REPORT_VAL("--limit")) {
-			char *end;
-			long l = strtol(v, &end, 10);
-			if (*end || l < 0 || end == v) {
-				fprintf(stderr, "stepscope: report: --limit wants a number >= 0, not '%s'\n", v);
-				return 2;
-			}
-			o.limit = (int)l;
-		} else if (SS_REPORT_VAL("--format")) {
-			if (strcmp(v, "table") && strcmp(v, "csv") && strcmp(v, "json")) {
-				fprintf(stderr, "stepscope: report: unknown format '%s' (use table, csv or json)\n", v);
-				return 2;
-			}
-			o.format = v;
-		} else if (SS_REPORT_VAL("--backend")) {
-			o.backend = v;
-		} else if (!strcmp(s, "-o") || SS_REPORT_VAL("--output")) {
-			if (!v) {
-				if (i + 1 >= argc)
-					goto missing;
-				v = argv[++i];
-			}
-			o.out = v;
-		} else if (!strcmp(s, "--sort") || !strcmp(s, "--limit") ||
-			   !strcmp(s, "--format") || !strcmp(s, "--backend") ||
-			   !strcmp(s, "--output")) {
-			goto missing;
-		} else if (s[0] == '-' && s[1]) {
-			fprintf(stderr, "stepscope: report: unknown option '%s'; see 'stepscope report --help'\n", s);
-			return 2;
-		} else if (!o.dir) {
-			o.dir = s;
-		} else {
-			fprintf(stderr, "stepscope: report: one run directory expected, got '%s' too\n", s);
-			return 2;
-		}
-#undef SS_REPORT_VAL
-	}
-	if (!o.dir) {
-		ss_report_usage(stderr);
-		return 2;
-	}
+	rc = ss_cli_parse(&c, argc, argv, ss_report_option, &o);
+	if (rc != SS_CLI_GO)
+		return rc;
+	o.dir = c.dir;
+	o.out = c.out;
+	o.backend = c.backend;
+	o.quiet = c.quiet;
 	if (o.steps && !strcmp(o.format, "csv")) {
 		fprintf(stderr, "stepscope: report: --steps has no CSV form; use --format json or table\n");
 		return 2;
@@ -624,16 +629,7 @@ int cmd_report(int argc, char **argv)
 		if (o.steps)
 			ss_report_steps_text(f, a);
 	}
-	rc = 0;
-	if (fflush(f) || ferror(f)) {
-		fprintf(stderr, "stepscope: report: cannot write the report: %m\n");
-		rc = 1;
-	}
-	if (f != stdout)
-		fclose(f);
+	rc = ss_report_close(f);
 	ss_agg_free(a);
 	return rc;
-missing:
-	fprintf(stderr, "stepscope: report: option '%s' needs a value\n", argv[i]);
-	return 2;
 }

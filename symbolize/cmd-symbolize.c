@@ -11,20 +11,16 @@
  * Must never: write into DIR anything but the output files, or leave a
  * half-written file reported as success.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "export.h"
-#include "reader.h"
-#include "slices.h"
-#include "sym.h"
+#include "run.h"
 
 #define SS_SYMBOLIZE_MAX_CYCLES 256
 
@@ -96,45 +92,6 @@ static void ss_symbolize_usage(FILE *f)
 		"   -q, --quiet        no warnings about unresolved symbols\n");
 }
 
-static int ss_symbolize_cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted paths of DIR/ *.sstrace; -1 if DIR cannot be read. */
-static int ss_symbolize_list(const char *dir, char ***out, size_t *n)
-{
-	size_t cap = 0, sl = strlen(SS_FILE_SUFFIX);
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	*out = NULL;
-	*n = 0;
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		char *p;
-		if (l <= sl || strcmp(de->d_name + l - sl, SS_FILE_SUFFIX))
-			continue;
-		if (*n == cap) {
-			char **np;
-			cap = cap ? cap * 2 : 16;
-			np = realloc(*out, cap * sizeof(*np));
-			if (!np)
-				break;
-			*out = np;
-		}
-		if (asprintf(&p, "%s/%s", dir, de->d_name) < 0)
-			break;
-		(*out)[(*n)++] = p;
-	}
-	closedir(d);
-	if (*n)
-		qsort(*out, *n, sizeof(**out), ss_symbolize_cmp_str);
-	return 0;
-}
-
 static void ss_symbolize_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 {
 	struct ss_symbolize_route *rt = ctx;
@@ -155,138 +112,107 @@ static void ss_symbolize_slice(void *ctx, uint64_t tid, const struct ss_slice *s
 		}
 }
 
+static const struct {
+	const char *name, *ext;
+	struct ss_exporter *(*open)(const char *, char *, size_t);
+} ss_symbolize_fmts[] = {
+	{ "chrome", ".json", ss_export_chrome_open },
+	{ "perfetto", ".perfetto-trace", ss_export_perfetto_open },
+	{ "folded", ".folded", ss_export_folded_open },
+};
+
+struct ss_symbolize_opts {
+	size_t fmt;
+	const char *ddirs[16];
+	size_t nddirs;
+	int split, force;
+};
+
+static enum ss_cli_took ss_symbolize_option(struct ss_cli *c, void *ctx, int argc,
+					    char **argv, int *i)
+{
+	struct ss_symbolize_opts *o = ctx;
+	const char *s = argv[*i], *v;
+	int r;
+
+	if (!strcmp(s, "--force")) {
+		o->force = 1;
+	} else if (!strcmp(s, "--split-cycles")) {
+		o->split = 1;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--debug-dir", &v))) {
+		if (r < 0)
+			return SS_CLI_BAD;
+		if (o->nddirs == sizeof(o->ddirs) / sizeof(o->ddirs[0])) {
+			fprintf(stderr, "stepscope: symbolize: at most 16 --debug-dir\n");
+			return SS_CLI_BAD;
+		}
+		o->ddirs[o->nddirs++] = v;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--format", &v))) {
+		if (r < 0)
+			return SS_CLI_BAD;
+		for (o->fmt = 0; o->fmt < 3 && strcmp(v, ss_symbolize_fmts[o->fmt].name); o->fmt++)
+			;
+		if (o->fmt == 3) {
+			fprintf(stderr, "stepscope: symbolize: unknown format '%s' (use chrome, perfetto or folded)\n",
+				v);
+			return SS_CLI_BAD;
+		}
+	} else {
+		return SS_CLI_NOT_MINE;
+	}
+	return SS_CLI_TAKEN;
+}
+
 int cmd_symbolize(int argc, char **argv)
 {
-	const char *out = NULL, *backend = NULL, *dir = NULL;
-	int split = 0, quiet = 0, rc = 0, force = 0;
-	static const struct {
-		const char *name, *ext;
-		struct ss_exporter *(*open)(const char *, char *, size_t);
-	} fmts[] = {
-		{ "chrome", ".json", ss_export_chrome_open },
-		{ "perfetto", ".perfetto-trace", ss_export_perfetto_open },
-		{ "folded", ".folded", ss_export_folded_open },
-	};
-	size_t fmt = 0;
-	const char *ddirs[16];
-	size_t nddirs = 0;
-	char **files = NULL, err[1024];
-	size_t nfiles = 0, i, j, nouts = 0;
-	struct ss_reader **rs = NULL;
-	struct ss_sym_space **sps = NULL;
-	struct ss_slicer **sls = NULL;
+	struct ss_cli c = { "symbolize", ss_symbolize_usage, SS_CLI_SYMBOLS | SS_CLI_EQUALS,
+			    NULL, NULL, NULL, 0 };
+	struct ss_symbolize_opts o;
+	const char *out, *dir;
+	int split, rc;
+	char err[1024];
+	size_t i, j, nouts = 0;
+	struct ss_run run = { 0 };
 	struct ss_symbolize_out *outs = NULL;
+	struct ss_exporter **exs = NULL;
 	struct ss_sym *sym = NULL;
-	uint64_t t0 = 0;
 	char *defout = NULL;
-	struct stat st;
 	struct ss_symbolize_progress pg;
 
-	for (i = 1; i < (size_t)argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			ss_symbolize_usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (++i >= (size_t)argc)
-				goto missing;
-			out = argv[i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			out = a + 9;
-		} else if (!strcmp(a, "--backend")) {
-			if (++i >= (size_t)argc)
-				goto missing;
-			backend = argv[i];
-		} else if (!strncmp(a, "--backend=", 10)) {
-			backend = a + 10;
-		} else if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
-			if (!a[11] && ++i >= (size_t)argc)
-				goto missing;
-			if (nddirs == sizeof(ddirs) / sizeof(ddirs[0])) {
-				fprintf(stderr, "stepscope: symbolize: at most 16 --debug-dir\n");
-				return 2;
-			}
-			ddirs[nddirs++] = a[11] ? a + 12 : argv[i];
-		} else if (!strcmp(a, "--force")) {
-			force = 1;
-		} else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
-			if (!a[8] && ++i >= (size_t)argc)
-				goto missing;
-			for (fmt = 0; fmt < 3 && strcmp(a[8] ? a + 9 : argv[i], fmts[fmt].name); fmt++)
-				;
-			if (fmt == 3) {
-				fprintf(stderr, "stepscope: symbolize: unknown format '%s' (use chrome, perfetto or folded)\n",
-					a[8] ? a + 9 : argv[i]);
-				return 2;
-			}
-		} else if (!strcmp(a, "--split-cycles")) {
-			split = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			quiet = 1;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "stepscope: symbolize: unknown option '%s'; see 'stepscope symbolize --help'\n", a);
-			return 2;
-		} else if (!dir) {
-			dir = a;
-		} else {
-			fprintf(stderr, "stepscope: symbolize: one run directory expected, got '%s' too\n", a);
-			return 2;
-		}
-	}
-	if (!dir) {
-		ss_symbolize_usage(stderr);
-		return 2;
-	}
+	memset(&o, 0, sizeof(o));
+	rc = ss_cli_parse(&c, argc, argv, ss_symbolize_option, &o);
+	if (rc != SS_CLI_GO)
+		return rc;
+	rc = 0;
+	dir = c.dir;
+	out = c.out;
+	split = o.split;
 	if (split && out) {
 		fprintf(stderr, "stepscope: symbolize: --split-cycles writes DIR/trace-cycle<K>.json; drop -o\n");
 		return 2;
 	}
-	sym = ss_sym_new(backend, err, sizeof(err));
+	sym = ss_sym_new(c.backend, err, sizeof(err));
 	if (!sym) {
 		fprintf(stderr, "stepscope: symbolize: %s\n", err);
 		return 2;
 	}
-	ss_sym_set_quiet(sym, quiet);
-	for (i = 0; i < nddirs; i++)
-		if (ss_sym_add_debug_dir(sym, ddirs[i]))
+	ss_sym_set_quiet(sym, c.quiet);
+	for (i = 0; i < o.nddirs; i++)
+		if (ss_sym_add_debug_dir(sym, o.ddirs[i]))
 			goto oom;
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "stepscope: %s: %s\n", dir,
-			errno == ENOENT || !errno ? "no such directory" : strerror(errno));
+	if (ss_run_check_dir(dir, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
 		ss_sym_free(sym);
 		return 2;
 	}
-	if (ss_symbolize_list(dir, &files, &nfiles) || !nfiles) {
-		fprintf(stderr, "stepscope: %s: no stepscope traces here (*%s)\n", dir,
-			SS_FILE_SUFFIX);
-		rc = 2;
+	rc = ss_run_open(&run, dir, sym, SS_RUN_MARKERS | SS_RUN_EXPECT, err, sizeof(err));
+	if (rc == 1)
+		goto oom;
+	if (rc) {
+		fprintf(stderr, "stepscope: %s\n", err);
 		goto done;
 	}
-	rs = calloc(nfiles, sizeof(*rs));
-	sps = calloc(nfiles, sizeof(*sps));
-	sls = calloc(nfiles, sizeof(*sls));
-	if (!rs || !sps || !sls)
-		goto oom;
-	for (i = 0; i < nfiles; i++) {
-		uint64_t f;
-		rs[i] = ss_reader_open(files[i], err, sizeof(err));
-		if (!rs[i]) {
-			fprintf(stderr, "stepscope: %s\n", err);
-			rc = 2;
-			goto done;
-		}
-		if (rs[i]->warning[0])
-			fprintf(stderr, "stepscope: warning: %s\n", rs[i]->warning);
-		sps[i] = ss_sym_space_new(sym);
-		if (!sps[i] || !(sls[i] = ss_slicer_new(rs[i], sps[i])))
-			goto oom;
-		ss_slicer_markers(sls[i], 1);  /* stops and losses as instants */
-		ss_sym_space_expect_trace(sps[i], rs[i]);
-		f = ss_slicer_first_ns(sls[i]);
-		if (f && (!t0 || f < t0))
-			t0 = f;
-	}
-	if (ss_sym_check_build_ids(sym, force) && !force) {
+	if (ss_sym_check_build_ids(sym, o.force) && !o.force) {
 		rc = 2;
 		goto done;
 	}
@@ -297,8 +223,8 @@ int cmd_symbolize(int argc, char **argv)
 		outs = calloc(SS_SYMBOLIZE_MAX_CYCLES, sizeof(*outs));
 		if (!outs)
 			goto oom;
-		for (i = 0; i < nfiles; i++) {
-			size_t n = ss_slicer_cycles(sls[i], cyc, SS_SYMBOLIZE_MAX_CYCLES);
+		for (i = 0; i < run.n; i++) {
+			size_t n = ss_slicer_cycles(run.sls[i], cyc, SS_SYMBOLIZE_MAX_CYCLES);
 			if (n > SS_SYMBOLIZE_MAX_CYCLES)
 				n = SS_SYMBOLIZE_MAX_CYCLES;
 			for (j = 0; j < n; j++) {
@@ -317,14 +243,14 @@ int cmd_symbolize(int argc, char **argv)
 		}
 		for (i = 0; i < nouts; i++)
 			if (asprintf(&outs[i].path, "%s/trace-cycle%u%s", dir,
-				     outs[i].cycle, fmts[fmt].ext) < 0)
+				     outs[i].cycle, ss_symbolize_fmts[o.fmt].ext) < 0)
 				goto oom;
 	} else {
 		outs = calloc(1, sizeof(*outs));
 		if (!outs)
 			goto oom;
 		if (!out) {
-			if (asprintf(&defout, "%s/trace%s", dir, fmts[fmt].ext) < 0)
+			if (asprintf(&defout, "%s/trace%s", dir, ss_symbolize_fmts[o.fmt].ext) < 0)
 				goto oom;
 			out = defout;
 		}
@@ -333,73 +259,28 @@ int cmd_symbolize(int argc, char **argv)
 			goto oom;
 		nouts = 1;
 	}
+	exs = calloc(nouts, sizeof(*exs));
+	if (!exs)
+		goto oom;
 	for (i = 0; i < nouts; i++) {
-		outs[i].ex = fmts[fmt].open(outs[i].path, err, sizeof(err));
+		outs[i].ex = ss_symbolize_fmts[o.fmt].open(outs[i].path, err, sizeof(err));
 		if (!outs[i].ex) {
 			fprintf(stderr, "stepscope: %s\n", err);
 			rc = 2;
 			goto done;
 		}
-		outs[i].ex->begin(outs[i].ex->ctx, t0);
+		outs[i].ex->begin(outs[i].ex->ctx, run.t0);
+		exs[i] = outs[i].ex;
 	}
 
 	memset(&pg, 0, sizeof(pg));
 	pg.on = isatty(2);
 	pg.start = ss_symbolize_now();
-	for (i = 0; i < nfiles; i++)
-		pg.total += rs[i]->nevents / 2;
-	for (i = 0; i < nfiles; i++) {
-		struct ss_reader *r = rs[i];
-		struct ss_symbolize_route rt = { outs, nouts, split, r->hdr.pid, &pg };
-		char pname[1200], tname[64];
-		size_t o, t;
-
-		snprintf(pname, sizeof(pname), "%s (pid %llu)", ss_reader_prog(r),
-			 (unsigned long long)r->hdr.pid);
-		for (o = 0; o < nouts; o++)
-			outs[o].ex->process(outs[o].ex->ctx, r->hdr.pid, pname);
-		for (t = 0; t < r->nthreads; t++) {
-			const char *tn = ss_slicer_thread_name(sls[i], r->threads[t].tid);
-			size_t u;
-			for (u = 0; u < t && r->threads[u].tid != r->threads[t].tid; u++)
-				;
-			if (u < t)
-				continue;  /* tid reused: one name is enough */
-			if (!tn) {
-				snprintf(tname, sizeof(tname), "thread %llu",
-					 (unsigned long long)r->threads[t].tid);
-				tn = tname;
-			}
-			for (o = 0; o < nouts; o++)
-				outs[o].ex->thread(outs[o].ex->ctx, r->hdr.pid,
-						   r->threads[t].tid, tn);
-		}
-		for (t = 0; t < r->nthreads; t++)
-			ss_slicer_thread(sls[i], t, ss_symbolize_slice, &rt);
-		{	/* record.stack: the frames the slices' stacks name */
-			const struct ss_stack_node *nodes;
-			size_t nn = ss_slicer_stack_nodes(sls[i], &nodes);
-			for (o = 0; nn && o < nouts; o++)
-				if (outs[o].ex->stack_nodes)
-					outs[o].ex->stack_nodes(outs[o].ex->ctx, r->hdr.pid,
-								nodes, nn);
-		}
-		{	/* memory samples: counter tracks of the process */
-			struct ss_meta_iter mi;
-			struct ss_meta_rec m;
-			ss_reader_meta_begin(r, &mi);
-			while (ss_reader_meta_next(&mi, &m)) {
-				struct ss_meta_counter c;
-				if (m.type != SS_META_COUNTER || m.len < sizeof(c))
-					continue;
-				memcpy(&c, m.data, sizeof(c));
-				c.track[sizeof(c.track) - 1] = 0;
-				for (o = 0; o < nouts; o++)
-					outs[o].ex->counter(outs[o].ex->ctx, r->hdr.pid, c.track,
-							    ss_reader_ns(r, m.ts),
-							    (double)c.value);
-			}
-		}
+	for (i = 0; i < run.n; i++)
+		pg.total += run.rs[i]->nevents / 2;
+	for (i = 0; i < run.n; i++) {
+		struct ss_symbolize_route rt = { outs, nouts, split, run.rs[i]->hdr.pid, &pg };
+		ss_run_feed(&run, i, exs, nouts, ss_symbolize_slice, &rt);
 	}
 	if (pg.shown)
 		fprintf(stderr, "\r\033[K");
@@ -411,14 +292,11 @@ int cmd_symbolize(int argc, char **argv)
 			continue;
 		}
 		fprintf(stderr, "stepscope: wrote %s (%llu events, %zu process%s)\n",
-			outs[i].path, (unsigned long long)n, nfiles,
-			nfiles == 1 ? "" : "es");
+			outs[i].path, (unsigned long long)n, run.n,
+			run.n == 1 ? "" : "es");
 	}
 	goto done;
 
-missing:
-	fprintf(stderr, "stepscope: symbolize: option '%s' needs a value\n", argv[i - 1]);
-	return 2;
 oom:
 	fprintf(stderr, "stepscope: symbolize: out of memory\n");
 	rc = 1;
@@ -428,19 +306,8 @@ done:
 		free(outs[i].path);
 	}
 	free(outs);
-	for (i = 0; i < nfiles; i++) {
-		if (sls)
-			ss_slicer_free(sls[i]);
-		if (sps)
-			ss_sym_space_free(sps[i]);
-		if (rs)
-			ss_reader_free(rs[i]);
-		free(files[i]);
-	}
-	free(files);
-	free(sls);
-	free(sps);
-	free(rs);
+	free(exs);
+	ss_run_release(&run);
 	free(defout);
 	ss_sym_free(sym);
 	return rc;

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "util.h"
 
 /* field numbers */
 enum {
@@ -207,24 +208,6 @@ struct ss_perfetto {
 	uint64_t track_events;
 };
 
-static int ss_pf_grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	void *np;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 64;
-	while (nc <= n)
-		nc *= 2;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 /* ---------------------------------------------------------------- encoding */
 
 static void ss_pf_bytes(struct ss_pf_msg *m, const void *p, size_t n)
@@ -318,17 +301,6 @@ static void ss_pf_packet(struct ss_perfetto *pf, struct ss_pf_msg *pkt)
 
 /* ---------------------------------------------------------------- names */
 
-static uint64_t ss_pf_hash(const char *s)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= UINT64_C(1099511628211);
-	}
-	return h;
-}
-
 static uint64_t ss_pf_hash_u64(uint64_t x)
 {
 	x ^= x >> 33;
@@ -342,7 +314,7 @@ static uint32_t ss_pf_intern(struct ss_perfetto *pf, const char *s)
 	size_t i;
 
 	if (pf->nhcap) {
-		i = ss_pf_hash(s) & (pf->nhcap - 1);
+		i = ss_hash_str(s) & (pf->nhcap - 1);
 		while (pf->nhash[i]) {
 			if (!strcmp(pf->names[pf->nhash[i] - 1], s))
 				return pf->nhash[i] - 1;
@@ -355,7 +327,7 @@ static uint32_t ss_pf_intern(struct ss_perfetto *pf, const char *s)
 		if (!nh)
 			return UINT32_MAX;
 		for (k = 0; k < pf->nnames; k++) {
-			size_t j = ss_pf_hash(pf->names[k]) & (nc - 1);
+			size_t j = ss_hash_str(pf->names[k]) & (nc - 1);
 			while (nh[j])
 				j = (j + 1) & (nc - 1);
 			nh[j] = (uint32_t)k + 1;
@@ -364,10 +336,10 @@ static uint32_t ss_pf_intern(struct ss_perfetto *pf, const char *s)
 		pf->nhash = nh;
 		pf->nhcap = nc;
 	}
-	if (ss_pf_grow((void **)&pf->names, &pf->capnames, pf->nnames, sizeof(char *)) ||
+	if (ss_grow((void **)&pf->names, &pf->capnames, pf->nnames, sizeof(char *), 64) ||
 	    !(pf->names[pf->nnames] = strdup(s)))
 		return UINT32_MAX;
-	i = ss_pf_hash(s) & (pf->nhcap - 1);
+	i = ss_hash_str(s) & (pf->nhcap - 1);
 	while (pf->nhash[i])
 		i = (i + 1) & (pf->nhcap - 1);
 	pf->nhash[i] = (uint32_t)pf->nnames + 1;
@@ -765,7 +737,7 @@ static void ss_pf_process(void *ctx, uint64_t pid, const char *name)
 	ss_pf_counters_flush(pf);
 	if (ss_pf_process_uuid(pf, pid))
 		return;
-	if (ss_pf_grow((void **)&pf->pids, &pf->cappids, pf->npids, sizeof(uint64_t)))
+	if (ss_grow((void **)&pf->pids, &pf->cappids, pf->npids, sizeof(uint64_t), 64))
 		return;
 	pf->puuids = realloc(pf->puuids, pf->cappids * sizeof(uint64_t));
 	if (!pf->puuids)
@@ -799,8 +771,8 @@ static void ss_pf_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name
 	if (ss_pf_find_thread(pf, pid, tid))
 		return;
 	ss_pf_thread_flush(pf);
-	if (ss_pf_grow((void **)&pf->threads, &pf->capthreads, pf->nthreads,
-		       sizeof(*t)))
+	if (ss_grow((void **)&pf->threads, &pf->capthreads, pf->nthreads,
+		       sizeof(*t), 64))
 		return;
 	t = &pf->threads[pf->nthreads++];
 	t->pid = pid;
@@ -851,7 +823,7 @@ static uint32_t ss_pf_callstack(struct ss_perfetto *pf, uint64_t pid,
 		pf->cshash = nh;
 		pf->cshcap = nc;
 	}
-	if (ss_pf_grow((void **)&pf->cstacks, &pf->capcs, pf->ncs, sizeof(*c)))
+	if (ss_grow((void **)&pf->cstacks, &pf->capcs, pf->ncs, sizeof(*c), 64))
 		return 0;
 	c = &pf->cstacks[pf->ncs];
 	c->pid = pid;
@@ -905,8 +877,8 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 	}
 	if (s->cat == SS_SLICE_MARKER) {
 		struct ss_pf_mark *m;
-		if (ss_pf_grow((void **)&pf->marks, &pf->capmarks, pf->nmarks,
-			       sizeof(*m))) {
+		if (ss_grow((void **)&pf->marks, &pf->capmarks, pf->nmarks,
+			       sizeof(*m), 64)) {
 			pf->werr = ENOMEM;
 			return;
 		}
@@ -918,7 +890,7 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 		pf->ex.events++;
 		return;
 	}
-	if (ss_pf_grow((void **)&pf->sl, &pf->capsl, pf->nsl, sizeof(*o))) {
+	if (ss_grow((void **)&pf->sl, &pf->capsl, pf->nsl, sizeof(*o), 64)) {
 		pf->werr = ENOMEM;
 		return;
 	}
@@ -950,7 +922,7 @@ static void ss_pf_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns
 		if (pf->ctrs[i].pid == pid && !strcmp(pf->ctrs[i].name, name))
 			c = &pf->ctrs[i];
 	if (!c) {
-		if (ss_pf_grow((void **)&pf->ctrs, &pf->capctrs, pf->nctrs, sizeof(*c)))
+		if (ss_grow((void **)&pf->ctrs, &pf->capctrs, pf->nctrs, sizeof(*c), 64))
 			return;
 		c = &pf->ctrs[pf->nctrs];
 		c->pid = pid;
@@ -961,7 +933,7 @@ static void ss_pf_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns
 		ss_pf_track_desc(pf, c->uuid, ss_pf_process_uuid(pf, pid), name, NULL,
 				 NULL, 1);
 	}
-	if (ss_pf_grow((void **)&pf->cv, &pf->capcv, pf->ncv, sizeof(*pf->cv)))
+	if (ss_grow((void **)&pf->cv, &pf->capcv, pf->ncv, sizeof(*pf->cv), 64))
 		return;
 	pf->cv[pf->ncv].ns = ns;
 	pf->cv[pf->ncv].v = value;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "slices.h"
+#include "util.h"
 
 struct ss_slices_step {
 	uint64_t ns, step, tid, serial;
@@ -106,22 +107,6 @@ struct ss_slices_walk {
 	unsigned why;                   /* unwind reason of the next ones */
 };
 
-static int ss_slices_grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	void *np;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 16;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return -1;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int ss_slices_cmp_step(const void *a, const void *b)
 {
 	const struct ss_slices_step *x = a, *y = b;
@@ -194,8 +179,8 @@ static void ss_slices_add_sdef(struct ss_slicer *sl, size_t *cap,
 	n = (m->len - sizeof(d)) / sizeof(uint64_t);
 	if (d.n < n)
 		n = (size_t)d.n;
-	if (!d.id || !n || ss_slices_grow((void **)&sl->sdefs, cap, sl->nsdefs,
-					  sizeof(*s)))
+	if (!d.id || !n || ss_grow((void **)&sl->sdefs, cap, sl->nsdefs,
+					  sizeof(*s), 16))
 		return;
 	s = &sl->sdefs[sl->nsdefs];
 	memset(s, 0, sizeof(*s));
@@ -247,8 +232,8 @@ static uint32_t ss_slices_node(struct ss_slicer *sl, uint32_t parent,
 			return sl->nodemap[i];
 		i = (i + 1) & mask;
 	}
-	if (ss_slices_grow((void **)&sl->nodes, &sl->capnodes, sl->nnodes,
-			   sizeof(*sl->nodes)))
+	if (ss_grow((void **)&sl->nodes, &sl->capnodes, sl->nnodes,
+			   sizeof(*sl->nodes), 16))
 		return 0;
 	sl->nodes[sl->nnodes].parent = parent;
 	sl->nodes[sl->nnodes].start = start;
@@ -324,8 +309,8 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 			struct ss_meta_step st;
 			struct ss_slices_step *s;
 			if (m.len < sizeof(st) ||
-			    ss_slices_grow((void **)&sl->steps, &capsteps,
-					   sl->nsteps, sizeof(*s)))
+			    ss_grow((void **)&sl->steps, &capsteps,
+					   sl->nsteps, sizeof(*s), 16))
 				break;
 			memcpy(&st, m.data, sizeof(st));
 			s = &sl->steps[sl->nsteps++];
@@ -347,8 +332,8 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 			n = (m.len - sizeof(st)) / sizeof(uint64_t);
 			if (st.n < n)
 				n = (size_t)st.n;
-			if (ss_slices_grow((void **)&sl->stacks, &capstacks,
-					   sl->nstacks, sizeof(*s)))
+			if (ss_grow((void **)&sl->stacks, &capstacks,
+					   sl->nstacks, sizeof(*s), 16))
 				break;
 			s = &sl->stacks[sl->nstacks];
 			s->addrs = malloc((n + 1) * sizeof(uint64_t));
@@ -366,8 +351,8 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 			struct ss_slices_string *s;
 			uint64_t id;
 			if (m.len < sizeof(id) ||
-			    ss_slices_grow((void **)&sl->strs, &capstrs,
-					   sl->nstrs, sizeof(*s)))
+			    ss_grow((void **)&sl->strs, &capstrs,
+					   sl->nstrs, sizeof(*s), 16))
 				break;
 			memcpy(&id, m.data, sizeof(id));
 			s = &sl->strs[sl->nstrs];
@@ -391,8 +376,8 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 				if (sl->tnames[i].tid == t.tid)
 					tn = &sl->tnames[i];
 			if (!tn) {
-				if (ss_slices_grow((void **)&sl->tnames, &captn,
-						   sl->ntnames, sizeof(*tn)))
+				if (ss_grow((void **)&sl->tnames, &captn,
+						   sl->ntnames, sizeof(*tn), 16))
 					break;
 				tn = &sl->tnames[sl->ntnames++];
 			}
@@ -635,7 +620,7 @@ static void ss_slices_mark(struct ss_slices_walk *w, unsigned kind, uint64_t arg
 static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
 			   uint64_t begin, unsigned flags)
 {
-	if (ss_slices_grow((void **)&st->f, &st->cap, st->n, sizeof(*st->f)))
+	if (ss_grow((void **)&st->f, &st->cap, st->n, sizeof(*st->f), 16))
 		return;
 	st->f[st->n].key = key;
 	st->f[st->n].begin = begin;

@@ -13,16 +13,15 @@
  * Never: trust a record's length (entries past its end are not read), or
  * divide by zero.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "reader.h"
+#include "run.h"
 #include "stats-read.h"
 #include "sym.h"
+#include "util.h"
 
 struct ss_stats_last {
 	uint64_t serial;
@@ -34,11 +33,6 @@ struct ss_stats_tname {
 	uint64_t tid;
 	char name[17];
 };
-
-static int ss_stats_cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 static int ss_stats_cmp_row(const void *a, const void *b)
 {
@@ -54,14 +48,8 @@ static int ss_stats_cmp_row(const void *a, const void *b)
 static int ss_stats_add_row(struct ss_stats_result *res, size_t *cap,
 			    const struct ss_agg_row *row)
 {
-	if (res->nrows == *cap) {
-		size_t n = *cap ? *cap * 2 : 256;
-		struct ss_agg_row *p = realloc(res->rows, n * sizeof(*p));
-		if (!p)
-			return -1;
-		res->rows = p;
-		*cap = n;
-	}
+	if (ss_grow((void **)&res->rows, cap, res->nrows, sizeof(*res->rows), 256))
+		return -1;
 	res->rows[res->nrows] = *row;
 	res->rows[res->nrows].name = strdup(row->name);
 	res->rows[res->nrows].thread = row->thread ? strdup(row->thread) : NULL;
@@ -167,57 +155,23 @@ out:
 int ss_stats_read(const char *dir, const char *backend, int quiet, int per_thread,
 		  struct ss_stats_result *out, char *err, size_t errlen)
 {
-	size_t sl = strlen(SS_FILE_SUFFIX), nfiles = 0, fcap = 0, cap = 0, nrec = 0, i, m;
+	size_t nfiles = 0, cap = 0, nrec = 0, i, m;
 	char **files = NULL;
 	struct ss_sym *sym;
-	struct dirent *de;
-	struct stat st;
-	int rc = 0;
-	DIR *d;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: %s", dir,
-			 errno == ENOENT || !errno ? "no such directory" : strerror(errno));
-		return 2;
-	}
-	sym = ss_sym_new(backend, err, errlen);
+	sym = ss_run_sym(dir, backend, quiet, err, errlen);
 	if (!sym)
 		return 2;
-	ss_sym_set_quiet(sym, quiet);
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		char *p;
-		if (l <= sl || strcmp(de->d_name + l - sl, SS_FILE_SUFFIX))
-			continue;
-		if (nfiles == fcap) {
-			void *q = realloc(files, (fcap = fcap ? fcap * 2 : 16) * sizeof(char *));
-			if (!q)
-				break;
-			files = q;
-		}
-		if (asprintf(&p, "%s/%s", dir, de->d_name) < 0)
-			break;
-		files[nfiles++] = p;
-	}
-	if (d)
-		closedir(d);
-	if (!nfiles) {
-		snprintf(err, errlen, "%s: no stepscope traces here (*%s)", dir, SS_FILE_SUFFIX);
-		rc = 2;
-		goto done;
-	}
-	qsort(files, nfiles, sizeof(char *), ss_stats_cmp_str);
+	rc = ss_run_list_traces(dir, &files, &nfiles, err, errlen);
 	for (i = 0; i < nfiles && !rc; i++) {
-		struct ss_reader *r = ss_reader_open(files[i], err, errlen);
+		struct ss_reader *r = ss_run_reader(files[i], err, errlen);
 		size_t before = nrec;
 		if (!r) {
 			rc = 2;
 			break;
 		}
-		if (r->warning[0])
-			fprintf(stderr, "stepscope: warning: %s\n", r->warning);
 		if (ss_stats_file(r, sym, per_thread, out, &cap, &nrec)) {
 			snprintf(err, errlen, "out of memory");
 			rc = 1;
@@ -251,9 +205,7 @@ int ss_stats_read(const char *dir, const char *backend, int quiet, int per_threa
 	}
 	out->nrows = m;
 done:
-	for (i = 0; i < nfiles; i++)
-		free(files[i]);
-	free(files);
+	ss_run_list_free(files, nfiles);
 	ss_sym_free(sym);
 	if (rc)
 		ss_stats_result_release(out);

@@ -139,6 +139,23 @@ static void ss_svg_frame(struct ss_svg_flame *fl, const struct ss_agg_node *n,
 	free(kids);
 }
 
+/* The picture's opening: <svg>, background and the title centred on top. */
+static void ss_svg_flame_head(FILE *f, int width, int height, const char *title,
+			      int standalone)
+{
+	if (standalone)
+		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n",
+		width, height, width, height);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fdf8ee\"/>\n",
+		width, height);
+	fprintf(f, "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">",
+		width / 2);
+	ss_svg_text(f, title);
+	fprintf(f, "</text>\n");
+}
+
 size_t ss_svg_flame(FILE *f, struct ss_agg *a, int width, const char *title,
 		    int standalone)
 {
@@ -154,17 +171,7 @@ size_t ss_svg_flame(FILE *f, struct ss_agg *a, int width, const char *title,
 	fl.base = fl.height - fl.pad;
 	fl.all = root ? root->total_ns : 0;
 	fl.scale = fl.all ? (double)(width - 20) / (double)fl.all : 0;
-	if (standalone)
-		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n",
-		width, fl.height, width, fl.height);
-	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fdf8ee\"/>\n",
-		width, fl.height);
-	fprintf(f, "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">",
-		width / 2);
-	ss_svg_text(f, title ? title : "Flame graph");
-	fprintf(f, "</text>\n");
+	ss_svg_flame_head(f, width, fl.height, title ? title : "Flame graph", standalone);
 	if (root && fl.all) {
 		fprintf(f, "<g transform=\"translate(10,0)\">\n");
 		ss_svg_frame(&fl, root, 0, 0);
@@ -197,17 +204,8 @@ size_t ss_svg_flame_threads(FILE *f, struct ss_agg *a, int width, const char *ti
 			     fl.pad;
 	if (!n)
 		fl.height += 30;
-	if (standalone)
-		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n",
-		width, fl.height, width, fl.height);
-	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fdf8ee\"/>\n",
-		width, fl.height);
-	fprintf(f, "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">",
-		width / 2);
-	ss_svg_text(f, title ? title : "Flame graphs by thread");
-	fprintf(f, "</text>\n");
+	ss_svg_flame_head(f, width, fl.height, title ? title : "Flame graphs by thread",
+			  standalone);
 	if (!n)
 		fprintf(f, "<text x=\"10\" y=\"40\">no function slices recorded</text>\n");
 	y = 24;

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "trace-writer.h"
+#include "unit-util.h"
 
 __attribute__((noinline, used)) void ss_m_outer(void) { __asm__ volatile(""); }
 __attribute__((noinline, used)) void ss_m_inner(void) { __asm__ volatile("nop"); }
@@ -28,37 +29,9 @@ __attribute__((noinline, used)) void ss_m_leaf(void) { __asm__ volatile("nop; no
 
 static char dir[] = "/tmp/ss-test-markers-XXXXXX";
 
-static struct ss_event ev(uint64_t ts, unsigned kind, uint64_t arg)
-{
-	struct ss_event e = { ts, SS_EV_WORD(kind, arg) };
-	return e;
-}
-
 static uint64_t fn(void (*f)(void))
 {
 	return (uint64_t)(uintptr_t)f;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, got;
-
-	if (!f)
-		return NULL;
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
 }
 
 /*
@@ -75,31 +48,30 @@ static char *slurp(const char *path)
 static int setup(void **state)
 {
 	struct ss_tw *w;
-	char path[256], *maps;
+	char path[256];
 	const uint64_t o = fn(ss_m_outer), in = fn(ss_m_inner), l = fn(ss_m_leaf);
 	struct ss_event e[] = {
-		ev(1000, SS_EV_ENTER, o),
-		ev(1100, SS_EV_ENTER, in),
-		ev(1200, SS_EV_UNWIND, in | (uint64_t)SS_UNWIND_EXIT << SS_UNWIND_SHIFT),
-		ev(1300, SS_EV_ENTER, in),
-		ev(1400, SS_EV_ENTER, l),
-		ev(1500, SS_EV_EXIT, in),
-		ev(1600, SS_EV_LOST, 7),
-		ev(1700, SS_EV_ENTER, in),
-		ev(1800, SS_EV_UNWIND,
-		   in | (uint64_t)SS_UNWIND_THREAD_EXIT << SS_UNWIND_SHIFT),
-		ev(1900, SS_EV_ENTER, in),
-		ev(2000, SS_EV_UNWIND, in | (uint64_t)SS_UNWIND_SKIPPED << SS_UNWIND_SHIFT),
-		ev(2100, SS_EV_STOP, SS_STOP_SIZE_CAP),
+		ss_ut_event(1000, SS_EV_ENTER, o),
+		ss_ut_event(1100, SS_EV_ENTER, in),
+		ss_ut_event(1200, SS_EV_UNWIND, in | (uint64_t)SS_UNWIND_EXIT << SS_UNWIND_SHIFT),
+		ss_ut_event(1300, SS_EV_ENTER, in),
+		ss_ut_event(1400, SS_EV_ENTER, l),
+		ss_ut_event(1500, SS_EV_EXIT, in),
+		ss_ut_event(1600, SS_EV_LOST, 7),
+		ss_ut_event(1700, SS_EV_ENTER, in),
+		ss_ut_event(1800, SS_EV_UNWIND,
+			    in | (uint64_t)SS_UNWIND_THREAD_EXIT << SS_UNWIND_SHIFT),
+		ss_ut_event(1900, SS_EV_ENTER, in),
+		ss_ut_event(2000, SS_EV_UNWIND,
+			    in | (uint64_t)SS_UNWIND_SKIPPED << SS_UNWIND_SHIFT),
+		ss_ut_event(2100, SS_EV_STOP, SS_STOP_SIZE_CAP),
 	};
 
 	(void)state;
 	if (!mkdtemp(dir))
 		return -1;
 	w = ss_tw_new(SS_CLOCK_MONOTONIC, 55);
-	maps = slurp("/proc/self/maps");
-	ss_tw_meta_maps(w, 1, maps);
-	free(maps);
+	ss_ut_tw_self_maps(w);
 	ss_tw_meta_thread(w, 500, "worker");
 	ss_tw_events(w, 500, 1, 0, e, sizeof(e) / sizeof(e[0]), 32);
 	snprintf(path, sizeof(path), "%s/prog.55.sstrace", dir);
@@ -111,22 +83,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
-static void sh(const char *fmt, const char *a, const char *b)
-{
-	char cmd[2048];
-
-	snprintf(cmd, sizeof(cmd), fmt, a, b);
-	if (system(cmd)) {
-		print_error("failed: %s\n", cmd);
-		fail();
-	}
+	return ss_ut_rm_rf(dir);
 }
 
 /* The one line of text t that starts with `head` ends with `tail`. */
@@ -174,8 +132,8 @@ static void test_chrome(void **state)
 
 	(void)state;
 	snprintf(json, sizeof(json), "%s/trace.json", dir);
-	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q -o %s %s 2>/dev/null", json, dir);
-	t = slurp(json);
+	ss_ut_sh(SS_BUILD_DIR "/bin/stepscope symbolize -q -o %s %s 2>/dev/null", json, dir);
+	t = ss_ut_slurp(json);
 	assert_non_null(t);
 	/* the markers, exactly, on the thread that recorded them */
 	assert_non_null(strstr(t,
@@ -206,28 +164,12 @@ static void test_chrome(void **state)
 
 static void test_perfetto(void **state)
 {
-	char pf[300], txt[300], cmd[2048], *t;
+	char out[300], *t;
 
 	(void)state;
-	if (system("command -v protoc >/dev/null 2>&1")) {
-		fprintf(stderr, "test-markers: perfetto part skipped: protoc not installed "
-			"(apt-get install protobuf-compiler)\n");
-		skip();
-	}
-	snprintf(pf, sizeof(pf), "%s/t.perfetto-trace", dir);
-	snprintf(txt, sizeof(txt), "%s/t.txt", dir);
-	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q --format perfetto -o %s %s 2>/dev/null",
-	   pf, dir);
-	snprintf(cmd, sizeof(cmd),
-		 "protoc -I%s/tests/proto --decode=perfetto.protos.Trace "
-		 "%s/tests/proto/perfetto-subset.proto < %s > %s",
-		 SS_SOURCE_DIR, SS_SOURCE_DIR, pf, txt);
-	if (system(cmd)) {
-		print_error("protoc could not decode %s: %s\n", pf, cmd);
-		fail();
-	}
-	t = slurp(txt);
-	assert_non_null(t);
+	ss_ut_need_protoc("test-markers: perfetto part skipped");
+	snprintf(out, sizeof(out), "%s/t", dir);
+	t = ss_ut_perfetto_text(dir, out);
 	/* names are interned in order: ss_m_inner 1, ss_m_leaf 2, then the
 	 * markers 3 and 4, ss_m_outer 5 */
 	assert_non_null(strstr(t,

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "../../symbolize/cmd-memory.c"
+#include "unit-util.h"
 
 static char tmpdir[256];
 
@@ -30,10 +31,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[512];
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) ? -1 : 0;
+	return ss_ut_rm_rf(tmpdir);
 }
 
 /* memory_profile.json with n entries; host grows by host_step bytes per

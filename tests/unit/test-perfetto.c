@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "trace-writer.h"
+#include "unit-util.h"
 
 __attribute__((noinline, used)) void ss_p_outer(void) { __asm__ volatile(""); }
 __attribute__((noinline, used)) void ss_p_inner(void) { __asm__ volatile("nop"); }
@@ -33,49 +34,6 @@ __attribute__((noinline, used)) void ss_p_lib(void) { __asm__ volatile("nop; nop
 static char dir[] = "/tmp/ss-test-perfetto-XXXXXX";
 static char sdir[300];  /* a run with native stacks, under dir */
 
-static struct ss_event ev(uint64_t ts, unsigned kind, void (*fn)(void))
-{
-	struct ss_event e = { ts, SS_EV_WORD(kind, (uint64_t)(uintptr_t)fn) };
-	return e;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, got;
-
-	if (!f)
-		return NULL;
-	do {
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
-}
-
-/* SS_META_STACKDEF `id` whose frames resolve to the functions fn[]. */
-static void stackdef(struct ss_tw *w, uint64_t id, void (*const *fn)(void), size_t n)
-{
-	uint8_t buf[sizeof(struct ss_meta_stackdef) + 8 * sizeof(uint64_t)];
-	struct ss_meta_stackdef d = { id, n };
-	size_t i;
-
-	memcpy(buf, &d, sizeof(d));
-	for (i = 0; i < n; i++) {
-		uint64_t a = (uint64_t)(uintptr_t)fn[i] + 1;  /* a return address */
-		memcpy(buf + sizeof(d) + i * sizeof(a), &a, sizeof(a));
-	}
-	ss_tw_meta(w, SS_META_STACKDEF, 1, buf, sizeof(d) + n * sizeof(uint64_t));
-}
-
 /* outer [1000, 3000] with stack 1 (outer <- lib), inner [1100, 1200] and
  * [2000, 2500] both with stack 2 (inner <- lib <- outer). */
 static void write_stack_trace(void)
@@ -83,21 +41,20 @@ static void write_stack_trace(void)
 	static void (*const s1[])(void) = { ss_p_outer, ss_p_lib };
 	static void (*const s2[])(void) = { ss_p_inner, ss_p_lib, ss_p_outer };
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 78);
-	char path[400], *maps = slurp("/proc/self/maps");
+	char path[400];
 	struct ss_event e[] = {
-		ev(1000, SS_EV_ENTER, ss_p_outer), { 1000, SS_EV_WORD(SS_EV_STACK, 1) },
-		ev(1100, SS_EV_ENTER, ss_p_inner), { 1100, SS_EV_WORD(SS_EV_STACK, 2) },
-		ev(1200, SS_EV_EXIT, ss_p_inner),
-		ev(2000, SS_EV_ENTER, ss_p_inner), { 2000, SS_EV_WORD(SS_EV_STACK, 2) },
-		ev(2500, SS_EV_EXIT, ss_p_inner),
-		ev(3000, SS_EV_EXIT, ss_p_outer),
+		ss_ut_ev(1000, SS_EV_ENTER, ss_p_outer), ss_ut_event(1000, SS_EV_STACK, 1),
+		ss_ut_ev(1100, SS_EV_ENTER, ss_p_inner), ss_ut_event(1100, SS_EV_STACK, 2),
+		ss_ut_ev(1200, SS_EV_EXIT, ss_p_inner),
+		ss_ut_ev(2000, SS_EV_ENTER, ss_p_inner), ss_ut_event(2000, SS_EV_STACK, 2),
+		ss_ut_ev(2500, SS_EV_EXIT, ss_p_inner),
+		ss_ut_ev(3000, SS_EV_EXIT, ss_p_outer),
 	};
 
-	ss_tw_meta_maps(w, 1, maps);
-	free(maps);
+	ss_ut_tw_self_maps(w);
 	ss_tw_meta_thread(w, 78, "stacked");
-	stackdef(w, 1, s1, 2);
-	stackdef(w, 2, s2, 3);
+	ss_ut_tw_stackdef(w, 1, s1, 2);
+	ss_ut_tw_stackdef(w, 2, s2, 3);
 	ss_tw_events(w, 78, 1, 0, e, sizeof(e) / sizeof(e[0]), 16);
 	snprintf(path, sizeof(path), "%s/prog.78.sstrace", sdir);
 	assert_int_equal(ss_tw_write(w, path, SIZE_MAX), 0);
@@ -109,23 +66,21 @@ static void write_stack_trace(void)
 static int setup(void **state)
 {
 	struct ss_tw *w;
-	char path[256], *maps;
+	char path[256];
 	struct ss_meta_counter c;
 	struct ss_event e[] = {
-		ev(1000, SS_EV_ENTER, ss_p_outer),
-		ev(1100, SS_EV_ENTER, ss_p_inner), ev(1200, SS_EV_EXIT, ss_p_inner),
-		ev(2000, SS_EV_ENTER, ss_p_inner), ev(2500, SS_EV_EXIT, ss_p_inner),
-		ev(3000, SS_EV_ENTER, ss_p_inner), ev(4000, SS_EV_EXIT, ss_p_inner),
-		ev(5000, SS_EV_EXIT, ss_p_outer),
+		ss_ut_ev(1000, SS_EV_ENTER, ss_p_outer),
+		ss_ut_ev(1100, SS_EV_ENTER, ss_p_inner), ss_ut_ev(1200, SS_EV_EXIT, ss_p_inner),
+		ss_ut_ev(2000, SS_EV_ENTER, ss_p_inner), ss_ut_ev(2500, SS_EV_EXIT, ss_p_inner),
+		ss_ut_ev(3000, SS_EV_ENTER, ss_p_inner), ss_ut_ev(4000, SS_EV_EXIT, ss_p_inner),
+		ss_ut_ev(5000, SS_EV_EXIT, ss_p_outer),
 	};
 
 	(void)state;
 	if (!mkdtemp(dir))
 		return -1;
 	w = ss_tw_new(SS_CLOCK_MONOTONIC, 77);
-	maps = slurp("/proc/self/maps");
-	ss_tw_meta_maps(w, 1, maps);
-	free(maps);
+	ss_ut_tw_self_maps(w);
 	ss_tw_meta_thread(w, 77, "main-thread");
 	snprintf(sdir, sizeof(sdir), "%s/stacks", dir);
 	if (mkdir(sdir, 0755))
@@ -149,22 +104,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
-static void sh(const char *fmt, const char *a, const char *b)
-{
-	char cmd[2048];
-
-	snprintf(cmd, sizeof(cmd), fmt, a, b);
-	if (system(cmd)) {
-		print_error("failed: %s\n", cmd);
-		fail();
-	}
+	return ss_ut_rm_rf(dir);
 }
 
 struct decoded {
@@ -250,32 +191,14 @@ static void decode(const char *text, struct decoded *d)
 
 static void test_perfetto_decodes(void **state)
 {
-	char pf[300], txt[300], json[300], proto[512], *t;
+	char out[300], json[300], *t;
 	struct decoded d;
 
 	(void)state;
-	if (system("command -v protoc >/dev/null 2>&1")) {
-		fprintf(stderr, "test-perfetto: skipped: protoc not installed "
-			"(apt-get install protobuf-compiler)\n");
-		skip();
-	}
-	snprintf(pf, sizeof(pf), "%s/t.perfetto-trace", dir);
-	snprintf(txt, sizeof(txt), "%s/t.txt", dir);
+	ss_ut_need_protoc("test-perfetto: skipped");
+	snprintf(out, sizeof(out), "%s/t", dir);
 	snprintf(json, sizeof(json), "%s/t.json", dir);
-	snprintf(proto, sizeof(proto), "%s/tests/proto/perfetto-subset.proto", SS_SOURCE_DIR);
-	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q --format perfetto -o %s %s 2>/dev/null", pf, dir);
-	{
-		char cmd[2048];
-		snprintf(cmd, sizeof(cmd),
-			 "protoc -I%s/tests/proto --decode=perfetto.protos.Trace %s < %s > %s",
-			 SS_SOURCE_DIR, proto, pf, txt);
-		if (system(cmd)) {
-			print_error("protoc could not decode %s: %s\n", pf, cmd);
-			fail();
-		}
-	}
-	t = slurp(txt);
-	assert_non_null(t);
+	t = ss_ut_perfetto_text(dir, out);
 	decode(t, &d);
 	assert_int_equal(d.begins[0], 1);
 	assert_int_equal(d.begins[1], 3);
@@ -295,8 +218,8 @@ static void test_perfetto_decodes(void **state)
 	assert_non_null(strstr(t, "counter_value: 2000000"));
 	free(t);
 
-	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q -o %s %s 2>/dev/null", json, dir);
-	t = slurp(json);
+	ss_ut_sh(SS_BUILD_DIR "/bin/stepscope symbolize -q -o %s %s 2>/dev/null", json, dir);
+	t = ss_ut_slurp(json);
 	assert_non_null(strstr(t, "{\"ph\":\"C\",\"name\":\"host.rss\""));
 	free(t);
 }
@@ -389,29 +312,13 @@ static void cs_text(const struct cs_decoded *d, uint64_t cs, char *out, size_t l
 
 static void test_perfetto_callstacks(void **state)
 {
-	char pf[400], txt[400], cmd[2048], got[256], *t;
+	char out[400], got[256], *t;
 	struct cs_decoded d;
 
 	(void)state;
-	if (system("command -v protoc >/dev/null 2>&1")) {
-		fprintf(stderr, "test-perfetto: skipped: protoc not installed "
-			"(apt-get install protobuf-compiler)\n");
-		skip();
-	}
-	snprintf(pf, sizeof(pf), "%s/s.perfetto-trace", dir);
-	snprintf(txt, sizeof(txt), "%s/s.txt", dir);
-	sh(SS_BUILD_DIR "/bin/stepscope symbolize -q --format perfetto -o %s %s 2>/dev/null",
-	   pf, sdir);
-	snprintf(cmd, sizeof(cmd),
-		 "protoc -I%s/tests/proto --decode=perfetto.protos.Trace "
-		 "%s/tests/proto/perfetto-subset.proto < %s > %s",
-		 SS_SOURCE_DIR, SS_SOURCE_DIR, pf, txt);
-	if (system(cmd)) {
-		print_error("protoc could not decode %s: %s\n", pf, cmd);
-		fail();
-	}
-	t = slurp(txt);
-	assert_non_null(t);
+	ss_ut_need_protoc("test-perfetto: skipped");
+	snprintf(out, sizeof(out), "%s/s", dir);
+	t = ss_ut_perfetto_text(sdir, out);
 	decode_callstacks(t, &d);
 	free(t);
 	assert_int_equal(d.nbegins, 3);

@@ -26,6 +26,7 @@
 
 #include "agg.h"
 #include "trace-writer.h"
+#include "unit-util.h"
 
 __attribute__((noinline, used)) void ss_t_outer(void) { __asm__ volatile(""); }
 __attribute__((noinline, used)) void ss_t_rec(void) { __asm__ volatile("nop"); }
@@ -36,34 +37,6 @@ __attribute__((noinline, used)) void ss_t_lib2(void) { __asm__ volatile("nop; no
 
 static char dir[] = "/tmp/ss-test-report-XXXXXX";
 static char sdir[300];  /* the run with stacks, under dir */
-
-static struct ss_event ev(uint64_t ts, unsigned kind, void (*fn)(void))
-{
-	struct ss_event e = { ts, SS_EV_WORD(kind, (uint64_t)(uintptr_t)fn) };
-	return e;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, got;
-
-	if (!f)
-		return NULL;
-	do {  /* no size known in advance: /proc files say 0 */
-		if (cap - n < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap + 1);
-			assert_non_null(buf);
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
-}
 
 /*
  * tid 100, times in ns:
@@ -80,23 +53,22 @@ static char *slurp(const char *path)
 static void write_trace(void)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 4242);
-	char path[256], *maps = slurp("/proc/self/maps");
+	char path[256];
 	struct ss_event e[] = {
-		ev(1000, SS_EV_ENTER, ss_t_outer),
-		ev(1100, SS_EV_ENTER, ss_t_rec),
-		ev(1200, SS_EV_ENTER, ss_t_rec),
-		ev(1300, SS_EV_ENTER, ss_t_leaf),
-		ev(1400, SS_EV_EXIT, ss_t_leaf),
-		ev(1500, SS_EV_EXIT, ss_t_rec),
-		ev(1700, SS_EV_EXIT, ss_t_rec),
-		ev(1800, SS_EV_ENTER, ss_t_leaf),
-		ev(2000, SS_EV_EXIT, ss_t_leaf),
-		ev(3000, SS_EV_EXIT, ss_t_outer),
+		ss_ut_ev(1000, SS_EV_ENTER, ss_t_outer),
+		ss_ut_ev(1100, SS_EV_ENTER, ss_t_rec),
+		ss_ut_ev(1200, SS_EV_ENTER, ss_t_rec),
+		ss_ut_ev(1300, SS_EV_ENTER, ss_t_leaf),
+		ss_ut_ev(1400, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(1500, SS_EV_EXIT, ss_t_rec),
+		ss_ut_ev(1700, SS_EV_EXIT, ss_t_rec),
+		ss_ut_ev(1800, SS_EV_ENTER, ss_t_leaf),
+		ss_ut_ev(2000, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(3000, SS_EV_EXIT, ss_t_outer),
 	};
 	struct ss_meta_counter c;
 
-	assert_non_null(maps);
-	ss_tw_meta_maps(w, 1, maps);
+	ss_ut_tw_self_maps(w);
 	ss_tw_meta_thread(w, 100, "trainer");
 	ss_tw_meta_step(w, 900, 0, 100, 1, SS_STEP_RECORD, 0);
 	ss_tw_meta_step(w, 2500, 1, 100, 1, SS_STEP_RECORD, 0);
@@ -110,29 +82,6 @@ static void write_trace(void)
 	snprintf(path, sizeof(path), "%s/prog.4242.sstrace", dir);
 	assert_int_equal(ss_tw_write(w, path, SIZE_MAX), 0);
 	ss_tw_free(w);
-	free(maps);
-}
-
-/* SS_META_STACKDEF `id`: return addresses just past the start of each
- * function (the reader resolves the byte before: the function itself). */
-static void stackdef(struct ss_tw *w, uint64_t id, void (*const *fn)(void), size_t n)
-{
-	uint8_t buf[sizeof(struct ss_meta_stackdef) + 16 * sizeof(uint64_t)];
-	struct ss_meta_stackdef d = { id, n };
-	size_t i;
-
-	memcpy(buf, &d, sizeof(d));
-	for (i = 0; i < n; i++) {
-		uint64_t a = (uint64_t)(uintptr_t)fn[i] + 1;
-		memcpy(buf + sizeof(d) + i * sizeof(a), &a, sizeof(a));
-	}
-	ss_tw_meta(w, SS_META_STACKDEF, 1, buf, sizeof(d) + n * sizeof(uint64_t));
-}
-
-static struct ss_event stk(uint64_t ts, uint64_t id)
-{
-	struct ss_event e = { ts, SS_EV_WORD(SS_EV_STACK, id) };
-	return e;
 }
 
 /*
@@ -155,37 +104,35 @@ static void write_stack_trace(void)
 	static void (*const s4[])(void) = { ss_t_leaf, ss_t_lib2, ss_t_lib2, ss_t_lib2 };
 	static void (*const s5[])(void) = { ss_t_leaf, ss_t_lib1, ss_t_outer };
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 4343);
-	char path[400], *maps = slurp("/proc/self/maps");
+	char path[400];
 	struct ss_event e[] = {
-		ev(1000, SS_EV_ENTER, ss_t_outer), stk(1000, 1),
-		ev(1100, SS_EV_ENTER, ss_t_leaf), stk(1100, 2),
-		ev(1300, SS_EV_EXIT, ss_t_leaf),
-		ev(1400, SS_EV_ENTER, ss_t_leaf), stk(1400, 2),
-		ev(1500, SS_EV_EXIT, ss_t_leaf),
-		ev(1600, SS_EV_ENTER, ss_t_leaf), stk(1600, 3),
-		ev(1700, SS_EV_EXIT, ss_t_leaf),
-		ev(1800, SS_EV_ENTER, ss_t_rec),
-		ev(1900, SS_EV_ENTER, ss_t_leaf), stk(1900, 4),
-		ev(2000, SS_EV_EXIT, ss_t_leaf),
-		ev(2100, SS_EV_ENTER, ss_t_leaf), stk(2100, 5),
-		ev(2200, SS_EV_EXIT, ss_t_leaf),
-		ev(2600, SS_EV_EXIT, ss_t_rec),
-		ev(3000, SS_EV_EXIT, ss_t_outer),
+		ss_ut_ev(1000, SS_EV_ENTER, ss_t_outer), ss_ut_event(1000, SS_EV_STACK, 1),
+		ss_ut_ev(1100, SS_EV_ENTER, ss_t_leaf), ss_ut_event(1100, SS_EV_STACK, 2),
+		ss_ut_ev(1300, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(1400, SS_EV_ENTER, ss_t_leaf), ss_ut_event(1400, SS_EV_STACK, 2),
+		ss_ut_ev(1500, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(1600, SS_EV_ENTER, ss_t_leaf), ss_ut_event(1600, SS_EV_STACK, 3),
+		ss_ut_ev(1700, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(1800, SS_EV_ENTER, ss_t_rec),
+		ss_ut_ev(1900, SS_EV_ENTER, ss_t_leaf), ss_ut_event(1900, SS_EV_STACK, 4),
+		ss_ut_ev(2000, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(2100, SS_EV_ENTER, ss_t_leaf), ss_ut_event(2100, SS_EV_STACK, 5),
+		ss_ut_ev(2200, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(2600, SS_EV_EXIT, ss_t_rec),
+		ss_ut_ev(3000, SS_EV_EXIT, ss_t_outer),
 	};
 
-	assert_non_null(maps);
-	ss_tw_meta_maps(w, 1, maps);
+	ss_ut_tw_self_maps(w);
 	ss_tw_meta_thread(w, 300, "stacked");
-	stackdef(w, 1, s1, 2);
-	stackdef(w, 2, s2, 4);
-	stackdef(w, 3, s3, 2);
-	stackdef(w, 4, s4, 4);
-	stackdef(w, 5, s5, 3);
+	ss_ut_tw_stackdef(w, 1, s1, 2);
+	ss_ut_tw_stackdef(w, 2, s2, 4);
+	ss_ut_tw_stackdef(w, 3, s3, 2);
+	ss_ut_tw_stackdef(w, 4, s4, 4);
+	ss_ut_tw_stackdef(w, 5, s5, 3);
 	ss_tw_events(w, 300, 1, 0, e, sizeof(e) / sizeof(e[0]), 64);
 	snprintf(path, sizeof(path), "%s/prog.4343.sstrace", sdir);
 	assert_int_equal(ss_tw_write(w, path, SIZE_MAX), 0);
 	ss_tw_free(w);
-	free(maps);
 }
 
 static int setup(void **state)
@@ -203,20 +150,18 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return ss_ut_rm_rf(dir);
 }
 
-static struct ss_agg *load(void)
+/* Run directory d walked into a new aggregator, ended. */
+static struct ss_agg *load(const char *d)
 {
 	struct ss_agg *a = ss_agg_new();
 	struct ss_exporter *ex = ss_agg_exporter(a);
 	char err[512];
 
-	assert_int_equal(ss_agg_walk(dir, NULL, 1, &ex, 1, err, sizeof(err)), 0);
+	assert_int_equal(ss_agg_walk(d, NULL, 1, &ex, 1, err, sizeof(err)), 0);
 	assert_int_equal(ex->end(ex->ctx, err, sizeof(err)), 0);
 	return a;
 }
@@ -235,7 +180,7 @@ static const struct ss_agg_row *row(struct ss_agg_row *r, size_t n, const char *
 
 static void test_exact_numbers(void **state)
 {
-	struct ss_agg *a = load();
+	struct ss_agg *a = load(dir);
 	struct ss_agg_row *r;
 	size_t n = ss_agg_rows(a, 0, &r);
 	const struct ss_agg_row *o, *re, *l;
@@ -307,15 +252,11 @@ static void test_fmt_and_percentile(void **state)
 
 static char *run(const char *args)
 {
-	char cmd[1024], out[300];
+	char out[300];
 
 	snprintf(out, sizeof(out), "%s/out.txt", dir);
-	snprintf(cmd, sizeof(cmd), "%s/bin/stepscope %s > %s", SS_BUILD_DIR, args, out);
-	if (system(cmd)) {
-		print_error("failed: %s\n", cmd);
-		fail();
-	}
-	return slurp(out);
+	ss_ut_sh(SS_BUILD_DIR "/bin/stepscope %s > %s", args, out);
+	return ss_ut_slurp(out);
 }
 
 static void test_cli_table_csv_json(void **state)
@@ -371,7 +312,7 @@ static void test_folded(void **state)
 	snprintf(path, sizeof(path), "%s/x.folded", dir);
 	snprintf(args, sizeof(args), "symbolize -q --format folded -o %s %s 2>/dev/null", path, dir);
 	free(run(args));
-	t = slurp(path);
+	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	assert_string_equal(t,
 		"ss_t_outer 1200\n"
@@ -387,15 +328,13 @@ static void test_folded_stacks(void **state)
 	char args[700], path[400], *t;
 	struct ss_agg *a;
 	struct ss_agg_row *r;
-	struct ss_exporter *ex;
-	char err[512];
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/s.folded", dir);
 	snprintf(args, sizeof(args), "symbolize -q --format folded -o %s %s 2>/dev/null", path,
 		 sdir);
 	free(run(args));
-	t = slurp(path);
+	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	assert_string_equal(t,
 		"ss_t_outer 800\n"
@@ -407,10 +346,7 @@ static void test_folded_stacks(void **state)
 	free(t);
 
 	/* the table counts slices only: no rows for the library frames */
-	a = ss_agg_new();
-	ex = ss_agg_exporter(a);
-	assert_int_equal(ss_agg_walk(sdir, NULL, 1, &ex, 1, err, sizeof(err)), 0);
-	assert_int_equal(ex->end(ex->ctx, err, sizeof(err)), 0);
+	a = load(sdir);
 	size_t n = ss_agg_rows(a, 0, &r);
 	assert_int_equal(n, 3);
 	assert_int_equal(row(r, n, "ss_t_leaf")->calls, 5);
@@ -458,7 +394,7 @@ static void test_flame_svg(void **state)
 	snprintf(path, sizeof(path), "%s/f.svg", dir);
 	snprintf(args, sizeof(args), "flame -q -o %s %s 2>/dev/null", path, dir);
 	free(run(args));
-	t = slurp(path);
+	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	check_xml(t, "rect", &rects);
 	/* background + all, outer, leaf, rec, rec, leaf */
@@ -471,14 +407,14 @@ static void test_flame_svg(void **state)
  * [1100,1200]; tid 101 "loader" leaf [1000,1500]; one graph each. */
 static void test_flame_threads(void **state)
 {
-	char tdir[300], path[400], args[800], *maps, *t;
+	char tdir[300], path[400], args[800], *t;
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 4444);
 	struct ss_event a[] = {
-		ev(1000, SS_EV_ENTER, ss_t_outer), ev(1100, SS_EV_ENTER, ss_t_leaf),
-		ev(1200, SS_EV_EXIT, ss_t_leaf), ev(3000, SS_EV_EXIT, ss_t_outer),
+		ss_ut_ev(1000, SS_EV_ENTER, ss_t_outer), ss_ut_ev(1100, SS_EV_ENTER, ss_t_leaf),
+		ss_ut_ev(1200, SS_EV_EXIT, ss_t_leaf), ss_ut_ev(3000, SS_EV_EXIT, ss_t_outer),
 	};
 	struct ss_event b[] = {
-		ev(1000, SS_EV_ENTER, ss_t_leaf), ev(1500, SS_EV_EXIT, ss_t_leaf),
+		ss_ut_ev(1000, SS_EV_ENTER, ss_t_leaf), ss_ut_ev(1500, SS_EV_EXIT, ss_t_leaf),
 	};
 	size_t rects;
 	const char *p1, *p2;
@@ -486,9 +422,7 @@ static void test_flame_threads(void **state)
 	(void)state;
 	snprintf(tdir, sizeof(tdir), "%s/threads", dir);
 	assert_int_equal(mkdir(tdir, 0755), 0);
-	maps = slurp("/proc/self/maps");
-	ss_tw_meta_maps(w, 1, maps);
-	free(maps);
+	ss_ut_tw_self_maps(w);
 	ss_tw_meta_thread(w, 100, "trainer");
 	ss_tw_meta_thread(w, 101, "loader");
 	ss_tw_events(w, 101, 2, 0, b, 2, 16);
@@ -500,7 +434,7 @@ static void test_flame_threads(void **state)
 	snprintf(path, sizeof(path), "%s/t.svg", dir);
 	snprintf(args, sizeof(args), "flame -q --threads -o %s %s 2>/dev/null", path, tdir);
 	free(run(args));
-	t = slurp(path);
+	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	check_xml(t, "rect", &rects);
 	/* background; all, outer, leaf; all, leaf */

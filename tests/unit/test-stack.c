@@ -23,6 +23,7 @@
 #include "slices.h"
 #include "sym.h"
 #include "trace-writer.h"
+#include "unit-util.h"
 
 /* ------------------------------------------------------------ stand-ins */
 
@@ -210,15 +211,6 @@ static void on_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 	g->n++;
 }
 
-static void def(struct ss_tw *w, uint64_t id, const uint64_t *pc, size_t n)
-{
-	uint8_t buf[256];
-	struct ss_meta_stackdef d = { id, n };
-	memcpy(buf, &d, sizeof(d));
-	memcpy(buf + sizeof(d), pc, n * sizeof(*pc));
-	ss_tw_meta(w, SS_META_STACKDEF, 1, buf, sizeof(d) + n * sizeof(*pc));
-}
-
 static void test_slices(void **state)
 {
 	char path[] = "/tmp/ss-test-stack.XXXXXX", err[256];
@@ -238,8 +230,8 @@ static void test_slices(void **state)
 	const struct ss_stack_node *nodes;
 	(void)state;
 
-	def(w, 5, s5, 3);
-	def(w, 6, s6, 3);
+	ss_ut_tw_stackdef_pcs(w, 5, s5, 3);
+	ss_ut_tw_stackdef_pcs(w, 6, s6, 3);
 	ss_tw_events(w, 7, 1, 0, ev, sizeof(ev) / sizeof(ev[0]), 16);
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);

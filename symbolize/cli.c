@@ -1,0 +1,148 @@
+/*
+ * cli.c - the shared command line of the run-reading commands and the
+ * aggregate-then-write path of flame and html (see cli.h).
+ *
+ * Design: one loop knows the options every command has; a command's own
+ * options come first through its callback, so a command only says what
+ * is its own.  Output files are written to OUT.tmp and renamed, so a
+ * failed run never leaves a half-written file under the asked name.
+ *
+ * Must never: change a message of a command (each names its command and
+ * keeps its exit status: 2 usage or input, 1 internal).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int ss_cli_value(const struct ss_cli *c, int argc, char **argv, int *i,
+		 const char *opt, const char **v)
+{
+	const char *s = argv[*i];
+	size_t l = strlen(opt);
+
+	if (!strcmp(s, opt)) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "stepscope: %s: option '%s' needs a value\n",
+				c->cmd, s);
+			return -1;
+		}
+		*v = argv[++*i];
+		return 1;
+	}
+	if ((c->flags & SS_CLI_EQUALS) && opt[1] == '-' && !strncmp(s, opt, l) &&
+	    s[l] == '=') {
+		*v = s + l + 1;
+		return 1;
+	}
+	return 0;
+}
+
+int ss_cli_parse(struct ss_cli *c, int argc, char **argv, ss_cli_own_fn own,
+		 void *ctx)
+{
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i], *v;
+		if (own) {
+			enum ss_cli_took t = own(c, ctx, argc, argv, &i);
+			if (t == SS_CLI_BAD)
+				return 2;
+			if (t == SS_CLI_TAKEN)
+				continue;
+		}
+		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			c->usage(stdout);
+			return 0;
+		}
+		if ((r = ss_cli_value(c, argc, argv, &i, "-o", &v)) ||
+		    (r = ss_cli_value(c, argc, argv, &i, "--output", &v))) {
+			if (r < 0)
+				return 2;
+			c->out = v;
+		} else if ((c->flags & SS_CLI_SYMBOLS) &&
+			   (r = ss_cli_value(c, argc, argv, &i, "--backend", &v))) {
+			if (r < 0)
+				return 2;
+			c->backend = v;
+		} else if ((c->flags & SS_CLI_SYMBOLS) &&
+			   (!strcmp(s, "-q") || !strcmp(s, "--quiet"))) {
+			c->quiet = 1;
+		} else if (s[0] == '-' && s[1]) {
+			fprintf(stderr, "stepscope: %s: unknown option '%s'; see 'stepscope %s --help'\n",
+				c->cmd, s, c->cmd);
+			return 2;
+		} else if (!c->dir) {
+			c->dir = s;
+		} else {
+			fprintf(stderr, "stepscope: %s: one run directory expected, got '%s' too\n",
+				c->cmd, s);
+			return 2;
+		}
+	}
+	if (!c->dir) {
+		c->usage(stderr);
+		return 2;
+	}
+	return SS_CLI_GO;
+}
+
+/* OUT.tmp, filled by fill, renamed to out: the exit status. */
+static int ss_cli_write_file(const struct ss_cli *c, const char *out,
+			     ss_cli_write_fn fill, struct ss_agg *a, void *ctx)
+{
+	char *tmp;
+	FILE *f;
+
+	if (asprintf(&tmp, "%s.tmp", out) < 0) {
+		fprintf(stderr, "stepscope: %s: out of memory\n", c->cmd);
+		return 1;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "stepscope: %s: cannot create: %m\n", tmp);
+		free(tmp);
+		return 2;
+	}
+	fill(f, a, ctx);
+	if (fflush(f) || ferror(f) | fclose(f) || rename(tmp, out)) {
+		fprintf(stderr, "stepscope: %s: cannot write: %m\n", out);
+		unlink(tmp);
+		free(tmp);
+		return 1;
+	}
+	fprintf(stderr, "stepscope: wrote %s\n", out);
+	free(tmp);
+	return 0;
+}
+
+int ss_cli_agg_write(const struct ss_cli *c, const char *defname,
+		     ss_cli_write_fn fill, void *ctx)
+{
+	struct ss_agg *a = ss_agg_new();
+	struct ss_exporter *ex;
+	char err[1024], *defout = NULL;
+	const char *out = c->out;
+	int rc;
+
+	if (!a)
+		return 1;
+	ex = ss_agg_exporter(a);
+	rc = ss_agg_walk(c->dir, c->backend, c->quiet, &ex, 1, err, sizeof(err));
+	if (!rc && ex->end(ex->ctx, err, sizeof(err)))
+		rc = 1;
+	if (rc) {
+		fprintf(stderr, "stepscope: %s\n", err);
+	} else if (!out && asprintf(&defout, "%s/%s", c->dir, defname) < 0) {
+		fprintf(stderr, "stepscope: %s: out of memory\n", c->cmd);
+		rc = 1;
+	} else {
+		rc = ss_cli_write_file(c, out ? out : defout, fill, a, ctx);
+	}
+	free(defout);
+	ss_agg_free(a);
+	return rc;
+}

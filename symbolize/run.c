@@ -1,0 +1,239 @@
+/*
+ * run.c - list, open and feed the raw traces of a run directory (run.h).
+ *
+ * Design: traces are sorted by file name so every command sees the
+ * processes of a run in the same order.  ss_run_open opens them all first
+ * (cheap: mmap and a chunk index) because t0, the earliest time of the
+ * run, must be known before the first exporter call; ss_run_feed then
+ * streams one process at a time, thread by thread, through its slicer.
+ *
+ * Must never: print an error itself (the command does, with its prefix),
+ * or hold slices: they go to the exporters as the slicer closes them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "run.h"
+#include "util.h"
+
+int ss_run_check_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", dir,
+			 errno == ENOENT || !errno ? "no such directory" : strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
+struct ss_sym *ss_run_sym(const char *dir, const char *backend, int quiet,
+			  char *err, size_t errlen)
+{
+	struct ss_sym *sym;
+
+	if (ss_run_check_dir(dir, err, errlen))
+		return NULL;
+	sym = ss_sym_new(backend, err, errlen);
+	if (sym)
+		ss_sym_set_quiet(sym, quiet);
+	return sym;
+}
+
+static int ss_run_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ss_run_list(const char *dir, int (*match)(const char *name), char ***paths,
+		size_t *n)
+{
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	*paths = NULL;
+	*n = 0;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char *p;
+		if (!match(de->d_name))
+			continue;
+		if (ss_grow((void **)paths, &cap, *n, sizeof(char *), 16) ||
+		    asprintf(&p, "%s/%s", dir, de->d_name) < 0)
+			break;
+		(*paths)[(*n)++] = p;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*paths, *n, sizeof(char *), ss_run_cmp_str);
+	return 0;
+}
+
+void ss_run_list_free(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int ss_run_is_trace(const char *name)
+{
+	size_t l = strlen(name), sl = strlen(SS_FILE_SUFFIX);
+
+	return l > sl && !strcmp(name + l - sl, SS_FILE_SUFFIX);
+}
+
+int ss_run_list_traces(const char *dir, char ***paths, size_t *n, char *err,
+		       size_t errlen)
+{
+	if (ss_run_list(dir, ss_run_is_trace, paths, n) || !*n) {
+		snprintf(err, errlen, "%s: no stepscope traces here (*%s)", dir,
+			 SS_FILE_SUFFIX);
+		return 2;
+	}
+	return 0;
+}
+
+struct ss_reader *ss_run_reader(const char *path, char *err, size_t errlen)
+{
+	struct ss_reader *r = ss_reader_open(path, err, errlen);
+
+	if (r && r->warning[0])
+		fprintf(stderr, "stepscope: warning: %s\n", r->warning);
+	return r;
+}
+
+int ss_run_open(struct ss_run *run, const char *dir, struct ss_sym *sym,
+		unsigned flags, char *err, size_t errlen)
+{
+	size_t i;
+	int rc;
+
+	memset(run, 0, sizeof(*run));
+	rc = ss_run_list_traces(dir, &run->paths, &run->n, err, errlen);
+	if (rc)
+		return rc;
+	run->rs = calloc(run->n, sizeof(*run->rs));
+	run->sps = calloc(run->n, sizeof(*run->sps));
+	run->sls = calloc(run->n, sizeof(*run->sls));
+	if (!run->rs || !run->sps || !run->sls)
+		goto oom;
+	for (i = 0; i < run->n; i++) {
+		uint64_t f;
+		run->rs[i] = ss_run_reader(run->paths[i], err, errlen);
+		if (!run->rs[i])
+			return 2;
+		run->sps[i] = ss_sym_space_new(sym);
+		if (!run->sps[i] || !(run->sls[i] = ss_slicer_new(run->rs[i], run->sps[i])))
+			goto oom;
+		if (flags & SS_RUN_MARKERS)
+			ss_slicer_markers(run->sls[i], 1);
+		if (flags & SS_RUN_EXPECT)
+			ss_sym_space_expect_trace(run->sps[i], run->rs[i]);
+		f = ss_slicer_first_ns(run->sls[i]);
+		if (f && (!run->t0 || f < run->t0))
+			run->t0 = f;
+	}
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+void ss_run_release(struct ss_run *run)
+{
+	size_t i;
+
+	for (i = 0; i < run->n; i++) {
+		if (run->sls)
+			ss_slicer_free(run->sls[i]);
+		if (run->sps)
+			ss_sym_space_free(run->sps[i]);
+		if (run->rs)
+			ss_reader_free(run->rs[i]);
+	}
+	ss_run_list_free(run->paths, run->n);
+	free(run->sls);
+	free(run->sps);
+	free(run->rs);
+	memset(run, 0, sizeof(*run));
+}
+
+struct ss_run_route {
+	struct ss_exporter **ex;
+	size_t nex;
+	uint64_t pid;
+};
+
+static void ss_run_route_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
+{
+	struct ss_run_route *rt = ctx;
+	size_t e;
+
+	for (e = 0; e < rt->nex; e++)
+		rt->ex[e]->slice(rt->ex[e]->ctx, rt->pid, tid, s);
+}
+
+void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t nex,
+		 ss_slice_fn fn, void *ctx)
+{
+	struct ss_reader *r = run->rs[i];
+	struct ss_slicer *sl = run->sls[i];
+	struct ss_run_route rt = { ex, nex, r->hdr.pid };
+	const struct ss_stack_node *nodes;
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	char pname[1200], tname[64];
+	size_t t, u, e, nn;
+
+	if (!fn) {
+		fn = ss_run_route_slice;
+		ctx = &rt;
+	}
+	snprintf(pname, sizeof(pname), "%s (pid %llu)", ss_reader_prog(r),
+		 (unsigned long long)r->hdr.pid);
+	for (e = 0; e < nex; e++)
+		ex[e]->process(ex[e]->ctx, r->hdr.pid, pname);
+	for (t = 0; t < r->nthreads; t++) {
+		const char *tn = ss_slicer_thread_name(sl, r->threads[t].tid);
+		for (u = 0; u < t && r->threads[u].tid != r->threads[t].tid; u++)
+			;
+		if (u < t)
+			continue;  /* tid reused: one name is enough */
+		if (!tn) {
+			snprintf(tname, sizeof(tname), "thread %llu",
+				 (unsigned long long)r->threads[t].tid);
+			tn = tname;
+		}
+		for (e = 0; e < nex; e++)
+			ex[e]->thread(ex[e]->ctx, r->hdr.pid, r->threads[t].tid, tn);
+	}
+	for (t = 0; t < r->nthreads; t++)
+		ss_slicer_thread(sl, t, fn, ctx);
+	/* record.stack: the frames the slices' stacks name */
+	nn = ss_slicer_stack_nodes(sl, &nodes);
+	for (e = 0; nn && e < nex; e++)
+		if (ex[e]->stack_nodes)
+			ex[e]->stack_nodes(ex[e]->ctx, r->hdr.pid, nodes, nn);
+	/* memory samples: counter tracks of the process */
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_counter c;
+		if (m.type != SS_META_COUNTER || m.len < sizeof(c))
+			continue;
+		memcpy(&c, m.data, sizeof(c));
+		c.track[sizeof(c.track) - 1] = 0;
+		for (e = 0; e < nex; e++)
+			ex[e]->counter(ex[e]->ctx, r->hdr.pid, c.track,
+				       ss_reader_ns(r, m.ts), (double)c.value);
+	}
+}
