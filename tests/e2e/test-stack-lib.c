@@ -28,56 +28,13 @@
 #include <cjson/cJSON.h>
 
 #include "e2e.h"
+#include "unit-util.h"
 
 enum { STEPS = 3, N = 5, MAXF = 64 };
 
 static const char *const want_item[] = { "on_item", "plain_inner", "plain_outer",
 					 "train_step", "main" };
 static const char *const want_step[] = { "train_step", "main" };
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf)
-		buf[fread(buf, 1, (size_t)n, f)] = 0;
-	fclose(f);
-	return buf;
-}
-
-/* Frame names of stack frame `id`, innermost first; how many. */
-static int chain(const cJSON *frames, const char *id, const char **out)
-{
-	int n = 0;
-
-	while (id && n < MAXF) {
-		const cJSON *f = cJSON_GetObjectItemCaseSensitive(frames, id);
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
-		const cJSON *parent = cJSON_GetObjectItemCaseSensitive(f, "parent");
-		if (!cJSON_IsString(name))
-			return -1;
-		out[n++] = name->valuestring;
-		id = cJSON_IsString(parent) ? parent->valuestring : NULL;
-	}
-	return n;
-}
-
-static void show_chain(char *buf, size_t len, const char **names, int n)
-{
-	size_t k = 0;
-
-	buf[0] = 0;
-	for (int i = 0; i < n && k + 2 < len; i++)
-		k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? " <- " : "", names[i]);
-}
 
 /* The stack starts with exactly want[0 .. n) (start code may follow). */
 static int starts_with(const char **names, int got, const char *const *want, int n)
@@ -120,7 +77,7 @@ static void run_case(void **state, const char *libflags)
 	SS_E2E_EXPECT_INSIDE(t, tr, "on_item", "train_step");
 
 	snprintf(path, sizeof(path), "%s/run/trace.json", t->dir);
-	char *text = slurp(path);
+	char *text = ss_ut_slurp(path);
 	cJSON *root = cJSON_Parse(text);
 	free(text);
 	SS_E2E_CHECK(t, root != NULL, "%s is not JSON", path);
@@ -140,8 +97,8 @@ static void run_case(void **state, const char *libflags)
 		if (!item && strcmp(fn, "train_step"))
 			continue;
 		SS_E2E_CHECK(t, cJSON_IsString(sf), "a %s slice has no \"sf\"", fn);
-		int n = chain(frames, sf->valuestring, names);
-		show_chain(shown, sizeof(shown), names, n);
+		int n = ss_e2e_stack_chain(frames, sf->valuestring, names, MAXF);
+		ss_e2e_show_chain(shown, sizeof(shown), names, n);
 		if (item) {
 			SS_E2E_CHECK(t, starts_with(names, n, want_item, 5),
 				     "the stack of an on_item slice (library built with %s): "
@@ -165,7 +122,7 @@ static void run_case(void **state, const char *libflags)
 	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize -q --format folded "
 			"-o run/stacks.folded run");
 	snprintf(path, sizeof(path), "%s/run/stacks.folded", t->dir);
-	text = slurp(path);
+	text = ss_ut_slurp(path);
 	SS_E2E_CHECK(t, text != NULL, "no %s", path);
 	long lines = 0;
 	static const char want_line[] = "main;train_step;plain_outer;plain_inner;on_item ";

@@ -25,52 +25,9 @@
 #include <cjson/cJSON.h>
 
 #include "e2e.h"
+#include "unit-util.h"
 
 enum { STEPS = 3, N = 8, MAXF = 64 };
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf)
-		buf[fread(buf, 1, (size_t)n, f)] = 0;
-	fclose(f);
-	return buf;
-}
-
-/* Frame names of stack frame `id`, innermost first; how many. */
-static int chain(const cJSON *frames, const char *id, const char **out)
-{
-	int n = 0;
-
-	while (id && n < MAXF) {
-		const cJSON *f = cJSON_GetObjectItemCaseSensitive(frames, id);
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
-		const cJSON *parent = cJSON_GetObjectItemCaseSensitive(f, "parent");
-		if (!cJSON_IsString(name))
-			return -1;
-		out[n++] = name->valuestring;
-		id = cJSON_IsString(parent) ? parent->valuestring : NULL;
-	}
-	return n;
-}
-
-static void show_chain(char *buf, size_t len, const char **names, int n)
-{
-	size_t k = 0;
-
-	buf[0] = 0;
-	for (int i = 0; i < n && k + 2 < len; i++)
-		k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? " <- " : "", names[i]);
-}
 
 static int is_qsort(const char *name)
 {
@@ -99,7 +56,7 @@ static void test_stack_qsort(void **state)
 	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
 
 	snprintf(path, sizeof(path), "%s/run/trace.json", t->dir);
-	char *text = slurp(path);
+	char *text = ss_ut_slurp(path);
 	cJSON *root = cJSON_Parse(text);
 	free(text);
 	SS_E2E_CHECK(t, root != NULL, "%s is not JSON", path);
@@ -119,8 +76,8 @@ static void test_stack_qsort(void **state)
 		    strcmp(fn, "train_step"))
 			continue;
 		SS_E2E_CHECK(t, cJSON_IsString(sf), "a %s slice has no \"sf\"", fn);
-		int n = chain(frames, sf->valuestring, names);
-		show_chain(shown, sizeof(shown), names, n);
+		int n = ss_e2e_stack_chain(frames, sf->valuestring, names, MAXF);
+		ss_e2e_show_chain(shown, sizeof(shown), names, n);
 		SS_E2E_CHECK(t, n > 0 && !strcmp(names[0], fn),
 			     "the stack of a %s slice starts elsewhere: %s", fn, shown);
 		int s = 1;
@@ -166,7 +123,7 @@ static void test_stack_qsort(void **state)
 	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize -q --format folded "
 			"-o run/stacks.folded run");
 	snprintf(path, sizeof(path), "%s/run/stacks.folded", t->dir);
-	text = slurp(path);
+	text = ss_ut_slurp(path);
 	SS_E2E_CHECK(t, text != NULL, "no %s", path);
 	long through = 0, direct = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -194,7 +151,7 @@ static void test_stack_qsort(void **state)
 		     STEPS, N);
 	ss_e2e_symbolize(t, "plain");
 	snprintf(path, sizeof(path), "%s/plain/trace.json", t->dir);
-	text = slurp(path);
+	text = ss_ut_slurp(path);
 	SS_E2E_CHECK(t, text && !strstr(text, "\"sf\"") && !strstr(text, "stackFrames"),
 		     "%s has stacks without record.stack", path);
 	free(text);

@@ -962,3 +962,33 @@ void ss_e2e__expect_lines(struct ss_e2e *t, const char *file, int line,
 	ss_e2e__fail(t, file, line, "%s: expected %d line(s), got %d", what,
 		     expected, n);
 }
+
+/* Frame names of Chrome stack frame `id` in `frames` (a trace's
+ * "stackFrames"), innermost first, at most max; how many, -1 if a frame
+ * has no name. */
+int ss_e2e_stack_chain(const cJSON *frames, const char *id, const char **out,
+		       int max)
+{
+	int n = 0;
+
+	while (id && n < max) {
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(frames, id);
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
+		const cJSON *parent = cJSON_GetObjectItemCaseSensitive(f, "parent");
+		if (!cJSON_IsString(name))
+			return -1;
+		out[n++] = name->valuestring;
+		id = cJSON_IsString(parent) ? parent->valuestring : NULL;
+	}
+	return n;
+}
+
+/* "a <- b <- c" for failure messages. */
+void ss_e2e_show_chain(char *buf, size_t len, const char **names, int n)
+{
+	size_t k = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < n && k + 2 < len; i++)
+		k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? " <- " : "", names[i]);
+}

@@ -264,4 +264,10 @@ void ss_e2e__expect_lines(struct ss_e2e *t, const char *file, int line,
 #define SS_E2E_EXPECT_LINES(t, what, text, n)                                  \
 	ss_e2e__expect_lines((t), __FILE__, __LINE__, (what), (text), (n))
 
+/* Chrome "stackFrames" helpers for the record.stack tests. */
+struct cJSON;
+int ss_e2e_stack_chain(const struct cJSON *frames, const char *id,
+		       const char **out, int max);
+void ss_e2e_show_chain(char *buf, size_t len, const char **names, int n);
+
 #endif /* SS_E2E_H */
