@@ -31,9 +31,13 @@ typedef Elf32_Sym Sym;
 #define ST_TYPE ELF32_ST_TYPE
 #endif
 
-/* Value of FUNC symbol `name` in the ELF file at `path`, 0 if none; with
- * `undef`, 1 if the file refers to `name` without defining it, else 0. */
-static uint64_t find_in_file(const char *path, const char *name, int undef)
+/* Call fn(sym, name, ctx) for each named symbol of the ELF file at `path`,
+ * .symtab first, then .dynsym, until fn returns non-zero; returns that
+ * value, 0 when no symbol matched or the file is not a readable ELF file.
+ * Every offset is checked: a strange file matches nothing. */
+static int each_symbol(const char *path,
+		       int (*fn)(const Sym *sym, const char *name, void *ctx),
+		       void *ctx)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -48,7 +52,7 @@ static uint64_t find_in_file(const char *path, const char *name, int undef)
 	close(fd);
 	if (f == MAP_FAILED)
 		return 0;
-	uint64_t found = 0;
+	int found = 0;
 	const Ehdr *eh = (const Ehdr *)f;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_shentsize != sizeof(Shdr) ||
 	    eh->e_shoff == 0 || eh->e_shoff > size ||
@@ -67,25 +71,45 @@ static uint64_t find_in_file(const char *path, const char *name, int undef)
 			const Sym *sym = (const Sym *)(f + sh[i].sh_offset);
 			size_t n = sh[i].sh_size / sizeof(Sym);
 			const char *strs = (const char *)(f + str->sh_offset);
-			for (size_t k = 0; k < n; k++) {
-				if (undef ? sym[k].st_shndx != SHN_UNDEF :
-					    ST_TYPE(sym[k].st_info) != STT_FUNC ||
-						    sym[k].st_shndx == SHN_UNDEF)
-					continue;
+			for (size_t k = 0; k < n && !found; k++) {
 				if (sym[k].st_name >= str->sh_size)
 					continue;
-				const char *s = strs + sym[k].st_name;
+				const char *name = strs + sym[k].st_name;
 				size_t max = str->sh_size - sym[k].st_name;
-				if (strnlen(s, max) < max && !strcmp(s, name)) {
-					found = undef ? 1 : sym[k].st_value;
-					break;
-				}
+				if (strnlen(name, max) < max)
+					found = fn(&sym[k], name, ctx);
 			}
 		}
 	}
 out:
 	munmap((void *)f, size);
 	return found;
+}
+
+struct by_name {
+	const char *name;
+	int undef;
+	uint64_t value;
+};
+
+static int match_name(const Sym *sym, const char *name, void *ctx)
+{
+	struct by_name *q = ctx;
+	if (q->undef ? sym->st_shndx != SHN_UNDEF :
+		       ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF)
+		return 0;
+	if (strcmp(name, q->name))
+		return 0;
+	q->value = q->undef ? 1 : sym->st_value;
+	return 1;
+}
+
+/* Value of FUNC symbol `name` in the ELF file at `path`, 0 if none; with
+ * `undef`, 1 if the file refers to `name` without defining it, else 0. */
+static uint64_t find_in_file(const char *path, const char *name, int undef)
+{
+	struct by_name q = { name, undef, 0 };
+	return each_symbol(path, match_name, &q) ? q.value : 0;
 }
 
 struct lookup {
@@ -179,58 +203,27 @@ static int name_module_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+struct by_value {
+	uint64_t value;
+	char *buf;
+	size_t len;
+};
+
+static int match_value(const Sym *sym, const char *name, void *ctx)
+{
+	struct by_value *q = ctx;
+	if (ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
+	    sym->st_value != q->value || !*name)
+		return 0;
+	snprintf(q->buf, q->len, "%s", name);
+	return 1;
+}
+
 /* The FUNC symbol of file `path` whose value is `value`, into buf. */
 static int name_in_file(const char *path, uint64_t value, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), found = -1;
-	struct stat st;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(Ehdr)) {
-		close(fd);
-		return -1;
-	}
-	size_t size = (size_t)st.st_size;
-	const unsigned char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (f == MAP_FAILED)
-		return -1;
-	const Ehdr *eh = (const Ehdr *)f;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_shentsize != sizeof(Shdr) ||
-	    eh->e_shoff == 0 || eh->e_shoff > size ||
-	    (size - eh->e_shoff) / sizeof(Shdr) < eh->e_shnum)
-		goto out;
-	const Shdr *sh = (const Shdr *)(f + eh->e_shoff);
-	for (int pass = 0; pass < 2 && found; pass++) {
-		unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
-		for (unsigned i = 0; i < eh->e_shnum && found; i++) {
-			if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum)
-				continue;
-			const Shdr *str = &sh[sh[i].sh_link];
-			if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
-			    str->sh_offset > size || str->sh_size > size - str->sh_offset)
-				continue;
-			const Sym *sym = (const Sym *)(f + sh[i].sh_offset);
-			size_t n = sh[i].sh_size / sizeof(Sym);
-			const char *strs = (const char *)(f + str->sh_offset);
-			for (size_t k = 0; k < n; k++) {
-				if (ST_TYPE(sym[k].st_info) != STT_FUNC ||
-				    sym[k].st_shndx == SHN_UNDEF || sym[k].st_value != value ||
-				    sym[k].st_name >= str->sh_size)
-					continue;
-				const char *s = strs + sym[k].st_name;
-				size_t max = str->sh_size - sym[k].st_name;
-				if (strnlen(s, max) < max && *s) {
-					snprintf(buf, len, "%s", s);
-					found = 0;
-					break;
-				}
-			}
-		}
-	}
-out:
-	munmap((void *)f, size);
-	return found;
+	struct by_value q = { value, buf, len };
+	return each_symbol(path, match_value, &q) ? 0 : -1;
 }
 
 int ss_elfsym_name(uintptr_t addr, char *buf, size_t len)
