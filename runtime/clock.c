@@ -23,7 +23,7 @@ uint64_t ss_clock_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t realtime_ns(void)
+uint64_t ss_clock_realtime_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -95,5 +95,5 @@ void ss_clock_init(struct ss_file_header *h)
 	}
 	h->calib_ticks = t1;
 	h->calib_ns = n1;
-	h->realtime_ns = realtime_ns() - (ss_clock_mono_ns() - n1);
+	h->realtime_ns = ss_clock_realtime_ns() - (ss_clock_mono_ns() - n1);
 }

@@ -130,6 +130,7 @@ extern __thread struct ss_thread ss_tls
 static inline uint64_t ss_clock_now(void);
 SS_HIDDEN void ss_clock_init(struct ss_file_header *h);
 SS_HIDDEN uint64_t ss_clock_mono_ns(void);
+SS_HIDDEN uint64_t ss_clock_realtime_ns(void);
 SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 
 /* buffer.c: chunks of the trace file */

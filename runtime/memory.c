@@ -295,20 +295,6 @@ static const char *mem_nvml_lib = SS_MEM_NVML_LIB;
  * (a stand-in NVML for tests without a GPU); "" when unset */
 static char mem_nvml_env[1024];
 
-static uint64_t realtime_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------ NVML */
 
 /* dlopen NVML and find its functions.  0, or -1 with the info line. */
@@ -505,7 +491,7 @@ static int read_host(struct ss_mem_host *h)
 
 static void take_sample(struct ss_mem_sample *s)
 {
-	s->ts_ns = realtime_now_ns();
+	s->ts_ns = ss_clock_realtime_ns();
 	s->ticks = ss_clock_now();
 	s->host_ok = !read_host(&s->host);
 	s->ndev = 0;
@@ -703,9 +689,9 @@ static void tick(int last)
 
 static void *poller_main(void *arg)
 {
-	uint64_t next = mono_now_ns() + mem.interval_ns;
+	uint64_t next = ss_clock_mono_ns() + mem.interval_ns;
 	while (!atomic_load(&mem.stop)) {
-		uint64_t now = mono_now_ns();
+		uint64_t now = ss_clock_mono_ns();
 		int64_t wait_ms = now < next ? (int64_t)((next - now + 999999) / 1000000) : 0;
 		if (!mem.profiled && wait_ms < SS_MEM_IDLE_MS)
 			wait_ms = SS_MEM_IDLE_MS;
@@ -719,7 +705,7 @@ static void *poller_main(void *arg)
 		if (atomic_load(&mem.stop))
 			break;
 		tick(0);
-		now = mono_now_ns();
+		now = ss_clock_mono_ns();
 		if (now >= next) {
 			next += mem.interval_ns;
 			if (next <= now)
