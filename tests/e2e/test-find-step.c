@@ -10,7 +10,10 @@
  *     per iteration that covers most of it;
  *   - record warns at the end when step.function is called from two places
  *     in the recorded steps, when it was re-entered, when no window opened
- *     (with the number of steps seen) and when no step began.
+ *     (with the number of steps seen) and when no step began;
+ *   - report counts main and train, open when each of two windows opened,
+ *     as clipped parts (Clipped 2), not as calls (Calls 0), and leaves
+ *     them out of Avg/Min/Max.
  * The table's time columns (share, mean, spread) are cut before comparing;
  * everything else is compared exactly.
  */
@@ -143,6 +146,31 @@ static void test_record_warns_no_window(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_report_clipped(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "find-step", NULL);
+	/* steps 1-2 and 4-5: two windows, main and train open in both */
+	SS_E2E_SH_OK(t, SS " record -o run --set step.function=train_step --set schedule.wait=1 "
+			"--set schedule.active=2 --set schedule.repeat=2 -- ./s-find-step 20 wrapped");
+	SS_E2E_SH_OK(t, SS " report --format csv run | cut -d, -f1,10,11 | "
+			"grep -E '^(name|main|train|train_step|backward),'");
+	expect_text(t, "report calls and clipped parts", t->out,
+		    "name,calls,clipped\n"
+		    "main,0,2\n"
+		    "train,0,2\n"
+		    "train_step,4,0\n"
+		    "backward,4,0\n");
+	SS_E2E_SH_OK(t, SS " report run | grep -E '^(main|Clipped: |Name)' | tr -s ' '");
+	SS_E2E_CHECK(t, strstr(t->out, "Name Self % Self Total % Total Avg Min Max Calls Clipped\n"),
+		     "a Clipped column:\n%s", t->out);
+	SS_E2E_CHECK(t, strstr(t->out, " - - - 0 2\n"), "main: Avg/Min/Max '-', Calls 0, "
+		     "Clipped 2:\n%s", t->out);
+	SS_E2E_CHECK(t, strstr(t->out, "Clipped: parts of calls cut by the start or end of a "
+				       "recorded window\n"), "the Clipped footer:\n%s", t->out);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +179,7 @@ int main(void)
 		SS_E2E_TEST(test_record_warns_callers),
 		SS_E2E_TEST(test_record_warns_reentered),
 		SS_E2E_TEST(test_record_warns_no_window),
+		SS_E2E_VARIANTS(test_report_clipped),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
