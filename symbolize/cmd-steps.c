@@ -16,13 +16,16 @@
  *   - is called several times per call of that function: it is the body of
  *     a loop there (backward, called once per train_step, is not a loop
  *     body; train_step, called N times by train, is).
- * Candidates are ranked by the share of the run they cover (total time),
+ * Bodies of outer loops come first: an inner loop's function (called many
+ * times, and no loop body itself, like a backward that loops over layers)
+ * makes its callees candidates too, ranked after.  Within each group
+ * candidates are ranked by the share of the run they cover (total time),
  * except that among those within 80% of the largest the one called most
  * often wins: an epoch function called 3 times covers as much as the
  * train_step it calls 300 times, and the step is the iteration.  The
  * spread (coefficient of variation of one call's duration) is shown so the
  * user sees whether steps are alike; it does not change the order.
- * Functions called about as often as the best one (half to twice) that
+ * Functions called about as often as the best one (half to three times) that
  * break a rule are listed with the reason, so the traps are visible.
  *
  * Design: steps.c walks the run into per-function facts (calls,
@@ -46,7 +49,7 @@
 #include "steps.h"
 
 #define SS_STEPS_NEAR 0.8        /* "covers about as much" as the largest */
-#define SS_STEPS_SHOW 10         /* candidates listed */
+#define SS_STEPS_SHOW 10         /* candidates listed (at least 0.1% of the best) */
 #define SS_STEPS_TRAPS 8         /* rejected functions listed */
 #define SS_STEPS_TRACE_MB "256"  /* trace bound of `steps -- PROG` */
 
@@ -55,12 +58,40 @@ static int ss_steps_is_loop(const struct ss_steps_fn *f)
 	return f->calls >= 2 && f->acts && f->parent_calls >= 2 * f->acts;
 }
 
-static int ss_steps_by_total(const void *a, const void *b)
+static int ss_steps_candidate(const struct ss_steps_fn *f)
+{
+	char why[600];
+	return f->calls >= 2 && f->name[0] != '[' && !ss_steps_reject(f, why, sizeof(why)) &&
+	       ss_steps_is_loop(f);
+}
+
+/* 1 for the body of an inner loop: its loop function is called many
+ * times and is no loop body itself (linear_backward looping over the
+ * layers in each backward), 0 for an outer one (the loop function runs
+ * once, like main or train, or is itself the body of a loop, like an
+ * epoch function). */
+static int ss_steps_inner(const struct ss_steps_fn *f)
+{
+	return f->parent && f->parent->calls >= 2 && !ss_steps_candidate(f->parent);
+}
+
+/* The traps by calls (the counts say what is wrong; times would reorder
+ * them from run to run), then name. */
+static int ss_steps_by_calls(const void *a, const void *b)
 {
 	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
 	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int ss_steps_by_weight(const void *a, const void *b)
+{
+	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
+	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -111,12 +142,29 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 			bad[nb++] = f;
 		}
 	}
-	qsort(c, nc, sizeof(*c), ss_steps_by_total);
-	qsort(bad, nb, sizeof(*bad), ss_steps_by_total);
+	for (i = 0; i < st->cap; i++)
+		if (st->tab[i])
+			st->tab[i]->weight = ss_steps_median(st->tab[i]) * st->tab[i]->calls;
+	qsort(c, nc, sizeof(*c), ss_steps_by_weight);
+	qsort(bad, nb, sizeof(*bad), ss_steps_by_calls);
+	/* outer loops first, each part still by total (a stable pass) */
+	{
+		size_t k = 0;
+		struct ss_steps_fn **tmp = calloc(nc + 1, sizeof(*tmp));
+		if (tmp) {
+			for (int inner = 0; inner < 2; inner++)
+				for (i = 0; i < nc; i++)
+					if (ss_steps_inner(c[i]) == inner)
+						tmp[k++] = c[i];
+			memcpy(c, tmp, nc * sizeof(*c));
+			free(tmp);
+		}
+	}
 	/* among those near the largest, the one called most often first */
 	if (nc > 1) {
 		size_t near = 1, best = 0;
-		while (near < nc && (double)c[near]->total >= SS_STEPS_NEAR * (double)c[0]->total)
+		while (near < nc && ss_steps_inner(c[near]) == ss_steps_inner(c[0]) &&
+		       (double)c[near]->weight >= SS_STEPS_NEAR * (double)c[0]->weight)
 			near++;
 		for (i = 1; i < near; i++)
 			if (c[i]->calls > c[best]->calls)
@@ -135,13 +183,15 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 	} else {
 		printf("step function candidates (called in a loop, one thread, never nested), best first:\n");
 		printf("  %-32s %8s  %-24s %6s %12s %7s\n", "function", "calls", "loop in",
-		       "share", "mean", "spread");
+		       "share", "median", "spread");
 		for (i = 0; i < nc && i < SS_STEPS_SHOW; i++) {
 			const struct ss_steps_fn *f = c[i];
+			if (i && f->weight * 1000 < c[0]->weight)
+				continue; /* under 0.1% of the best: noise */
 			printf("  %-32s %8llu  %-24s %5.1f%% %12s %6.0f%%\n", f->name,
 			       (unsigned long long)f->calls, ss_steps_pname(f->parent),
 			       f->acts_total ? 100.0 * (double)f->total / (double)f->acts_total : 0.0,
-			       ss_steps_time(f->total / f->calls, t1, sizeof(t1)),
+			       ss_steps_time(ss_steps_median(f), t1, sizeof(t1)),
 			       ss_steps_spread(f));
 		}
 	}
@@ -150,7 +200,7 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 	for (i = 0; i < nb && shown < SS_STEPS_TRAPS; i++) {
 		const struct ss_steps_fn *f = bad[i];
 		/* a helper called many times per step is no trap */
-		if (nc && (f->total * 100 < c[nc - 1]->total || f->calls > 2 * c[0]->calls ||
+		if (nc && (f->weight * 100 < c[nc - 1]->weight || f->calls > 3 * c[0]->calls ||
 			   2 * f->calls < c[0]->calls))
 			continue;
 		if (!shown++)

@@ -136,6 +136,31 @@ static void ss_steps_adopt(struct ss_steps *st, struct ss_steps_thread *t, size_
 	lv->n = 0;
 }
 
+static unsigned ss_steps_bucket(uint64_t ns)
+{
+	unsigned msb;
+	if (ns < 8)
+		return (unsigned)ns; /* 0..7: exact */
+	msb = 63u - (unsigned)__builtin_clzll(ns);
+	return msb * 4 + (unsigned)((ns >> (msb - 2)) & 3); /* >= 12 */
+}
+
+uint64_t ss_steps_median(const struct ss_steps_fn *f)
+{
+	uint64_t seen = 0;
+	for (unsigned b = 0; b < SS_STEPS_BUCKETS; b++) {
+		seen += f->hist[b];
+		if (seen * 2 >= f->calls && f->hist[b]) {
+			if (b < 8)
+				return b;
+			unsigned msb = b / 4, q = b % 4;
+			/* the middle of the bucket */
+			return ((uint64_t)1 << msb) + (((uint64_t)(2 * q + 1)) << (msb - 3));
+		}
+	}
+	return 0;
+}
+
 static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 {
 	struct ss_steps *st = ctx;
@@ -143,18 +168,12 @@ static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 	struct ss_steps_level *lv;
 	struct ss_steps_fn *f;
 	uint64_t dur;
-	char buf[300];
 
-	if (st->oom || s->cat == SS_SLICE_MARKER || !s->name)
+	/* functions only: steps and user ranges nest in trees of their own
+	 * (their depth counts other ranges, not functions) */
+	if (st->oom || s->cat != SS_SLICE_FUNCTION || !s->name)
 		return;
-	if (s->cat == SS_SLICE_FUNCTION) {
-		f = ss_steps_get(st, s->name);
-	} else {
-		/* a step or a user range is a level of the tree too */
-		snprintf(buf, sizeof(buf), "%s %s", s->cat == SS_SLICE_STEP ? "[step]" : "[range]",
-			 s->name);
-		f = ss_steps_get(st, buf);
-	}
+	f = ss_steps_get(st, s->name);
 	t = ss_steps_thread(st, tid);
 	if (!f || !t || !(lv = ss_steps_level(t, s->depth)) ||
 	    !ss_steps_level(t, s->depth + 1)) {
@@ -174,6 +193,7 @@ static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 	f->last_begin = s->begin_ns;
 	f->calls++;
 	f->total += dur;
+	f->hist[ss_steps_bucket(dur)]++;
 	f->min = dur < f->min ? dur : f->min;
 	f->max = dur > f->max ? dur : f->max;
 	f->sumsq += ((double)dur / 1e6) * ((double)dur / 1e6);

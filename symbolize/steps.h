@@ -17,12 +17,17 @@
 #include <stdint.h>
 
 #define SS_STEPS_CALLERS 4       /* distinct callers kept per function */
+#define SS_STEPS_BUCKETS 256
 
 struct ss_steps_fn {
 	char *name;
 	uint64_t tid;
 	int multi_thread;
 	uint64_t calls, total, min, max;
+	/* durations on a log scale (4 buckets per power of two), for a
+	 * median that one preempted call does not move */
+	uint32_t hist[SS_STEPS_BUCKETS];
+	uint64_t weight;              /* for ranking: median x calls */
 	double sumsq;                 /* of durations in ms, for the spread */
 	uint64_t last_begin;          /* of the last closed call, on tid */
 	uint64_t nested;              /* calls nested in a call of itself */
@@ -68,6 +73,8 @@ struct ss_steps_fn *ss_steps_find(const struct ss_steps *st, const char *name);
 /* Why f cannot begin steps (nested in itself, on several threads, called
  * from more than one function), in buf; NULL when none of those holds. */
 const char *ss_steps_reject(const struct ss_steps_fn *f, char *buf, size_t len);
+/* The median duration of one call of f, in ns (within 10%). */
+uint64_t ss_steps_median(const struct ss_steps_fn *f);
 /* Name of a caller (NULL: "(thread start)"). */
 const char *ss_steps_pname(const struct ss_steps_fn *p);
 void ss_steps_release(struct ss_steps *st);

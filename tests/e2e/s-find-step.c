@@ -12,8 +12,11 @@
  *                                 forward, backward, optimizer_step;
  *                                 every 5th step validate()
  *
- * validate() runs forward 3 times; the first backward calls zero_grad.
- * backward does the most work, so in the flat loop it is the step.
+ * validate() runs forward 6 times on small batches; the first backward
+ * calls zero_grad.  backward does the most work, so in the flat loop it is
+ * the step.  validate is short (30k loop iterations): on a loaded machine a
+ * call that long is rarely preempted, so the medians the ranking uses stay
+ * far apart.
  * Functions: main, train, train_step, load_batch, zero_grad, forward,
  * backward, optimizer_step, validate, work.
  */
@@ -34,17 +37,17 @@ NOINLINE void work(long n)
 
 NOINLINE void load_batch(int step)
 {
-	work(1000 + step % 2);
+	work(50000 + step % 2);
 }
 
 NOINLINE void zero_grad(void)
 {
-	work(2000);
+	work(20000);
 }
 
 NOINLINE void forward(int batch)
 {
-	work(20000 + batch % 2);
+	work(batch < 0 ? 5000 : 200000 + batch % 2); /* < 0: a validation batch */
 }
 
 NOINLINE void backward(void)
@@ -53,18 +56,18 @@ NOINLINE void backward(void)
 		zero_grad();
 		grads_ready = 1;
 	}
-	work(60000);
+	work(600000);
 }
 
 NOINLINE void optimizer_step(void)
 {
-	work(5000);
+	work(100000);
 }
 
 NOINLINE void validate(void)
 {
-	for (int i = 0; i < 3; i++)
-		forward(i);
+	for (int i = 0; i < 6; i++)
+		forward(-1 - i);
 }
 
 NOINLINE void train_step(int step)
