@@ -28,7 +28,7 @@
 #include "schedule.h"
 #include "steps.h"
 
-#define SS_CHECK_MAX_BYTES (512ull << 20) /* traces read back for nesting */
+#define SS_CHECK_MAX_BYTES (128ull << 20) /* traces read back for nesting */
 #define SS_CHECK_FIRST_MAX 100000000ull   /* steps searched for a window */
 
 /* The first step the schedule records, or UINT64_MAX. */
