@@ -193,6 +193,10 @@ SS_HIDDEN void ss_window_api_step(void);
 
 /* stats.c: whole-run call counts (stats: whole_run, log.every_n_steps) */
 struct ss_stats;
+/* direct.c: a run without record and without a config (before main:
+ * smaller defaults; at exit: one line saying what it wrote) */
+SS_HIDDEN void ss_direct_defaults(struct ss_config *c);
+SS_HIDDEN void ss_direct_say_exit(void);
 SS_HIDDEN void ss_stats_init(void);    /* before main: sets SS_GATE_STATS */
 SS_HIDDEN void ss_stats_enter(void *fn);
 SS_HIDDEN void ss_stats_exit(void *fn);

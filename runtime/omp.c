@@ -26,6 +26,11 @@
  * preloaded by `stepscope record`).  The real entry point is looked up
  * by the same version after this library (dlvsym(RTLD_NEXT), once).
  *
+ * On the thread that starts the region, the time after its own share of
+ * the work until the team is done (libgomp's end barrier, code without
+ * hooks that would show as self time of the caller) is the user range
+ * SS_OMP_WAIT, so the wait is named in the trace and the report.
+ *
  * clang's regions go through libomp's __kmpc_fork_call and are instrumented
  * by clang itself; nothing here sees them.  A program without OpenMP never
  * calls these.  Never: wrap when the runtime is dormant (another copy
@@ -44,7 +49,14 @@ typedef void ss_omp_fn(void *);
 struct ss_omp_region {
 	ss_omp_fn *fn;
 	void *data;
+	struct ss_thread *starter;  /* the thread that started the region */
+	int waiting;                /* it opened the SS_OMP_WAIT range */
 };
+
+#define SS_OMP_WAIT "omp barrier: wait for the team"
+
+void stepscope_range_push(const char *name);
+void stepscope_range_pop(void);
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
@@ -55,11 +67,15 @@ void __cyg_profile_func_exit(void *fn, void *site);
  * instrumented function's would be. */
 __attribute__((noinline)) static void ss_omp_trampoline(void *arg)
 {
-	const struct ss_omp_region *r = arg;
+	struct ss_omp_region *r = arg;
 	void *site = __builtin_return_address(0);
 	__cyg_profile_func_enter((void *)r->fn, site);
 	r->fn(r->data);
 	__cyg_profile_func_exit((void *)r->fn, site);
+	if (r->starter == &ss_tls) { /* the rest is the end barrier's wait */
+		stepscope_range_push(SS_OMP_WAIT);
+		r->waiting = 1;
+	}
 	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
 }
 
@@ -113,8 +129,10 @@ static void ss_omp_missing(const char *name, ss_omp_fn *fn, void *data)
 			real(fn, data args);                                   \
 			return;                                                \
 		}                                                              \
-		struct ss_omp_region r = { fn, data };                         \
+		struct ss_omp_region r = { fn, data, &ss_tls, 0 };             \
 		real(ss_omp_trampoline, &r args);                              \
+		if (r.waiting)                                                 \
+			stepscope_range_pop();                                 \
 		__asm__ volatile("" ::: "memory"); /* r lives until here */    \
 	}
 

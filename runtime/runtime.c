@@ -199,6 +199,7 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 		ss_rt.disabled = 1;
 		return;
 	}
+	ss_direct_defaults(&ss_rt.cfg); /* no record, no config: a quick look */
 	ss_rt.chunk_bytes = (uint64_t)(ss_rt.cfg.buffer_kb > 0 ? ss_rt.cfg.buffer_kb : 1024) * 1024;
 	ss_rt.cap_bytes = (uint64_t)ss_rt.cfg.max_trace_mb << 20;
 
@@ -259,8 +260,7 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		};
 		ss_meta_write(SS_META_END, &e, sizeof(e), NULL, 0);
 		if (ss_rt.own_dir)
-			ss_warn("trace written to %s (next: stepscope symbolize %s)",
-				ss_rt.dir, ss_rt.dir);
+			ss_direct_say_exit();
 	}
 	pthread_mutex_unlock(&ss_rt.lock);
 	self->in_slow = 0;

@@ -32,6 +32,8 @@
 
 struct ss_agg_fstat {
 	uint64_t calls, self_ns, total_ns, min_ns, max_ns;
+	uint64_t clipped;            /* fragments cut by a window's edge */
+	uint64_t complete;           /* slices with no edge cut: min/max */
 };
 
 struct ss_agg_entry {
@@ -451,7 +453,9 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	node = ss_agg_node_new(a, s->id);
 	if (!node)
 		return;
-	node->calls = 1;
+	/* a call cut at a window's start began before it: the same call
+	 * shows in every window it spans, so it is not counted again */
+	node->calls = (s->flags & SS_SLICE_CLIPPED_BEGIN) ? 0 : 1;
 	node->self_ns = self;
 	node->total_ns = dur;
 	node->child = forest;
@@ -460,7 +464,7 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 		if (!w)
 			break;
 		w->native = 1;
-		w->calls = 1;
+		w->calls = node->calls;
 		w->total_ns = dur;
 		w->child = node;
 		node = w;
@@ -468,11 +472,17 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 
 	fs = ss_agg_fstat(a, t, kind, s->id);
 	if (fs) {
-		if (!fs->calls || dur < fs->min_ns)
-			fs->min_ns = dur;
-		if (dur > fs->max_ns)
-			fs->max_ns = dur;
-		fs->calls++;
+		if (s->flags & (SS_SLICE_CLIPPED_BEGIN | SS_SLICE_CLIPPED_END)) {
+			fs->clipped++; /* min/max would be window lengths */
+		} else {
+			if (!fs->complete || dur < fs->min_ns)
+				fs->min_ns = dur;
+			if (dur > fs->max_ns)
+				fs->max_ns = dur;
+			fs->complete++;
+		}
+		if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
+			fs->calls++;
 		fs->self_ns += self;
 	}
 	if (kind == SS_AGG_FUNCTION) {
@@ -817,7 +827,7 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 				const struct ss_agg_fstat *f = &t->fs[k][j];
 				struct ss_agg_row *row = NULL;
 				size_t m;
-				if (!f->calls)
+				if (!f->calls && !f->clipped)
 					continue;
 				if (!per_thread)
 					for (m = first; m < n; m++)
@@ -834,7 +844,6 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 					memset(row, 0, sizeof(*row));
 					row->name = a->names[j];
 					row->kind = (enum ss_agg_kind)k;
-					row->min_ns = f->min_ns;
 					if (per_thread) {
 						row->pid = t->pid;
 						row->tid = t->tid;
@@ -842,12 +851,14 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 					}
 				}
 				row->calls += f->calls;
+				row->clipped += f->clipped;
 				row->self_ns += f->self_ns;
 				row->total_ns += f->total_ns;
-				if (f->min_ns < row->min_ns)
+				if (f->complete && (!row->complete || f->min_ns < row->min_ns))
 					row->min_ns = f->min_ns;
-				if (f->max_ns > row->max_ns)
+				if (f->complete && f->max_ns > row->max_ns)
 					row->max_ns = f->max_ns;
+				row->complete += f->complete;
 			}
 		}
 	}

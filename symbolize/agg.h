@@ -14,8 +14,11 @@
  *   total  time in the function, callees included; a recursive function is
  *          counted once (an activation inside another activation of the same
  *          function adds nothing to total), so total <= wall time
- *   calls  every activation, recursive ones included
- *   avg    total / calls; min and max are over single activations
+ *   calls  every activation that began in a recorded window, recursive ones
+ *          included (a frame open when a window opened is a clipped
+ *          fragment, not a call: see struct ss_agg_row)
+ *   avg    total / calls; min and max are over single activations that
+ *          no window edge cut
  * Function rows and user-range rows are kept apart: ranges have their own
  * tree (self time excludes nested ranges, not functions).
  */
@@ -39,8 +42,13 @@ struct ss_agg_row {
 	enum ss_agg_kind kind;
 	uint64_t pid, tid;
 	const char *thread;       /* thread name, NULL when merged */
-	uint64_t calls;
+	uint64_t calls;           /* calls that began in a recorded window */
 	uint64_t self_ns, total_ns, min_ns, max_ns;
+	/* Fragments of calls cut by a window's start or end (main and the
+	 * training loop, open when a window opened): their time in the window
+	 * is in self and total; a fragment cut at the start is no new call.
+	 * min/max are over the `complete` calls, with neither end cut. */
+	uint64_t clipped, complete;
 };
 
 /* A node of a calling-context tree: one call path.  With record.stack a

@@ -33,6 +33,7 @@
 #include "cmds.h"
 #include "config.h"
 #include "format.h"
+#include "run-check.h"
 
 static volatile sig_atomic_t ss_record_child;
 
@@ -635,6 +636,7 @@ int cmd_record(int argc, char **argv)
 	ss_record_child = 0;
 	nrec = ss_record_count(absdir, before);
 	fprintf(stderr, "stepscope: recorded %d process(es) into %s\n", nrec, dir);
+	ss_run_check_steps(absdir, &cfg);
 	if (nrec)
 		fprintf(stderr, "stepscope: next: stepscope symbolize %s\n", dir);
 	free(before);

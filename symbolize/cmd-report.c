@@ -104,13 +104,18 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 {
 	static const char *const heads[] = { "Name", "Thread", "Self %", "Self",
 					     "Total %", "Total", "Avg", "Min",
-					     "Max", "Calls" };
-	int w[10], i, ncol = 10;
+					     "Max", "Calls", "Clipped" };
+	int w[11], i, ncol = 10;
 	uint64_t sum = ss_agg_self_sum(a);
 	const struct ss_agg_step *steps;
 	size_t nsteps = ss_agg_steps(a, &steps), k;
-	char cell[10][128], tb[32];
+	char cell[11][128], tb[32];
+	uint64_t clipped = 0;
 
+	for (k = 0; k < n; k++)
+		clipped += rows[k].clipped;
+	if (clipped)
+		ncol = 11; /* frames cut by a window's edge: say so */
 	for (i = 0; i < ncol; i++)
 		w[i] = (int)strlen(heads[i]);
 	for (i = 2; i < ncol; i++)
@@ -128,7 +133,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		w[1] = 0;
 	/* header */
 	{
-		int ww[10], m = 0;
+		int ww[11], m = 0;
 		for (i = 0; i < ncol; i++)
 			if (i != 1 || o->threads)
 				ww[m++] = w[i];
@@ -149,7 +154,13 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 					sizeof(cell[6]));
 			ss_agg_fmt_time(r->min_ns, cell[7], sizeof(cell[7]));
 			ss_agg_fmt_time(r->max_ns, cell[8], sizeof(cell[8]));
+			if (!r->calls)
+				snprintf(cell[6], sizeof(cell[6]), "-");
+			if (r->clipped && !r->complete) /* only cut fragments */
+				snprintf(cell[7], sizeof(cell[7]), "-"),
+				snprintf(cell[8], sizeof(cell[8]), "-");
 			snprintf(cell[9], sizeof(cell[9]), "%llu", (unsigned long long)r->calls);
+			snprintf(cell[10], sizeof(cell[10]), "%llu", (unsigned long long)r->clipped);
 			for (i = 0; i < ncol; i++)
 				if (i != 1 || o->threads)
 					ss_report_cell(f, cell[i], w[i], i < 2, i == ncol - 1);
@@ -157,6 +168,10 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		ss_report_dashes(f, ww, m);
 	}
 	fprintf(f, "Self time total: %s\n", ss_agg_fmt_time(sum, tb, sizeof(tb)));
+	if (clipped)
+		fprintf(f, "Clipped: parts of calls cut by the start or end of a recorded window\n"
+			"(main and the loop around the steps); their time in the window is in\n"
+			"Self and Total, a part cut at the start is not a call, Min/Max leave them out\n");
 	fprintf(f, "Steps: %zu (%zu process%s, %zu thread%s)\n", nsteps,
 		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
@@ -243,7 +258,7 @@ static void ss_report_csv_str(FILE *f, const char *s)
 
 static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o)
 {
-	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls\n",
+	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped\n",
 		o->threads ? "pid,tid,thread," : "");
 }
 
@@ -271,12 +286,12 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
 		ss_report_csv_head(f, r, o);
-		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu\n",
+		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu\n",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
 			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
-			(unsigned long long)r->calls);
+			(unsigned long long)r->calls, (unsigned long long)r->clipped);
 	}
 }
 
@@ -326,12 +341,12 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		const struct ss_agg_row *r = &rows[k];
 		ss_report_json_head(f, r, k, o);
 		fprintf(f, ",\"self_pct\":%.4f,\"self_ns\":%llu,\"total_pct\":%.4f,\"total_ns\":%llu,"
-			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu}",
+			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu,\"clipped\":%llu}",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
 			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
-			(unsigned long long)r->calls);
+			(unsigned long long)r->calls, (unsigned long long)r->clipped);
 	}
 	fprintf(f, "\n],\n\"cycles\":[");
 	nc = ss_agg_cycles(a, &cy);
@@ -432,7 +447,7 @@ static void ss_report_whole_csv(FILE *f, const struct ss_stats_result *res,
 	for (size_t k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
 		ss_report_csv_head(f, r, o);  /* kind: always function */
-		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,,,%llu\n",
+		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,,,%llu,0\n",
 			ss_report_pct(r->self_ns, res->self_sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, res->self_sum), (unsigned long long)r->total_ns,
 			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),

@@ -197,6 +197,7 @@ int cmd_symbolize(int argc, char **argv)
 		return 2;
 	}
 	ss_sym_set_quiet(sym, c.quiet);
+	ss_run_sym_once(sym, dir);
 	for (i = 0; i < o.nddirs; i++)
 		if (ss_sym_add_debug_dir(sym, o.ddirs[i]))
 			goto oom;

@@ -22,6 +22,7 @@ struct ss_main_cmd {
 
 static const struct ss_main_cmd ss_main_cmds[] = {
 	{ "record", cmd_record, "run a program with the runtime preloaded and record a trace" },
+	{ "steps", cmd_steps, "rank the functions that could be step.function, from a whole run" },
 	{ "symbolize", cmd_symbolize, "turn a recorded run into a Chrome/Perfetto trace.json" },
 	{ "report", cmd_report, "summary table of a recorded run (self/total time per function)" },
 	{ "flame", cmd_flame, "SVG flame graph of a recorded run" },

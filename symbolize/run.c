@@ -32,6 +32,14 @@ int ss_run_check_dir(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+void ss_run_sym_once(struct ss_sym *sym, const char *dir)
+{
+	char once[4200];
+
+	snprintf(once, sizeof(once), "%s/.stepscope-warned", dir);
+	ss_sym_warn_once_file(sym, once);
+}
+
 struct ss_sym *ss_run_sym(const char *dir, const char *backend, int quiet,
 			  char *err, size_t errlen)
 {
@@ -40,8 +48,10 @@ struct ss_sym *ss_run_sym(const char *dir, const char *backend, int quiet,
 	if (ss_run_check_dir(dir, err, errlen))
 		return NULL;
 	sym = ss_sym_new(backend, err, errlen);
-	if (sym)
+	if (sym) {
 		ss_sym_set_quiet(sym, quiet);
+		ss_run_sym_once(sym, dir);
+	}
 	return sym;
 }
 

@@ -30,6 +30,11 @@ int ss_run_check_dir(const char *dir, char *err, size_t errlen);
 struct ss_sym *ss_run_sym(const char *dir, const char *backend, int quiet,
 			  char *err, size_t errlen);
 
+/* Warnings about a module whose symbols miss some addresses are given
+ * once per run directory (listed in DIR/.stepscope-warned); ss_run_sym
+ * does this already. */
+void ss_run_sym_once(struct ss_sym *sym, const char *dir);
+
 /* Paths "dir/NAME" of the entries NAME of dir that match accepts, sorted;
  * malloc'ed (ss_run_list_free).  -1 with errno when dir cannot be opened.
  * An entry that does not fit in memory ends the list. */

@@ -48,8 +48,31 @@ struct ss_slices_string {
 
 struct ss_slices_tname {
 	uint64_t tid;
-	char name[17];
+	char name[48];  /* the comm (16), or "COMM/worker-TID" */
 };
+
+/* A thread the program did not name carries the comm of the thread that
+ * made it (the kernel copies it at clone): every worker of "train" is
+ * "train" too.  Such a thread, not the main one, with the main thread's
+ * name, is shown as "NAME/worker-TID" so threads are told apart without
+ * claiming a name the program gave. */
+static void ss_slices_worker_names(struct ss_slices_tname *tn, size_t n, uint64_t pid)
+{
+	const char *main_name = NULL;
+	char base[17];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (tn[i].tid == pid)
+			main_name = tn[i].name;
+	if (!main_name || !main_name[0])
+		return;
+	snprintf(base, sizeof(base), "%s", main_name);
+	for (i = 0; i < n; i++)
+		if (tn[i].tid != pid && !strcmp(tn[i].name, base))
+			snprintf(tn[i].name, sizeof(tn[i].name), "%s/worker-%llu", base,
+				 (unsigned long long)tn[i].tid);
+}
 
 struct ss_slicer {
 	const struct ss_reader *r;
@@ -390,6 +413,7 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 			break;
 		}
 	}
+	ss_slices_worker_names(sl->tnames, sl->ntnames, r->hdr.pid);
 	if (sl->nsteps)
 		qsort(sl->steps, sl->nsteps, sizeof(*sl->steps), ss_slices_cmp_step);
 	if (sl->nstrs)

@@ -51,6 +51,7 @@ struct ss_sym {
 	struct ss_sym_module **mods;
 	size_t nmods, capmods;
 	int quiet;
+	char *once;            /* file of the "stripped?" warnings given */
 	char **dirs;           /* --debug-dir, then /usr/lib/debug */
 	size_t ndirs;
 };
@@ -120,6 +121,38 @@ struct ss_sym *ss_sym_new(const char *backend, char *err, size_t errlen)
 	return s;
 }
 
+/* A module with symbols but none for some addresses (a system library
+ * with only .dynsym, like libgomp) is the same on every reading of a run:
+ * say it once per run.  1 when it was said before (its path is a line of
+ * s->once); else it is added there and 0 is returned. */
+static int ss_sym_once(struct ss_sym *s, const char *path)
+{
+	char line[4200];
+	int seen = 0;
+	FILE *f;
+
+	if (!s->once)
+		return 0;
+	f = fopen(s->once, "r");
+	while (f && !seen && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		seen = !strcmp(line, path);
+	}
+	if (f)
+		fclose(f);
+	if (!seen && (f = fopen(s->once, "a"))) {
+		fprintf(f, "%s\n", path);
+		fclose(f);
+	}
+	return seen;
+}
+
+void ss_sym_warn_once_file(struct ss_sym *s, const char *path)
+{
+	free(s->once);
+	s->once = path ? strdup(path) : NULL;
+}
+
 void ss_sym_set_quiet(struct ss_sym *s, int quiet)
 {
 	s->quiet = quiet;
@@ -131,6 +164,7 @@ void ss_sym_free(struct ss_sym *s)
 
 	if (!s)
 		return;
+	free(s->once);
 	for (i = 0; i < s->nmods; i++) {
 		struct ss_sym_module *m = s->mods[i];
 		if (m->handle)
@@ -679,7 +713,7 @@ static struct ss_sym_info *ss_sym_resolve(struct ss_sym_space *sp, size_t mi,
 			free(hit.name);
 			free(hit.file);
 		}
-		if (!m->warned && !s->quiet)
+		if (!m->warned && !s->quiet && !(m->handle && ss_sym_once(s, m->path)))
 			fprintf(stderr,
 				"stepscope: warning: %s: %s; its functions are shown as %s+0xOFFSET\n",
 				m->path,

@@ -41,6 +41,10 @@ struct ss_sym *ss_sym_new(const char *backend, char *err, size_t errlen);
 void ss_sym_free(struct ss_sym *s);
 /* Warnings (unresolvable modules) go to stderr unless quiet is set. */
 void ss_sym_set_quiet(struct ss_sym *s, int quiet);
+/* Give the warning about a module whose symbols miss some addresses once
+ * per run: the modules warned about are listed in file path (the run
+ * directory's .stepscope-warned), read and appended by every command. */
+void ss_sym_warn_once_file(struct ss_sym *s, const char *path);
 
 /* Also look for separate debug files under dir (build-id tree and
  * debuglink names); repeatable, searched before /usr/lib/debug. */

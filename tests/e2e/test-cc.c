@@ -214,6 +214,12 @@ static void test_openmp(void **state)
 		expect_region(t, tr, "main._omp_fn.2", 2, "section_work", 2);
 		SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0,
 				    1 + 4 + 8 + 2 + 4 + 4 + 2);
+		/* the end barrier's wait on the thread that started each
+		 * region is a named range under main, once per region */
+		SS_E2E_EXPECT_COUNT(t, tr, "omp barrier: wait for the team", "user_range",
+				    ss_e2e_find(tr, "main", 0)->tid, 3);
+		SS_E2E_EXPECT_COUNT(t, tr, "omp barrier: wait for the team", "user_range", 0, 3);
+		SS_E2E_EXPECT_INSIDE(t, tr, "omp barrier: wait for the team", "main");
 		/* built plainly (hooks bound to glibc's no-op ones, libgomp
 		 * linked, no libstepscope): `stepscope record` preloads the
 		 * runtime, which still comes before libgomp */

@@ -3,6 +3,9 @@
  * (lib-shared.c), both built through stepscope-cc.  The library's functions,
  * static ones included, are named and counted exactly, and calls cross the
  * library boundary both ways (lib_apply calls back into the program).
+ * With the library stripped (only .dynsym left), the warning that some of
+ * its addresses have no symbol is given once per run directory, by the
+ * first command that reads it, not again by every later command.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,10 +53,34 @@ static void test_shared(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_stripped_warned_once(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t,
+		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
+		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\" && "
+		     "strip --strip-unneeded libssfix.so",
+		     t->v->cc, t->v->opt);
+	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+	SS_E2E_EXPECT_STATUS(t, ss_e2e_record(t, "run", "uselib", NULL), 0);
+	static const char *const cmds[] = { "symbolize", "report", "flame", "html",
+					    "symbolize" };
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" %s run >/dev/null 2>err && "
+				"grep -c 'libssfix.so: no symbol for some addresses' err || true",
+			     cmds[i]);
+		SS_E2E_CHECK(t, !strcmp(t->out, i ? "0\n" : "1\n"),
+			     "stepscope %s: expected the stripped-library warning %s, got %s",
+			     cmds[i], i ? "not again" : "once", t->out);
+	}
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_shared),
+		SS_E2E_TEST(test_stripped_warned_once),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,7 +74,7 @@ static size_t parse_csv(const char *text, struct row *rows, size_t max)
 				break;
 			*c = 0;
 		}
-		if (nf == 10) {
+		if (nf == 11) { /* ..., calls, clipped */
 			snprintf(rows[n].name, sizeof(rows[n].name), "%s", field[0]);
 			rows[n].total = strtoull(field[5], NULL, 10);
 			rows[n].calls = strtoull(field[9], NULL, 10);

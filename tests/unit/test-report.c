@@ -279,10 +279,10 @@ static void test_cli_table_csv_json(void **state)
 	snprintf(args, sizeof(args), "report --format csv --sort self %s", dir);
 	t = run(args);
 	assert_string_equal(t,
-		"name,kind,self_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls\n"
-		"ss_t_outer,function,60.0000,1200,100.0000,2000,2000,2000,2000,1\n"
-		"ss_t_rec,function,25.0000,500,30.0000,600,300,300,600,2\n"
-		"ss_t_leaf,function,15.0000,300,15.0000,300,150,100,200,2\n");
+		"name,kind,self_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped\n"
+		"ss_t_outer,function,60.0000,1200,100.0000,2000,2000,2000,2000,1,0\n"
+		"ss_t_rec,function,25.0000,500,30.0000,600,300,300,600,2,0\n"
+		"ss_t_leaf,function,15.0000,300,15.0000,300,150,100,200,2,0\n");
 	free(t);
 
 	snprintf(args, sizeof(args), "report --format json --sort calls --limit 2 --threads --steps %s", dir);

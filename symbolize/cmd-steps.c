@@ -1,0 +1,362 @@
+/*
+ * cmd-steps.c - `stepscope steps RUN`: which function to give as
+ * step.function.  From a whole-run trace (recorded with no step.function
+ * and no schedule, as `stepscope steps -- PROG ARGS` and a direct run of an
+ * instrumented program do), rank the functions that look like the body of
+ * the training loop and print the best as the line to paste:
+ *
+ *     step.function: train_step
+ *
+ * A candidate is a function that
+ *   - is called at least twice, on one thread only;
+ *   - is never nested in itself (a nested call would not begin a step);
+ *   - is always called from the same function (a forward that also runs
+ *     for validation, or a zero_grad also called inside the first backward,
+ *     is not: its calls are not one per iteration);
+ *   - is called several times per call of that function: it is the body of
+ *     a loop there (backward, called once per train_step, is not a loop
+ *     body; train_step, called N times by train, is).
+ * Bodies of outer loops come first: an inner loop's function (called many
+ * times, and no loop body itself, like a backward that loops over layers)
+ * makes its callees candidates too, ranked after.  Within each group
+ * candidates are ranked by the share of the run they cover (total time),
+ * except that among those within 80% of the largest the one called most
+ * often wins: an epoch function called 3 times covers as much as the
+ * train_step it calls 300 times, and the step is the iteration.  The
+ * spread (coefficient of variation of one call's duration) is shown so the
+ * user sees whether steps are alike; it does not change the order.
+ * Functions called about as often as the best one (half to three times) that
+ * break a rule are listed with the reason, so the traps are visible.
+ *
+ * Design: steps.c walks the run into per-function facts (calls,
+ * durations, callers, nesting); this file filters, ranks and prints.
+ *
+ * Must never: print anything on stdout but the table and the
+ * `step.function:` line (scripts read that line).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "run.h"
+#include "steps.h"
+
+#define SS_STEPS_NEAR 0.8        /* "covers about as much" as the largest */
+#define SS_STEPS_SHOW 10         /* candidates listed (at least 0.1% of the best) */
+#define SS_STEPS_TRAPS 8         /* rejected functions listed */
+#define SS_STEPS_TRACE_MB "256"  /* trace bound of `steps -- PROG` */
+
+static int ss_steps_is_loop(const struct ss_steps_fn *f)
+{
+	return f->calls >= 2 && f->acts && f->parent_calls >= 2 * f->acts;
+}
+
+static int ss_steps_candidate(const struct ss_steps_fn *f)
+{
+	char why[600];
+	return f->calls >= 2 && f->name[0] != '[' && !ss_steps_reject(f, why, sizeof(why)) &&
+	       ss_steps_is_loop(f);
+}
+
+/* 1 for the body of an inner loop: its loop function is called many
+ * times and is no loop body itself (linear_backward looping over the
+ * layers in each backward), 0 for an outer one (the loop function runs
+ * once, like main or train, or is itself the body of a loop, like an
+ * epoch function). */
+static int ss_steps_inner(const struct ss_steps_fn *f)
+{
+	return f->parent && f->parent->calls >= 2 && !ss_steps_candidate(f->parent);
+}
+
+/* The traps by calls (the counts say what is wrong; times would reorder
+ * them from run to run), then name. */
+static int ss_steps_by_calls(const void *a, const void *b)
+{
+	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
+	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int ss_steps_by_weight(const void *a, const void *b)
+{
+	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
+	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static const char *ss_steps_time(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.3fms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.3fus", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	return buf;
+}
+
+/* Coefficient of variation of one call's duration, in percent. */
+static double ss_steps_spread(const struct ss_steps_fn *f)
+{
+	double n = (double)f->calls, mean = (double)f->total / 1e6 / n;
+	double var = f->sumsq / n - mean * mean;
+	return mean > 0 && var > 0 ? 100.0 * sqrt(var) / mean : 0.0;
+}
+
+static int ss_steps_print(struct ss_steps *st, const char *dir)
+{
+	struct ss_steps_fn **c = NULL, **bad = NULL;
+	size_t nc = 0, nb = 0, i;
+	char why[600], t1[32];
+	int rc = 0;
+
+	c = calloc(st->n + 1, sizeof(*c));
+	bad = calloc(st->n + 1, sizeof(*bad));
+	if (!c || !bad) {
+		free(c);
+		free(bad);
+		fprintf(stderr, "stepscope: steps: out of memory\n");
+		return 1;
+	}
+	for (i = 0; i < st->cap; i++) {
+		struct ss_steps_fn *f = st->tab[i];
+		if (!f || f->calls < 2 || f->name[0] == '[')
+			continue;
+		if (!ss_steps_reject(f, why, sizeof(why))) {
+			if (ss_steps_is_loop(f))
+				c[nc++] = f;
+		} else if (f->acts) {
+			bad[nb++] = f;
+		}
+	}
+	for (i = 0; i < st->cap; i++)
+		if (st->tab[i])
+			st->tab[i]->weight = ss_steps_median(st->tab[i]) * st->tab[i]->calls;
+	qsort(c, nc, sizeof(*c), ss_steps_by_weight);
+	qsort(bad, nb, sizeof(*bad), ss_steps_by_calls);
+	/* outer loops first, each part still by total (a stable pass) */
+	{
+		size_t k = 0;
+		struct ss_steps_fn **tmp = calloc(nc + 1, sizeof(*tmp));
+		if (tmp) {
+			for (int inner = 0; inner < 2; inner++)
+				for (i = 0; i < nc; i++)
+					if (ss_steps_inner(c[i]) == inner)
+						tmp[k++] = c[i];
+			memcpy(c, tmp, nc * sizeof(*c));
+			free(tmp);
+		}
+	}
+	/* among those near the largest, the one called most often first */
+	if (nc > 1) {
+		size_t near = 1, best = 0;
+		while (near < nc && ss_steps_inner(c[near]) == ss_steps_inner(c[0]) &&
+		       (double)c[near]->weight >= SS_STEPS_NEAR * (double)c[0]->weight)
+			near++;
+		for (i = 1; i < near; i++)
+			if (c[i]->calls > c[best]->calls)
+				best = i;
+		struct ss_steps_fn *b = c[best];
+		memmove(c + 1, c, best * sizeof(*c));
+		c[0] = b;
+	}
+	if (!nc) {
+		fprintf(stderr,
+			"stepscope: steps: %s: no function is called in a loop on one thread, once per "
+			"iteration (%llu calls seen); record the whole run (stepscope steps -- PROG ARGS) "
+			"or mark steps with stepscope_step()\n",
+			dir, (unsigned long long)st->slices);
+		rc = 2;
+	} else {
+		printf("step function candidates (called in a loop, one thread, never nested), best first:\n");
+		printf("  %-32s %8s  %-24s %6s %12s %7s\n", "function", "calls", "loop in",
+		       "share", "median", "spread");
+		for (i = 0; i < nc && i < SS_STEPS_SHOW; i++) {
+			const struct ss_steps_fn *f = c[i];
+			if (i && f->weight * 1000 < c[0]->weight)
+				continue; /* under 0.1% of the best: noise */
+			printf("  %-32s %8llu  %-24s %5.1f%% %12s %6.0f%%\n", f->name,
+			       (unsigned long long)f->calls, ss_steps_pname(f->parent),
+			       f->acts_total ? 100.0 * (double)f->total / (double)f->acts_total : 0.0,
+			       ss_steps_time(ss_steps_median(f), t1, sizeof(t1)),
+			       ss_steps_spread(f));
+		}
+	}
+	/* the traps: rejected functions that cover as much as a candidate */
+	size_t shown = 0;
+	for (i = 0; i < nb && shown < SS_STEPS_TRAPS; i++) {
+		const struct ss_steps_fn *f = bad[i];
+		/* a helper called many times per step is no trap */
+		if (nc && (f->weight * 100 < c[nc - 1]->weight || f->calls > 3 * c[0]->calls ||
+			   2 * f->calls < c[0]->calls))
+			continue;
+		if (!shown++)
+			printf("not step functions:\n");
+		printf("  %-32s %8llu  %s\n", f->name, (unsigned long long)f->calls,
+		       ss_steps_reject(f, why, sizeof(why)));
+	}
+	if (nc) {
+		printf("step.function: %s\n", c[0]->name);
+		fflush(stdout);
+		fprintf(stderr,
+			"stepscope: put the last line into your config, or record with "
+			"--set step.function=%s (%llu steps in this run)\n",
+			c[0]->name, (unsigned long long)c[0]->calls);
+	}
+	free(c);
+	free(bad);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- command */
+
+static void ss_steps_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope steps [--backend dw|bfd] [-q] DIR\n"
+		"       stepscope steps [-o DIR] -- PROG [ARGS...]\n"
+		"\n"
+		"Rank the functions that could be step.function, from a run recorded\n"
+		"without step.function (the whole run), and print the best as the line\n"
+		"'step.function: NAME' to paste into a config.  With -- PROG, first\n"
+		"record PROG's whole run (at most " SS_STEPS_TRACE_MB " MB of trace) into DIR\n"
+		"(default stepscope-out/PROG-steps-DATE-TIME).\n"
+		"\n"
+		"   -o, --output DIR   run directory for -- PROG\n"
+		"   --backend NAME     symbol reader: dw (default) or bfd\n"
+		"   -q, --quiet        no warnings about unresolved symbols\n");
+}
+
+static int ss_steps_rank(const char *dir, const char *backend, int quiet)
+{
+	struct ss_steps st;
+	char err[1024];
+	int rc;
+
+	memset(&st, 0, sizeof(st));
+	rc = ss_steps_walk(&st, dir, backend, quiet, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "stepscope: %s%s\n", rc == 1 ? "steps: " : "", err);
+	else
+		rc = ss_steps_print(&st, dir);
+	ss_steps_release(&st);
+	return rc;
+}
+
+/* `steps -- PROG ARGS`: record the whole run (a config of our own, so a
+ * ./stepscope.yaml with a schedule does not apply), then rank it. */
+static int ss_steps_record(const char *outdir, int argc, char **argv)
+{
+	char cfg[] = "/tmp/stepscope-steps-XXXXXX";
+	char dir[4096];
+	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	int fd, rc;
+	FILE *f;
+
+	if (outdir) {
+		snprintf(dir, sizeof(dir), "%s", outdir);
+	} else {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		snprintf(dir, sizeof(dir), "stepscope-out/%s-steps-%04d%02d%02d-%02d%02d%02d", prog,
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec);
+	}
+	fd = mkstemp(cfg);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		fprintf(stderr, "stepscope: steps: %s: cannot create: %m\n", cfg);
+		return 1;
+	}
+	fprintf(f, "# stepscope steps: the whole run, bounded\nmax_trace_mb: %s\n",
+		SS_STEPS_TRACE_MB);
+	fclose(f);
+	char **av = calloc((size_t)argc + 8, sizeof(*av));
+	if (!av) {
+		unlink(cfg);
+		return 1;
+	}
+	int n = 0;
+	av[n++] = "record";
+	av[n++] = "-c";
+	av[n++] = cfg;
+	av[n++] = "-o";
+	av[n++] = dir;
+	av[n++] = "--";
+	for (int i = 0; i < argc; i++)
+		av[n++] = argv[i];
+	rc = cmd_record(n, av);
+	unlink(cfg);
+	free(av);
+	if (rc) {
+		fprintf(stderr, "stepscope: steps: %s exited with status %d; ranking what was recorded\n",
+			prog, rc);
+	}
+	struct stat sb;
+	if (stat(dir, &sb))
+		return rc ? rc : 2;
+	int r = ss_steps_rank(dir, NULL, 0);
+	return r ? r : 0;
+}
+
+int cmd_steps(int argc, char **argv)
+{
+	const char *outdir = NULL, *backend = NULL, *dir = NULL;
+	int quiet = 0, i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			ss_steps_usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "stepscope: steps: no program after '--'\n");
+				return 2;
+			}
+			if (dir) {
+				fprintf(stderr, "stepscope: steps: give a run directory or -- PROG, not both\n");
+				return 2;
+			}
+			return ss_steps_record(outdir, argc - i - 1, argv + i + 1);
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") ||
+			   !strcmp(a, "--backend")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "stepscope: steps: option '%s' needs a value\n", a);
+				return 2;
+			}
+			if (!strcmp(a, "--backend"))
+				backend = argv[++i];
+			else
+				outdir = argv[++i];
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "stepscope: steps: unknown option '%s'; see 'stepscope steps --help'\n", a);
+			return 2;
+		} else if (dir) {
+			fprintf(stderr, "stepscope: steps: one run directory, not '%s' too\n", a);
+			return 2;
+		} else {
+			dir = a;
+		}
+	}
+	if (!dir) {
+		ss_steps_usage(stderr);
+		return 2;
+	}
+	return ss_steps_rank(dir, backend, quiet);
+}

@@ -1,0 +1,323 @@
+/*
+ * steps.c - the call facts of a run for step functions (steps.h): calls,
+ * durations, nesting in itself, threads and callers of every function.
+ *
+ * Design: slices arrive per thread as they close (post-order).  A closed
+ * slice waits in its depth's list until the next slice one level below it
+ * closes: that one is its caller.  A function's calls nest in themselves
+ * when a call closes after one of its own calls that began later.
+ *
+ * Must never: keep a slice after its caller closed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+#include "steps.h"
+
+static uint64_t ss_steps_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static struct ss_steps_fn *ss_steps_get(struct ss_steps *st, const char *name)
+{
+	size_t i;
+
+	if ((st->n + 1) * 2 > st->cap) {
+		size_t ncap = st->cap ? st->cap * 2 : 1024, k;
+		struct ss_steps_fn **nt = calloc(ncap, sizeof(*nt));
+		if (!nt)
+			return NULL;
+		for (k = 0; k < st->cap; k++)
+			if (st->tab[k]) {
+				i = ss_steps_hash(st->tab[k]->name) & (ncap - 1);
+				while (nt[i])
+					i = (i + 1) & (ncap - 1);
+				nt[i] = st->tab[k];
+			}
+		free(st->tab);
+		st->tab = nt;
+		st->cap = ncap;
+	}
+	i = ss_steps_hash(name) & (st->cap - 1);
+	while (st->tab[i]) {
+		if (!strcmp(st->tab[i]->name, name))
+			return st->tab[i];
+		i = (i + 1) & (st->cap - 1);
+	}
+	struct ss_steps_fn *f = calloc(1, sizeof(*f));
+	if (!f || !(f->name = strdup(name))) {
+		free(f);
+		return NULL;
+	}
+	f->min = UINT64_MAX;
+	st->tab[i] = f;
+	st->n++;
+	return f;
+}
+
+static struct ss_steps_thread *ss_steps_thread(struct ss_steps *st, uint64_t tid)
+{
+	size_t i;
+	for (i = 0; i < st->nth; i++)
+		if (st->th[i].tid == tid)
+			return &st->th[i];
+	struct ss_steps_thread *nt = realloc(st->th, (st->nth + 1) * sizeof(*nt));
+	if (!nt)
+		return NULL;
+	st->th = nt;
+	memset(&nt[st->nth], 0, sizeof(*nt));
+	nt[st->nth].tid = tid;
+	return &nt[st->nth++];
+}
+
+static struct ss_steps_level *ss_steps_level(struct ss_steps_thread *t, size_t d)
+{
+	if (d >= t->nlv) {
+		size_t n = d + 16;
+		struct ss_steps_level *lv = realloc(t->lv, n * sizeof(*lv));
+		if (!lv)
+			return NULL;
+		memset(lv + t->nlv, 0, (n - t->nlv) * sizeof(*lv));
+		t->lv = lv;
+		t->nlv = n;
+	}
+	return &t->lv[d];
+}
+
+/* Child c was called by parent (NULL: at the start of its thread), in
+ * activation `serial` of the parent, which lasted dur. */
+static void ss_steps_called_by(struct ss_steps_fn *c, struct ss_steps_fn *parent,
+			       uint64_t serial, uint64_t dur)
+{
+	int k;
+
+	for (k = 0; k < c->ncallers && c->caller[k] != parent; k++)
+		;
+	if (k == c->ncallers) {
+		if (k == SS_STEPS_CALLERS) {
+			c->more_calls++;
+			return;
+		}
+		c->caller[k] = parent;
+		c->caller_calls[k] = 0;
+		c->ncallers++;
+	}
+	c->caller_calls[k]++;
+	if (k)
+		return;
+	c->parent = parent;
+	c->parent_calls++;
+	if (c->mark != serial) {
+		c->mark = serial;
+		c->acts++;
+		c->acts_total += dur;
+	}
+}
+
+/* The children waiting at depth d get their parent p (NULL: none). */
+static void ss_steps_adopt(struct ss_steps *st, struct ss_steps_thread *t, size_t d,
+			   struct ss_steps_fn *p, uint64_t dur)
+{
+	struct ss_steps_level *lv;
+	size_t k;
+
+	if (d >= t->nlv)
+		return;
+	lv = &t->lv[d];
+	st->serial++;
+	for (k = 0; k < lv->n; k++)
+		ss_steps_called_by(lv->v[k], p, st->serial, dur);
+	lv->n = 0;
+}
+
+static unsigned ss_steps_bucket(uint64_t ns)
+{
+	unsigned msb;
+	if (ns < 8)
+		return (unsigned)ns; /* 0..7: exact */
+	msb = 63u - (unsigned)__builtin_clzll(ns);
+	return msb * 4 + (unsigned)((ns >> (msb - 2)) & 3); /* >= 12 */
+}
+
+uint64_t ss_steps_median(const struct ss_steps_fn *f)
+{
+	uint64_t seen = 0;
+	for (unsigned b = 0; b < SS_STEPS_BUCKETS; b++) {
+		seen += f->hist[b];
+		if (seen * 2 >= f->calls && f->hist[b]) {
+			if (b < 8)
+				return b;
+			unsigned msb = b / 4, q = b % 4;
+			/* the middle of the bucket */
+			return ((uint64_t)1 << msb) + (((uint64_t)(2 * q + 1)) << (msb - 3));
+		}
+	}
+	return 0;
+}
+
+static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
+{
+	struct ss_steps *st = ctx;
+	struct ss_steps_thread *t;
+	struct ss_steps_level *lv;
+	struct ss_steps_fn *f;
+	uint64_t dur;
+
+	/* functions only: steps and user ranges nest in trees of their own
+	 * (their depth counts other ranges, not functions) */
+	if (st->oom || s->cat != SS_SLICE_FUNCTION || !s->name)
+		return;
+	f = ss_steps_get(st, s->name);
+	t = ss_steps_thread(st, tid);
+	if (!f || !t || !(lv = ss_steps_level(t, s->depth)) ||
+	    !ss_steps_level(t, s->depth + 1)) {
+		st->oom = 1;
+		return;
+	}
+	st->slices++;
+	dur = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+	ss_steps_adopt(st, t, s->depth + 1, f, dur);
+	if (!f->calls) {
+		f->tid = tid;
+	} else if (f->tid != tid) {
+		f->multi_thread = 1;
+	} else if (f->last_begin >= s->begin_ns) {
+		f->nested++; /* closed before us, began after us: inside us */
+	}
+	f->last_begin = s->begin_ns;
+	f->calls++;
+	f->total += dur;
+	f->hist[ss_steps_bucket(dur)]++;
+	f->min = dur < f->min ? dur : f->min;
+	f->max = dur > f->max ? dur : f->max;
+	f->sumsq += ((double)dur / 1e6) * ((double)dur / 1e6);
+	if (lv->n == lv->cap) {
+		size_t n = lv->cap ? lv->cap * 2 : 16;
+		struct ss_steps_fn **v = realloc(lv->v, n * sizeof(*v));
+		if (!v) {
+			st->oom = 1;
+			return;
+		}
+		lv->v = v;
+		lv->cap = n;
+	}
+	lv->v[lv->n++] = f;
+}
+
+/* End of the run: what still waits has no parent that closed. */
+static void ss_steps_finish(struct ss_steps *st)
+{
+	for (size_t i = 0; i < st->nth; i++)
+		for (size_t d = 0; d < st->th[i].nlv; d++)
+			ss_steps_adopt(st, &st->th[i], d, NULL, 0);
+}
+
+void ss_steps_release(struct ss_steps *st)
+{
+	for (size_t i = 0; i < st->cap; i++)
+		if (st->tab[i]) {
+			free(st->tab[i]->name);
+			free(st->tab[i]);
+		}
+	free(st->tab);
+	for (size_t i = 0; i < st->nth; i++) {
+		for (size_t d = 0; d < st->th[i].nlv; d++)
+			free(st->th[i].lv[d].v);
+		free(st->th[i].lv);
+	}
+	free(st->th);
+}
+
+/* ---------------------------------------------------------------- rank */
+
+const char *ss_steps_pname(const struct ss_steps_fn *p)
+{
+	return p ? p->name : "(thread start)";
+}
+
+/* Why f cannot be the step function; NULL when it can.  Only functions
+ * that loop (called more than once per call of their caller) or whose
+ * calls are mixed up are judged; the rest are not of interest. */
+const char *ss_steps_reject(const struct ss_steps_fn *f, char *buf, size_t len)
+{
+	if (f->nested) {
+		snprintf(buf, len, "nested in itself (%llu of its calls)",
+			 (unsigned long long)f->nested);
+		return buf;
+	}
+	if (f->multi_thread) {
+		snprintf(buf, len, "called on more than one thread");
+		return buf;
+	}
+	if (f->ncallers > 1) {
+		/* callers, most calls first */
+		int order[SS_STEPS_CALLERS], n = f->ncallers;
+		size_t at;
+		for (int k = 0; k < n; k++)
+			order[k] = k;
+		for (int k = 1; k < n; k++)
+			for (int j = k; j > 0 && f->caller_calls[order[j]] >
+						 f->caller_calls[order[j - 1]]; j--) {
+				int t = order[j];
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+		at = (size_t)snprintf(buf, len, "called from");
+		for (int k = 0; k < n && at < len; k++)
+			at += (size_t)snprintf(buf + at, len - at, "%s %s (%llu)",
+					       k == 0 ? "" : k == n - 1 && !f->more_calls ? " and" : ",",
+					       ss_steps_pname(f->caller[order[k]]),
+					       (unsigned long long)f->caller_calls[order[k]]);
+		if (f->more_calls && at < len)
+			snprintf(buf + at, len - at, " and others (%llu)",
+				 (unsigned long long)f->more_calls);
+		return buf;
+	}
+	return NULL;
+}
+
+struct ss_steps_fn *ss_steps_find(const struct ss_steps *st, const char *name)
+{
+	size_t i;
+
+	if (!st->cap)
+		return NULL;
+	i = ss_steps_hash(name) & (st->cap - 1);
+	while (st->tab[i]) {
+		if (!strcmp(st->tab[i]->name, name))
+			return st->tab[i];
+		i = (i + 1) & (st->cap - 1);
+	}
+	return NULL;
+}
+
+int ss_steps_walk(struct ss_steps *st, const char *dir, const char *backend, int quiet,
+		  char *err, size_t errlen)
+{
+	struct ss_run run;
+	struct ss_sym *sym;
+	int rc;
+
+	sym = ss_run_sym(dir, backend, quiet, err, errlen);
+	if (!sym)
+		return 2;
+	rc = ss_run_open(&run, dir, sym, 0, err, errlen);
+	for (size_t i = 0; !rc && i < run.n; i++)
+		ss_run_feed(&run, i, NULL, 0, ss_steps_slice, st);
+	ss_run_release(&run);
+	ss_sym_free(sym);
+	if (rc)
+		return rc;
+	ss_steps_finish(st);
+	if (st->oom) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * test-direct-run.c - end to end: an instrumented program run on its own,
+ * without `stepscope record` and without a config, records the whole run
+ * with a bounded trace (max_trace_mb=128) and whole-run statistics, names
+ * its directory PROG-DATE-TIME-PID under stepscope-out/, and says so in one
+ * line at exit that points at `stepscope steps`.  `stepscope steps` on
+ * that directory picks the step function.  A config (STEPSCOPE_SET here)
+ * or `stepscope record` keeps the documented defaults (4096, window), and
+ * STEPSCOPE_DISABLE=1 records nothing.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+#define CLEAN_ENV "env -u STEPSCOPE_CONFIG -u STEPSCOPE_SET -u STEPSCOPE_DIR -u STEPSCOPE_DISABLE "
+
+static void test_direct_run(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "find-step", NULL);
+	SS_E2E_SH_OK(t, CLEAN_ENV "./s-find-step 20 wrapped");
+	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+	/* the one line, with the run directory's name checked by shape */
+	SS_E2E_SH_OK(t, "d=$(ls -d stepscope-out/s-find-step-*) && "
+			"echo \"$d\" | grep -Ex 'stepscope-out/s-find-step-[0-9]{8}-[0-9]{6}-[0-9]+' && "
+			"grep -Ex \"stepscope: recorded the whole run into $PWD/$d \\(0\\.[0-9] MB of trace, "
+			"whole-run statistics\\); next: 'stepscope steps $PWD/$d' picks the step function; "
+			"STEPSCOPE_DISABLE=1 runs the program without recording\" cmd-1.err");
+	SS_E2E_SH_OK(t, "strings stepscope-out/*/*.sstrace | grep -E '^(max_trace_mb|stats)='");
+	if (strcmp(t->out, "max_trace_mb=128\nstats=whole_run\n"))
+		SS_E2E_FAIL(t, "direct-run config: expected max_trace_mb=128 and stats=whole_run, got\n%s",
+			    t->out);
+	SS_E2E_SH_OK(t, SS " steps stepscope-out/s-find-step-* | tail -n 1");
+	if (strcmp(t->out, "step.function: train_step\n"))
+		SS_E2E_FAIL(t, "steps on the direct run: expected train_step, got\n%s", t->out);
+	SS_E2E_SH_OK(t, SS " report --whole-run --format csv stepscope-out/s-find-step-* | "
+			"grep -c '^train_step,'");
+	ss_e2e_pass(t);
+}
+
+static void test_direct_run_configured(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "find-step", NULL);
+	SS_E2E_SH_OK(t, CLEAN_ENV "STEPSCOPE_SET=log.every_n_steps=0 ./s-find-step 3 wrapped");
+	SS_E2E_SH_OK(t, "strings stepscope-out/*/*.sstrace | grep -E '^(max_trace_mb|stats)='");
+	if (strcmp(t->out, "max_trace_mb=4096\nstats=window\n"))
+		SS_E2E_FAIL(t, "with STEPSCOPE_SET: expected the defaults, got\n%s", t->out);
+	SS_E2E_SH_OK(t, "grep -c 'trace written to' cmd-1.err");
+	SS_E2E_SH_OK(t, CLEAN_ENV SS " record -o rec -- ./s-find-step 3 wrapped && "
+			"strings rec/*.sstrace | grep -E '^(max_trace_mb|stats)='");
+	if (strcmp(t->out, "max_trace_mb=4096\nstats=window\n"))
+		SS_E2E_FAIL(t, "under record: expected the defaults, got\n%s", t->out);
+	SS_E2E_SH_OK(t, "rm -rf stepscope-out && " CLEAN_ENV
+			"STEPSCOPE_DISABLE=1 ./s-find-step 3 wrapped && test ! -e stepscope-out");
+	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 0);
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_TEST(test_direct_run),
+		SS_E2E_TEST(test_direct_run_configured),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
