@@ -230,6 +230,7 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 		ss_stack_init();
 	if (ss_rt.cfg.memory_enabled)
 		ss_memory_start();
+	ss_rank_init(); /* mpirun, srun: rank N of the job */
 }
 
 __attribute__((destructor(101))) static void ss_runtime_end(void)
