@@ -532,7 +532,8 @@ int cmd_record(int argc, char **argv)
 				fprintf(stderr, "stepscope: %s: exists and is not a directory\n", outdir);
 				goto fail2;
 			}
-			if (!force && ss_record_dir_nonempty(outdir)) {
+			/* ranks of one mpirun share RUN (record-mpi.c) */
+			if (!force && !ss_record_mpi_rank() && ss_record_dir_nonempty(outdir)) {
 				fprintf(stderr, "stepscope: %s: output directory is not empty (use --force to write into it anyway)\n",
 					outdir);
 				goto fail2;
@@ -600,6 +601,7 @@ int cmd_record(int argc, char **argv)
 		} else {
 			setenv("LD_PRELOAD", lib, 1);
 		}
+		ss_record_mpi_preload(lib, prog_path); /* libstepscope-mpi */
 	}
 
 	memset(&sa, 0, sizeof(sa));
