@@ -224,6 +224,7 @@ SS_HIDDEN int ss_elfsym_name(uintptr_t addr, char *buf, size_t len);
 
 /* rank.c: the MPI rank from the launcher's environment (SS_META_RANK) */
 SS_HIDDEN void ss_rank_init(void);
+SS_HIDDEN int ss_rank_launcher(const char *exe); /* mpirun & co: stay out */
 
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)

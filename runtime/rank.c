@@ -52,6 +52,21 @@ static void ss_rank_write(uint64_t rank, uint64_t size, uint32_t source)
 	self->in_slow = was;
 }
 
+/* 1 in an MPI launcher (mpirun, its daemons, srun): it runs no training
+ * code, and a step.function of the ranks' program is not in it, so the
+ * runtime stays out of it (`stepscope record -- mpirun ...`). */
+int ss_rank_launcher(const char *exe)
+{
+	static const char *const names[] = { "mpirun", "mpiexec", "orterun", "orted",
+					     "prterun", "prted", "prte", "hydra_pmi_proxy",
+					     "mpiexec.hydra", "srun", "slurmstepd" };
+	const char *slash = strrchr(exe, '/'), *base = slash ? slash + 1 : exe;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(base, names[i]))
+			return 1;
+	return 0;
+}
+
 /* Called once from the runtime's start, after the run directory is known. */
 void ss_rank_init(void)
 {

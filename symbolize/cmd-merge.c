@@ -190,12 +190,10 @@ int cmd_merge(int argc, char **argv)
 		}
 	nh = ss_ranks_align(run.rs, run.n, hosts, 64);
 	for (h = 0; h < nh && h < 64 && nh > 1; h++) {
-		if (!hosts[h].points && !hosts[h].offset_ns) {
-			int ref = 1;
-			for (k = 0; k < nh && k < 64; k++)
-				ref &= !hosts[k].points || k == h;
+		if (hosts[h].reference || !hosts[h].points) {
 			fprintf(stderr, "stepscope: merge: host %s: %s\n", hosts[h].name,
-				ref ? "reference clock" : "no clock-sync points (wall clocks as they were)");
+				hosts[h].reference ? "reference clock"
+						   : "no clock-sync points (wall clock as it was)");
 			continue;
 		}
 		fprintf(stderr, "stepscope: merge: host %s: clock offset %+.3f ms from %zu sync "

@@ -499,7 +499,7 @@ int cmd_record(int argc, char **argv)
 		free(sets);
 		return 2;
 	}
-	if (cfg.enabled && cfg.step_function[0] &&
+	if (cfg.enabled && cfg.step_function[0] && !ss_record_mpi_launcher(prog_path) &&
 	    ss_record_check_step_function(prog_path, cfg.step_function)) {
 		ss_config_where(&cfg, "step.function", err, sizeof(err));
 		fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "

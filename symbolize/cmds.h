@@ -20,5 +20,6 @@ int cmd_merge(int argc, char **argv);
  * launcher. */
 int ss_record_mpi_rank(void);
 void ss_record_mpi_preload(const char *lib, const char *prog_path);
+int ss_record_mpi_launcher(const char *prog); /* mpirun, mpiexec, srun... */
 
 #endif /* SS_CMDS_H */

@@ -104,6 +104,8 @@ size_t ss_ranks_align(struct ss_reader **rs, size_t n, struct ss_ranks_host *hos
 		memset(&hosts[h], 0, sizeof(hosts[h]));
 		snprintf(hosts[h].name, sizeof(hosts[h].name), "%s", names[h]);
 	}
+	if (ref < max && ref < nh)
+		hosts[ref].reference = 1;
 	if (nh < 2)
 		return nh;
 	/* every trace to its host's wall clock */

@@ -27,6 +27,7 @@ struct ss_ranks_host {
 	int64_t offset_ns;   /* added to its wall-clock times */
 	size_t points;       /* sync points it was estimated from (0: none) */
 	int64_t spread_ns;   /* max - min of those points' differences */
+	int reference;       /* the host of the lowest rank: not moved */
 };
 
 /* Traces from more than one host: set each reader's shift_ns so every

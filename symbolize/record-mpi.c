@@ -64,7 +64,7 @@ static int ss_record_mpi_needed(const char *path)
 	return found;
 }
 
-static int ss_record_mpi_launcher(const char *prog)
+int ss_record_mpi_launcher(const char *prog)
 {
 	static const char *const names[] = { "mpirun", "mpiexec", "orterun", "prterun",
 					     "mpiexec.hydra", "mpiexec.openmpi",
