@@ -150,6 +150,7 @@ bench: all
 
 examples: all
 	$(Q)$(MAKE) -C examples/mlp PROFILE=1
+	$(Q)$(MAKE) -C examples/mlp-mpi PROFILE=1
 
 # ---------------------------------------------------------------- install
 I_BIN := $(DESTDIR)$(PREFIX)/bin
@@ -177,6 +178,7 @@ clean:
 	rm -rf $(B)
 	-$(MAKE) -C examples/mlp clean >/dev/null 2>&1
 	-$(MAKE) -C examples/cuda-mlp clean >/dev/null 2>&1
+	-$(MAKE) -C examples/mlp-mpi clean >/dev/null 2>&1
 
 # ---------------------------------------------------------------- fuzz
 # libFuzzer target for the raw reader and the slicer (clang); FUZZ_SECS of
