@@ -50,6 +50,9 @@ int main(int argc, char **argv)
 			MPI_Send(&token, 1, MPI_INT, (rank + 1) % size, 7, MPI_COMM_WORLD);
 		}
 	}
+	/* warm-up, as DDP's first broadcast: OpenMPI connects lazily (before
+	 * the first step, so not recorded) */
+	MPI_Allreduce(grad, sum, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 	for (int s = 0; s < STEPS; s++)
 		train_step(rank, delay);
 	if (rank == 0)

@@ -66,9 +66,10 @@ static void check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *h
 	}
 	/* One timeline: no rank leaves the k-th allreduce before the last
 	 * rank entered it (a clock 50 ms off, or per-process clocks, would
-	 * break this).  How far apart the ends lie is scheduling: on an idle
-	 * machine within 2 ms, but 4 busy-polling ranks on 2 shared cores can
-	 * wait a time slice (10 ms), so the spread is printed, not asserted. */
+	 * break this), and the ends lie within 2 ms.  4 busy-polling ranks on
+	 * 2 shared cores can lose a time slice (~10 ms) in any step, so one
+	 * step of the five may miss the 2 ms; the spreads are printed. */
+	int within = 0;
 	for (int k = 0; k < STEPS; k++) {
 		int64_t last_in = INT64_MIN, first_out = INT64_MAX, last_out = INT64_MIN;
 		for (int r = 0; r < 4; r++) {
@@ -87,9 +88,12 @@ static void check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *h
 		SS_E2E_CHECK(t, first_out + 20000 >= last_in,
 			     "allreduce %d: a rank left %.3f ms before the last rank entered",
 			     k, (double)(last_in - first_out) / 1e6);
+		within += last_out - first_out <= 2000000;
 		fprintf(stderr, "  allreduce %d: ends %.3f ms apart across ranks\n", k,
 			(double)(last_out - first_out) / 1e6);
 	}
+	SS_E2E_CHECK(t, within >= STEPS - 1,
+		     "allreduce ends within 2 ms on all ranks in only %d of %d steps", within, STEPS);
 }
 
 static size_t count_str(const char *text, const char *needle)
