@@ -62,6 +62,9 @@ DEPS_OK := $(B)/.deps-ok
 .PHONY: all deps test bench demo install uninstall clean help examples
 all: $(TARGETS)
 
+# libstepscope-mpi when MPI is present (HAVE_MPI; docs/mpi.md)
+include runtime-mpi/mpi.mk
+
 help:
 	@echo "make            build stepscope into build/"
 	@echo "make test       build and run unit and end-to-end tests (ASAN=1, TSAN=1 for sanitizers)"
@@ -147,6 +150,7 @@ bench: all
 
 examples: all
 	$(Q)$(MAKE) -C examples/mlp PROFILE=1
+	$(Q)$(MAKE) -C examples/mlp-mpi PROFILE=1
 
 # ---------------------------------------------------------------- install
 I_BIN := $(DESTDIR)$(PREFIX)/bin
@@ -159,6 +163,7 @@ install: all
 	install -m 755 $(B)/bin/stepscope $(B)/bin/stepscope-cc $(I_BIN)/
 	install -m 755 $(B)/lib/libstepscope.so $(I_LIB)/
 	install -m 644 $(B)/lib/libstepscope.a $(I_LIB)/
+	$(if $(HAVE_MPI),install -m 755 $(B)/lib/libstepscope-mpi.so $(I_LIB)/)
 	install -m 644 instrument/stepscope.h $(I_INC)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' instrument/stepscope.pc.in \
 		> $(I_LIB)/pkgconfig/stepscope.pc
@@ -166,13 +171,14 @@ install: all
 
 uninstall:
 	rm -f $(I_BIN)/stepscope $(I_BIN)/stepscope-cc $(I_LIB)/libstepscope.so \
-	      $(I_LIB)/libstepscope.a $(I_INC)/stepscope.h $(I_LIB)/pkgconfig/stepscope.pc
+	      $(I_LIB)/libstepscope.a $(I_LIB)/libstepscope-mpi.so $(I_INC)/stepscope.h $(I_LIB)/pkgconfig/stepscope.pc
 	rm -rf $(I_DOC)
 
 clean:
 	rm -rf $(B)
 	-$(MAKE) -C examples/mlp clean >/dev/null 2>&1
 	-$(MAKE) -C examples/cuda-mlp clean >/dev/null 2>&1
+	-$(MAKE) -C examples/mlp-mpi clean >/dev/null 2>&1
 
 # ---------------------------------------------------------------- fuzz
 # libFuzzer target for the raw reader and the slicer (clang); FUZZ_SECS of

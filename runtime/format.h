@@ -178,6 +178,38 @@ enum ss_meta_type {
 	 * opening, at thread exit and at process exit; a later record for the
 	 * same serial replaces the earlier ones. */
 	SS_META_STATS = 12,
+	/* struct ss_meta_rank: the MPI rank of the process, from the
+	 * launcher's environment at start and again from MPI once it is
+	 * initialised (the last record wins), with a (ticks, CLOCK_MONOTONIC,
+	 * CLOCK_REALTIME) triple read together: the host's wall-clock mapping
+	 * (docs/mpi.md). */
+	SS_META_RANK = 20,
+	/* struct ss_meta_sync: a clock-sync point; ts is the file clock when
+	 * every rank left the same barrier (libstepscope-mpi, docs/mpi.md). */
+	SS_META_SYNC = 21,
+};
+
+enum ss_rank_source {
+	SS_RANK_ENV_OMPI = 1,        /* OMPI_COMM_WORLD_RANK / _SIZE */
+	SS_RANK_ENV_PMI = 2,         /* PMI_RANK / PMI_SIZE (MPICH, Hydra) */
+	SS_RANK_ENV_SLURM = 3,       /* SLURM_PROCID / SLURM_NTASKS */
+	SS_RANK_MPI = 4,             /* MPI_Comm_rank(MPI_COMM_WORLD) */
+};
+
+struct ss_meta_rank {
+	uint64_t rank;
+	uint64_t size;               /* world size */
+	uint32_t source;             /* enum ss_rank_source */
+	uint32_t reserved;
+	uint64_t ticks;              /* file clock ... */
+	uint64_t mono_ns;            /* ... CLOCK_MONOTONIC ... */
+	uint64_t real_ns;            /* ... and CLOCK_REALTIME, read together */
+};
+_Static_assert(sizeof(struct ss_meta_rank) == 48, "rank size");
+
+struct ss_meta_sync {
+	uint64_t round;              /* 0, 1, ...: the same on every rank */
+	uint64_t real_ns;            /* CLOCK_REALTIME right after ts */
 };
 
 enum ss_step_action {

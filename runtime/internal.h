@@ -226,6 +226,10 @@ SS_HIDDEN size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max
  * module's .symtab), copied into buf; 0, or -1 if none. */
 SS_HIDDEN int ss_elfsym_name(uintptr_t addr, char *buf, size_t len);
 
+/* rank.c: the MPI rank from the launcher's environment (SS_META_RANK) */
+SS_HIDDEN void ss_rank_init(void);
+SS_HIDDEN int ss_rank_launcher(const char *exe); /* mpirun & co: stay out */
+
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));

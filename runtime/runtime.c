@@ -190,6 +190,13 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 		ss_rt.disabled = 1;
 		return;
 	}
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+	if (ss_rank_launcher(exe)) { /* rank.c */
+		ss_rt.disabled = 1;
+		return;
+	}
 	char err[1024];
 	if (ss_config_resolve(&ss_rt.cfg, NULL, NULL, 0, err, sizeof(err))) {
 		fprintf(stderr, "stepscope: %s\n", err);
@@ -231,6 +238,7 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 		ss_stack_init();
 	if (ss_rt.cfg.memory_enabled)
 		ss_memory_start();
+	ss_rank_init(); /* mpirun, srun: rank N of the job */
 }
 
 __attribute__((destructor(101))) static void ss_runtime_end(void)

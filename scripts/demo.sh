@@ -56,3 +56,4 @@ echo
 echo "Trace:  $root/$out/trace.json"
 echo "        open it in https://ui.perfetto.dev (\"Open trace file\") or in chrome://tracing"
 echo "Report: $root/$out/report.html (table, step times, flame graph; opens offline)"
+echo "MPI:    ranks, stragglers and merged hosts: see docs/mpi.md (mpirun -np 4 stepscope record -o RUN -- ./train; stepscope report RUN --ranks)"

@@ -17,6 +17,7 @@
 
 #include "agg.h"
 #include "cli.h"
+#include "ranks.h"
 #include "cmds.h"
 #include "svg.h"
 #include "version.h"
@@ -123,6 +124,7 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 	fprintf(f, "<h2>Flame graph</h2>\n<p class=\"muted\">Width is time, all threads "
 		"merged; hover a frame for its numbers.</p>\n");
 	ss_svg_flame(f, a, 1200, "all threads", 0);
+	ss_ranks_html(f, dir, NULL); /* MPI runs: per-rank step chart */
 	if (ss_agg_counters(a, &c)) {
 		fprintf(f, "<h2>Memory</h2>\n");
 		ss_svg_counters(f, a, 1000, 220);

@@ -500,7 +500,7 @@ int cmd_record(int argc, char **argv)
 		free(sets);
 		return 2;
 	}
-	if (cfg.enabled && cfg.step_function[0] &&
+	if (cfg.enabled && cfg.step_function[0] && !ss_record_mpi_launcher(prog_path) &&
 	    ss_record_check_step_function(prog_path, cfg.step_function)) {
 		ss_config_where(&cfg, "step.function", err, sizeof(err));
 		fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "
@@ -533,7 +533,8 @@ int cmd_record(int argc, char **argv)
 				fprintf(stderr, "stepscope: %s: exists and is not a directory\n", outdir);
 				goto fail2;
 			}
-			if (!force && ss_record_dir_nonempty(outdir)) {
+			/* ranks of one mpirun share RUN (record-mpi.c) */
+			if (!force && !ss_record_mpi_rank() && ss_record_dir_nonempty(outdir)) {
 				fprintf(stderr, "stepscope: %s: output directory is not empty (use --force to write into it anyway)\n",
 					outdir);
 				goto fail2;
@@ -601,6 +602,7 @@ int cmd_record(int argc, char **argv)
 		} else {
 			setenv("LD_PRELOAD", lib, 1);
 		}
+		ss_record_mpi_preload(lib, prog_path); /* libstepscope-mpi */
 	}
 
 	memset(&sa, 0, sizeof(sa));

@@ -22,6 +22,7 @@
 #include "agg.h"
 #include "cli.h"
 #include "cmds.h"
+#include "ranks.h"
 #include "stats-read.h"
 
 #define SS_REPORT_NAME_MAX 55     /* like torch: longer names end in "..." */
@@ -29,7 +30,7 @@
 
 struct ss_report_opts {
 	const char *dir, *backend, *format, *out;
-	int sort, limit, threads, steps, quiet, whole_run;
+	int sort, limit, threads, steps, quiet, whole_run, ranks;
 };
 
 static void ss_report_usage(FILE *f)
@@ -45,6 +46,8 @@ static void ss_report_usage(FILE *f)
 		"                      of each step\n"
 		"   --whole-run        every step of the run, from the counts kept with\n"
 		"                      'stats: whole_run' (no Min/Max)\n"
+		"   --ranks            MPI ranks compared: per-step time, compute and MPI\n"
+		"                      time of each rank, stragglers, imbalance (docs/mpi.md)\n"
 		"   --format FMT       table (default), csv or json\n"
 		"   -o, --output FILE  write there instead of stdout\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
@@ -539,6 +542,8 @@ static enum ss_cli_took ss_report_option(struct ss_cli *c, void *ctx, int argc,
 		o->steps = 1;
 	} else if (!strcmp(s, "--whole-run")) {
 		o->whole_run = 1;
+	} else if (!strcmp(s, "--ranks")) {
+		o->ranks = 1; /* ranks.c */
 	} else if ((r = ss_cli_value(c, argc, argv, i, "--sort", &v))) {
 		if (r < 0)
 			return SS_CLI_BAD;
@@ -576,7 +581,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const char *const sortnames[] = { "total", "self", "avg", "calls",
 						 "max", "min", "name" };
-	struct ss_report_opts o = { NULL, NULL, "table", NULL, SS_AGG_SORT_TOTAL, 30, 0, 0, 0, 0 };
+	struct ss_report_opts o = { NULL, NULL, "table", NULL, SS_AGG_SORT_TOTAL, 30, 0, 0, 0, 0, 0 };
 	struct ss_cli c = { "report", ss_report_usage, SS_CLI_SYMBOLS | SS_CLI_EQUALS,
 			    NULL, NULL, NULL, 0 };
 	struct ss_agg *a;
@@ -594,6 +599,8 @@ int cmd_report(int argc, char **argv)
 	o.out = c.out;
 	o.backend = c.backend;
 	o.quiet = c.quiet;
+	if (o.ranks)
+		return ss_ranks_report(o.dir, o.backend, o.quiet, o.out, o.limit);
 	if (o.steps && !strcmp(o.format, "csv")) {
 		fprintf(stderr, "stepscope: report: --steps has no CSV form; use --format json or table\n");
 		return 2;

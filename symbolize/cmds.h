@@ -14,5 +14,13 @@ int cmd_flame(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_steps(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+
+/* record-mpi.c: 1 when started as one rank of an MPI job (shared RUN dir);
+ * add libstepscope-mpi (next to lib) to LD_PRELOAD for an MPI program or
+ * launcher. */
+int ss_record_mpi_rank(void);
+void ss_record_mpi_preload(const char *lib, const char *prog_path);
+int ss_record_mpi_launcher(const char *prog); /* mpirun, mpiexec, srun... */
 
 #endif /* SS_CMDS_H */

@@ -514,6 +514,39 @@ static void ss_chrome_flags(struct ss_chrome *c, const struct ss_slice *s, int a
 	SS_CHROME_LIT(c, "}}");
 }
 
+/* ,"args":{"k":v,...  from "k=v k=v" (numbers bare, the rest as strings);
+ * the object is left open for ss_chrome_flags. */
+static void ss_chrome_args(struct ss_chrome *c, const char *args)
+{
+	char buf[256];
+	int first = 1;
+	snprintf(buf, sizeof(buf), "%s", args);
+	SS_CHROME_LIT(c, ",\"args\":{");
+	for (char *save = NULL, *w = strtok_r(buf, " ", &save); w;
+	     w = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(w, '='), *end;
+		if (!eq || eq == w)
+			continue;
+		*eq = 0;
+		if (!first)
+			SS_CHROME_LIT(c, ",");
+		first = 0;
+		SS_CHROME_LIT(c, "\"");
+		ss_chrome_str(c, w);
+		SS_CHROME_LIT(c, "\":");
+		strtoll(eq + 1, &end, 10);
+		if (eq[1] && !*end && (eq[1] != '0' || !eq[2] || eq[1] == '-')) {
+			ss_chrome_str(c, eq + 1);
+		} else {
+			SS_CHROME_LIT(c, "\"");
+			ss_chrome_str(c, eq + 1);
+			SS_CHROME_LIT(c, "\"");
+		}
+	}
+	if (first) /* nothing usable: keep the object valid */
+		SS_CHROME_LIT(c, "\"args\":\"\"");
+}
+
 /* Anything but a function: steps and ranges, few of them. */
 static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t tid,
 				  const struct ss_slice *s)
@@ -540,6 +573,11 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 		SS_CHROME_LIT(c, ".");
 		ss_chrome_u64(c, s->stack->leaf);
 		SS_CHROME_LIT(c, "\"");
+	}
+	if (s->args) { /* MPI calls: "bytes=4096 comm_size=4" as args */
+		ss_chrome_args(c, s->args);
+		ss_chrome_flags(c, s, 1);
+		return;
 	}
 	ss_chrome_flags(c, s, 0);
 }

@@ -18,7 +18,8 @@
  * callstack_iid, with the callstack, its frames and their function names
  * interned like event names (a frame per function name, iid = the name's;
  * a callstack per (process, stack id), iid global).  Unwound slices carry
- * a debug annotation "unwound" (its reason); markers (recording stopped,
+ * a debug annotation "unwound" (its reason), ranges with args (MPI calls)
+ * one named "args" ("bytes=4096 comm_size=4"); markers (recording stopped,
  * events lost) are INSTANT events on the thread's track, the count of lost
  * events in a "count" annotation.
  *
@@ -116,6 +117,7 @@ struct ss_pf_slice {
 	uint16_t depth;
 	uint8_t track;
 	uint8_t unwound;         /* 1 + enum ss_unwind_reason, 0: returned */
+	uint32_t args;           /* 1 + name id of the range's args, 0: none */
 };
 
 /* A marker of the current thread (INSTANT). */
@@ -524,7 +526,7 @@ static int ss_pf_cmp_slice(const void *x, const void *y)
 
 struct ss_pf_tev {
 	uint64_t ts;
-	uint32_t name, cs;
+	uint32_t name, cs, args;
 	uint8_t type, track, unwound;
 };
 
@@ -579,6 +581,7 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 				e[*n].name = 0;
 				e[*n].cs = 0;
 				e[*n].unwound = 0;
+				e[*n].args = 0;
 				(*n)++;
 			}
 			if (sp && end > stack[sp - 1])
@@ -589,6 +592,7 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 			e[*n].name = s->name;
 			e[*n].cs = s->cs;
 			e[*n].unwound = s->unwound;
+			e[*n].args = s->args;
 			(*n)++;
 			stack[sp++] = end;
 			if (s->begin < first)
@@ -601,6 +605,7 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 			e[*n].name = 0;
 			e[*n].cs = 0;
 			e[*n].unwound = 0;
+				e[*n].args = 0;
 			(*n)++;
 		}
 		(void)names;
@@ -671,6 +676,9 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 			if (e->unwound) {
 				x.ann = "unwound";
 				x.ann_str = ss_pf_unwound(e->unwound);
+			} else if (e->args && e->args <= pf->nnames) {
+				x.ann = "args";  /* MPI calls: "bytes=4096 comm_size=4" */
+				x.ann_str = pf->names[e->args - 1];
 			}
 			ss_pf_event(pf, &pkt, &te, seq, ts - last, e->type,
 				    best == SS_PF_TRACK_FUNC ? 0 : tracks[best],
@@ -904,6 +912,11 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 	o->cs = s->stack ? ss_pf_callstack(pf, pid, s->stack) : 0;
 	o->unwound = (s->flags & SS_SLICE_UNWOUND) ?
 			     (uint8_t)(1 + (s->unwind < 200 ? s->unwind : 0)) : 0;
+	o->args = 0;
+	if (s->args) {
+		uint32_t a = ss_pf_intern(pf, s->args);
+		o->args = a == UINT32_MAX ? 0 : a + 1;
+	}
 	pf->ex.events++;
 }
 

@@ -28,6 +28,7 @@ static const struct ss_main_cmd ss_main_cmds[] = {
 	{ "flame", cmd_flame, "SVG flame graph of a recorded run" },
 	{ "html", cmd_html, "self-contained HTML report: table, step times, flame graph, memory" },
 	{ "memory", cmd_memory, "SVG of host and CUDA memory over steps and time, with a leak hint" },
+	{ "merge", cmd_merge, "merge the run directories of several hosts (MPI) into one run" },
 };
 
 #define SS_MAIN_NCMDS (sizeof(ss_main_cmds) / sizeof(ss_main_cmds[0]))

@@ -309,7 +309,8 @@ static void ss_reader_fit_clock(struct ss_reader *r)
 	}
 }
 
-uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
+/* The file clock in ns, before shift_ns. */
+static uint64_t ss_reader_ns_local(const struct ss_reader *r, uint64_t ticks)
 {
 	double d;
 
@@ -325,6 +326,19 @@ uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
 	if (d >= 1.8e19)
 		return UINT64_MAX;
 	return (uint64_t)(d + 0.5);
+}
+
+uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
+{
+	uint64_t ns = ss_reader_ns_local(r, ticks);
+
+	/* in integers: wall-clock ns do not fit a double's mantissa */
+	if (r->shift_ns > 0)
+		return ns > UINT64_MAX - (uint64_t)r->shift_ns ? UINT64_MAX
+							       : ns + (uint64_t)r->shift_ns;
+	if (r->shift_ns < 0)
+		return ns < (uint64_t)-r->shift_ns ? 0 : ns - (uint64_t)-r->shift_ns;
+	return ns;
 }
 
 static int ss_reader_check_header(struct ss_reader *r, char *err, size_t errlen)

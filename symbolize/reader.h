@@ -49,6 +49,8 @@ struct ss_reader {
 	/* ns = base_ns + (ticks - base_ticks) * ns_per_tick */
 	uint64_t base_ticks, base_ns;
 	double ns_per_tick;
+	int64_t shift_ns;           /* added to every time: hosts of an MPI run
+	                             * on one clock (mpi-clock.c); 0 otherwise */
 	int damaged;                /* a chunk was cut short or corrupt */
 	uint64_t damage_offset;
 	char warning[512];          /* the one-line warning, "" if none */
@@ -60,7 +62,7 @@ struct ss_reader {
 struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen);
 void ss_reader_free(struct ss_reader *r);
 
-/* Ticks of the file clock to CLOCK_MONOTONIC nanoseconds. */
+/* Ticks of the file clock to CLOCK_MONOTONIC nanoseconds (plus shift_ns). */
 uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks);
 
 /* Meta records in file order. */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ranks.h"
 #include "run.h"
 #include "util.h"
 
@@ -138,10 +139,14 @@ int ss_run_open(struct ss_run *run, const char *dir, struct ss_sym *sym,
 	if (!run->rs || !run->sps || !run->sls)
 		goto oom;
 	for (i = 0; i < run->n; i++) {
-		uint64_t f;
 		run->rs[i] = ss_run_reader(run->paths[i], err, errlen);
 		if (!run->rs[i])
 			return 2;
+	}
+	/* MPI ranks of several hosts: one clock (mpi-clock.c) */
+	ss_ranks_align(run->rs, run->n, NULL, 0);
+	for (i = 0; i < run->n; i++) {
+		uint64_t f;
 		run->sps[i] = ss_sym_space_new(sym);
 		if (!run->sps[i] || !(run->sls[i] = ss_slicer_new(run->rs[i], run->sps[i])))
 			goto oom;
@@ -209,8 +214,7 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 		fn = ss_run_route_slice;
 		ctx = &rt;
 	}
-	snprintf(pname, sizeof(pname), "%s (pid %llu)", ss_reader_prog(r),
-		 (unsigned long long)r->hdr.pid);
+	ss_ranks_pname(r, pname, sizeof(pname)); /* "rank N (host, pid P)" */
 	for (e = 0; e < nex; e++)
 		ex[e]->process(ex[e]->ctx, r->hdr.pid, pname);
 	for (t = 0; t < r->nthreads; t++) {

@@ -44,6 +44,7 @@ struct ss_slices_stack {
 struct ss_slices_string {
 	uint64_t id;
 	char *text;
+	const char *args;       /* after a TAB in the text (MPI calls), or NULL */
 };
 
 struct ss_slices_tname {
@@ -382,8 +383,15 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 			s->id = id;
 			s->text = strndup((const char *)m.data + sizeof(id),
 					  m.len - sizeof(id));
-			if (s->text)
+			if (s->text) {
+				char *tab = strchr(s->text, '\t');
+				s->args = NULL;
+				if (tab) { /* "NAME\tARGS": libstepscope-mpi */
+					*tab = 0;
+					s->args = tab + 1;
+				}
 				sl->nstrs++;
+			}
 			break;
 		}
 		case SS_META_STACKDEF:
@@ -495,14 +503,15 @@ size_t ss_slicer_cycles(const struct ss_slicer *sl, uint32_t *out, size_t max)
 	return n;
 }
 
-static const char *ss_slices_string(const struct ss_slicer *sl, uint64_t id)
+static const struct ss_slices_string *ss_slices_string(const struct ss_slicer *sl,
+							     uint64_t id)
 {
 	size_t lo = 0, hi = sl->nstrs;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (sl->strs[mid].id == id)
-			return sl->strs[mid].text;
+			return &sl->strs[mid];
 		if (sl->strs[mid].id < id)
 			lo = mid + 1;
 		else
@@ -585,7 +594,9 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 		if (flags & SS_SLICE_UNWOUND)
 			s.unwind = w->why;
 	} else if (cat == SS_SLICE_RANGE) {
-		s.name = ss_slices_string(sl, key);
+		const struct ss_slices_string *str = ss_slices_string(sl, key);
+		s.name = str ? str->text : NULL;
+		s.args = str ? str->args : NULL;
 		if (!s.name) {
 			snprintf(buf, sizeof(buf), "range#%llu",
 				 (unsigned long long)key);

@@ -76,6 +76,10 @@ struct ss_slice {
 	 * argument (enum ss_stop_reason, events lost) */
 	unsigned marker;
 	uint64_t marker_arg;
+	/* RANGE: its arguments, "key=value" words separated by spaces (the
+	 * text after a TAB in the range's name: MPI calls, docs/mpi.md), or
+	 * NULL */
+	const char *args;
 };
 
 /* Receives each finished slice; tid is the OS thread id. */
