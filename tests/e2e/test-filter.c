@@ -1,0 +1,151 @@
+/*
+ * test-filter.c - end to end: the run-time filters (filter.exclude,
+ * filter.include, filter.max_depth, filter.min_duration_us,
+ * filter.exclude_file), the overhead line of `report`, `stepscope filter`
+ * and the rebuild with its list (STEPSCOPE_EXCLUDE_FILE).
+ *
+ * s-filter runs 2 steps of train_step -> op_long, helper_caller -> tiny x N;
+ * step 1 is recorded.  Every check is on exact call counts of the report.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+#define CFG "printf 'step: {function: train_step}\\nwindow: {start_step: 1, end_step: 2}\\n' > c.yaml"
+#define NTINY 100000
+
+struct row {
+	char name[128];
+	unsigned long long calls, total;
+};
+
+/* Rows of `report --format csv`: name, ..., total_ns (6th), calls (10th). */
+static size_t parse_csv(const char *text, struct row *rows, size_t max)
+{
+	size_t n = 0;
+	const char *line = strchr(text, '\n'); /* skip the header */
+	while (line && *++line && n < max) {
+		char *field[12];
+		char buf[512];
+		size_t len = strcspn(line, "\n"), nf = 0;
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+		memcpy(buf, line, len);
+		buf[len] = 0;
+		for (char *p = buf, *c; nf < 12; p = c + 1) {
+			field[nf++] = p;
+			if (!(c = strchr(p, ',')))
+				break;
+			*c = 0;
+		}
+		if (nf == 10) {
+			snprintf(rows[n].name, sizeof(rows[n].name), "%s", field[0]);
+			rows[n].total = strtoull(field[5], NULL, 10);
+			rows[n].calls = strtoull(field[9], NULL, 10);
+			n++;
+		}
+		line = strchr(line, '\n');
+	}
+	return n;
+}
+
+static unsigned long long calls_of(const struct row *rows, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return rows[i].calls;
+	return 0;
+}
+
+/* The report of run `dir` has exactly these counts for the fixture's
+ * step functions (train_step, op_long, helper_caller, tiny). */
+static void expect_counts(struct ss_e2e *t, const char *dir, unsigned long long step,
+			  unsigned long long op, unsigned long long caller,
+			  unsigned long long tiny)
+{
+	struct row rows[32];
+	const char *names[4] = { "train_step", "op_long", "helper_caller", "tiny" };
+	unsigned long long want[4] = { step, op, caller, tiny };
+	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv %s", dir);
+	size_t n = parse_csv(t->out, rows, 32);
+	for (int i = 0; i < 4; i++) {
+		unsigned long long got = calls_of(rows, n, names[i]);
+		if (got != want[i]) {
+			ss_e2e_show_last(t, 0);
+			SS_E2E_FAIL(t, "%s: %s called %llu times, expected %llu", dir, names[i],
+				    got, want[i]);
+		}
+	}
+}
+
+static void test_exclude(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "filter", NULL);
+	SS_E2E_SH_OK(t, CFG);
+	SS_E2E_SH_OK(t, SS " record -o all -c c.yaml -- ./s-filter 2 2 %d", NTINY);
+	expect_counts(t, "all", 1, 1, 1, NTINY);
+	SS_E2E_SH_OK(t, SS " record -o ex -c c.yaml --set filter.exclude=tiny -- ./s-filter 2 2 %d",
+		     NTINY);
+	expect_counts(t, "ex", 1, 1, 1, 0);
+	/* a glob, in a YAML list; op_long stays */
+	SS_E2E_SH_OK(t, "cp c.yaml g.yaml && printf 'filter:\\n  exclude: [\"ti*\", nothing_here]\\n' >> g.yaml");
+	SS_E2E_SH_OK(t, SS " record -o glob -c g.yaml -- ./s-filter 2 2 %d", NTINY);
+	expect_counts(t, "glob", 1, 1, 1, 0);
+	/* two names through --set, separated by a space */
+	SS_E2E_SH_OK(t, SS " record -o two -c c.yaml --set 'filter.exclude=tiny op_long' -- ./s-filter 2 2 %d",
+		     NTINY);
+	expect_counts(t, "two", 1, 0, 1, 0);
+	/* the filter keeps the raw trace small: 2 * 10^5 events fewer */
+	SS_E2E_SH_OK(t, "test $(cat ex/*.sstrace | wc -c) -lt 1000000");
+	ss_e2e_pass(t);
+}
+
+static void test_min_duration(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "filter", NULL);
+	SS_E2E_SH_OK(t, CFG);
+	/* op_long and helper_caller spin 150 ms: far above 100 ms, and tiny
+	 * far below, even on a loaded machine */
+	SS_E2E_SH_OK(t, SS " record -o dur -c c.yaml --set filter.min_duration_us=100000 -- ./s-filter 2 150 %d",
+		     NTINY);
+	expect_counts(t, "dur", 1, 1, 1, 0);
+	SS_E2E_SH_OK(t, "test $(cat dur/*.sstrace | wc -c) -lt 1000000");
+	ss_e2e_pass(t);
+}
+
+static void test_include_depth(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "filter", NULL);
+	SS_E2E_SH_OK(t, CFG);
+	SS_E2E_SH_OK(t, SS " record -o inc -c c.yaml --set filter.include=helper_caller -- ./s-filter 2 2 1000");
+	expect_counts(t, "inc", 0, 0, 1, 1000);
+	/* depth 0 is train_step: 2 keeps train_step and its callees */
+	SS_E2E_SH_OK(t, SS " record -o depth -c c.yaml --set filter.max_depth=2 -- ./s-filter 2 2 1000");
+	expect_counts(t, "depth", 1, 1, 1, 0);
+	SS_E2E_SH_OK(t, SS " record -o depth1 -c c.yaml --set filter.max_depth=1 -- ./s-filter 2 2 1000");
+	expect_counts(t, "depth1", 1, 0, 0, 0);
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_VARIANTS(test_exclude),
+		SS_E2E_VARIANTS(test_min_duration),
+		SS_E2E_VARIANTS(test_include_depth),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
