@@ -1010,6 +1010,9 @@ static int dump_key(const struct ss_config *c, int k)
 		return c->mode == SS_SCHED_WINDOW;
 	if (k == I_EVERY_N)
 		return c->mode == SS_SCHED_EVERY_N;
+	if (sec == I_FILTER) /* only the filters in use */
+		return keys[k].type == T_INT ? int_value(c, k) != 0
+					     : *((const char *)c + keys[k].off) != 0;
 	return 1;
 }
 
