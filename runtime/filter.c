@@ -28,10 +28,13 @@
  * Must never: allocate, lock or call libc on the hook path; exit or block
  * after main.
  */
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -324,60 +327,81 @@ int ss_filter_take_back(void *fn)
 
 /* ------------------------------------------------------------ overhead */
 
-#define SS_CAL_PAIRS 512
-#define SS_CAL_ROUNDS 7
+#define SS_CAL_BYTES (1u << 20) /* the default chunk (buffer_kb) */
+#define SS_CAL_ROUNDS 3
 
 static void ss_filter_cal_target(void) {}
 
 /* Before main, on the main thread, before any other thread exists: time
  * rounds of recorded call pairs through the real hooks into a scratch
- * buffer and keep the median round.  The thread's buffer, frames and the
- * gate are put back afterwards, so nothing of it reaches the trace. */
+ * buffer and keep the median round.  Each round writes into a fresh
+ * chunk-sized file mapping made the way buffer.c makes chunks, and the
+ * making is timed too: page cache and cache misses count as in a real run.  The thread's buffer, frames and the gate are put back
+ * afterwards, so nothing of it reaches the trace. */
 void ss_filter_calibrate(void)
 {
-	static struct ss_event scratch[2 * SS_CAL_PAIRS + 4];
 	static struct ss_frame frames[8];
 	struct ss_thread *t = &ss_tls;
 	struct ss_thread saved = *t;
 	int gate = ss_hot.gate, filter = ss_hot.filter, stacks = ss_hot.stacks;
 	uint64_t round[SS_CAL_ROUNDS];
 	void *fn = (void *)&ss_filter_cal_target;
+	size_t pairs = SS_CAL_BYTES / (2 * sizeof(struct ss_event)) - 1;
+	int r, nr = 0;
 
 	ss_hot.filter = 0;
 	ss_hot.stacks = 0;
 	t->frames = frames;
 	t->frames_cap = 8;
 	t->chunk = NULL;
-	for (int r = 0; r < SS_CAL_ROUNDS; r++) {
-		t->pos = scratch;
-		t->end = scratch + 2 * SS_CAL_PAIRS + 2;
+	for (r = 0; r < SS_CAL_ROUNDS; r++) {
+		/* a chunk as buffer.c makes one: an unnamed file in the run
+		 * directory, reserved, mapped shared and populated; this is
+		 * timed too (the pool thread does it in a real run) */
+		uint64_t t0 = ss_clock_now();
+		int fd = open(ss_rt.dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		struct ss_event *buf = MAP_FAILED;
+		if (fd >= 0 && !posix_fallocate(fd, 0, SS_CAL_BYTES))
+			buf = mmap(NULL, SS_CAL_BYTES, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_POPULATE, fd, 0);
+		if (buf == MAP_FAILED)
+			buf = mmap(NULL, SS_CAL_BYTES, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (fd >= 0)
+			close(fd);
+		if (buf == MAP_FAILED)
+			break;
+		t->pos = buf;
+		t->end = buf + 2 * pairs + 1;
 		t->depth = 0;
 		ss_hot.gate = SS_GATE_REC;
-		uint64_t t0 = ss_clock_now();
-		for (int i = 0; i < SS_CAL_PAIRS; i++) {
+		for (size_t i = 0; i < pairs; i++) {
 			__cyg_profile_func_enter(fn, __builtin_return_address(0));
 			__cyg_profile_func_exit(fn, __builtin_return_address(0));
 		}
 		uint64_t t1 = ss_clock_now();
 		ss_hot.gate = gate;
-		round[r] = t1 - t0;
+		munmap(buf, SS_CAL_BYTES);
+		round[nr++] = t1 - t0;
 	}
 	*t = saved;
 	ss_hot.gate = gate;
 	ss_hot.filter = filter;
 	ss_hot.stacks = stacks;
-	for (int i = 1; i < SS_CAL_ROUNDS; i++)
+	if (!nr)
+		return;
+	for (int i = 1; i < nr; i++)
 		for (int j = i; j > 0 && round[j] < round[j - 1]; j--) {
 			uint64_t x = round[j];
 			round[j] = round[j - 1];
 			round[j - 1] = x;
 		}
-	uint64_t ticks = round[SS_CAL_ROUNDS / 2] / SS_CAL_PAIRS;
+	uint64_t ticks = round[nr / 2] / pairs;
 	uint64_t per_s = ss_rt.hdr.clock == SS_CLOCK_TSC ? ss_rt.hdr.ticks_per_sec
 							  : 1000000000ull;
 	ss_filter_cost.pair_ticks = ticks;
 	ss_filter_cost.pair_ns = per_s ? (uint64_t)((double)ticks * 1e9 / (double)per_s) : 0;
-	ss_filter_cost.pairs = SS_CAL_PAIRS;
+	ss_filter_cost.pairs = pairs;
 }
 
 /* Lock held, the file just opened. */

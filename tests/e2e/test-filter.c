@@ -87,6 +87,48 @@ static void expect_counts(struct ss_e2e *t, const char *dir, unsigned long long 
 	}
 }
 
+static const struct row *row_of(const struct row *rows, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+/* The overhead line, the JSON figure and --compensate on run `dir` of
+ * NTINY tiny calls: every total loses pair_ns per recorded call below it,
+ * every self pair_ns per direct callee. */
+static void check_overhead(struct ss_e2e *t, const char *dir)
+{
+	struct row m[32], c[32];
+	size_t nm, nc;
+	unsigned long long pair;
+	const char *p;
+
+	SS_E2E_SH_OK(t, SS " report --format json %s", dir);
+	p = strstr(t->out, "\"overhead\":{\"pair_ns\":");
+	SS_E2E_CHECK(t, p, "report JSON: no overhead.pair_ns");
+	pair = strtoull(p + strlen("\"overhead\":{\"pair_ns\":"), NULL, 10);
+	SS_E2E_CHECK(t, pair > 0 && pair < 100000, "pair_ns %llu out of range", pair);
+	SS_E2E_SH_OK(t, SS " report %s", dir);
+	SS_E2E_CHECK(t, strstr(t->out, "stepscope overhead: ") &&
+				strstr(t->out, "% of recorded time (100005 calls x "),
+		     "report: no 'stepscope overhead: N%% of recorded time (100005 calls x P ns)' line");
+	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv %s", dir);
+	nm = parse_csv(t->out, m, 32);
+	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv --compensate %s", dir);
+	nc = parse_csv(t->out, c, 32);
+	const char *names[3] = { "train_step", "helper_caller", "tiny" };
+	unsigned long long below[3] = { NTINY + 2, NTINY, 0 };
+	for (int i = 0; i < 3; i++) {
+		const struct row *a = row_of(m, nm, names[i]), *b = row_of(c, nc, names[i]);
+		SS_E2E_CHECK(t, a && b, "no row %s", names[i]);
+		unsigned long long want = a->total > below[i] * pair ? a->total - below[i] * pair : 0;
+		SS_E2E_CHECK(t, b->total == want, "--compensate: %s total %llu, expected %llu - %llu * %llu",
+			     names[i], b->total, a->total, below[i], pair);
+	}
+}
+
 static void test_exclude(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -94,6 +136,7 @@ static void test_exclude(void **state)
 	SS_E2E_SH_OK(t, CFG);
 	SS_E2E_SH_OK(t, SS " record -o all -c c.yaml -- ./s-filter 2 2 %d", NTINY);
 	expect_counts(t, "all", 1, 1, 1, NTINY);
+	check_overhead(t, "all");
 	SS_E2E_SH_OK(t, SS " record -o ex -c c.yaml --set filter.exclude=tiny -- ./s-filter 2 2 %d",
 		     NTINY);
 	expect_counts(t, "ex", 1, 1, 1, 0);
