@@ -13,5 +13,6 @@ int cmd_report(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
+int cmd_filter(int argc, char **argv);
 
 #endif /* SS_CMDS_H */

@@ -27,6 +27,7 @@ static const struct ss_main_cmd ss_main_cmds[] = {
 	{ "flame", cmd_flame, "SVG flame graph of a recorded run" },
 	{ "html", cmd_html, "self-contained HTML report: table, step times, flame graph, memory" },
 	{ "memory", cmd_memory, "SVG of host and CUDA memory over steps and time, with a leak hint" },
+	{ "filter", cmd_filter, "cost per function and a list of hot tiny functions to leave out" },
 };
 
 #define SS_MAIN_NCMDS (sizeof(ss_main_cmds) / sizeof(ss_main_cmds[0]))

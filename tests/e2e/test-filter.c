@@ -182,12 +182,54 @@ static void test_include_depth(void **state)
 	ss_e2e_pass(t);
 }
 
+/* `stepscope filter` proposes tiny and nothing else; its list, taken back
+ * by stepscope-cc (gcc) or by the runtime (clang), leaves tiny out. */
+static void test_filter_cmd(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "filter", NULL);
+	SS_E2E_SH_OK(t, CFG);
+	SS_E2E_SH_OK(t, SS " record -o all -c c.yaml -- ./s-filter 2 2 %d", NTINY);
+	SS_E2E_SH_OK(t, SS " filter -o ex.txt all");
+	SS_E2E_CHECK(t, strstr(t->out, "\nexclude: 1 function, ") && strstr(t->out, "\n  tiny\n"),
+		     "filter: expected exactly tiny proposed, got:\n%s", t->out);
+	SS_E2E_SH_OK(t, "grep -v '^#' ex.txt");
+	SS_E2E_CHECK(t, !strcmp(t->out, "tiny\n"), "ex.txt: expected the one line 'tiny', got '%s'",
+		     t->out);
+	/* the rebuild */
+	SS_E2E_SH_OK(t, "STEPSCOPE_EXCLUDE_FILE=ex.txt \"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s "
+			"-pthread -o s-filter-ex \"$SS_E2E_SRC/tests/e2e/s-filter.c\"",
+		     t->v->cc, t->v->opt);
+	if (!strcmp(t->v->cc, "gcc")) {
+		SS_E2E_SH_OK(t, SS " record -o re -c c.yaml -- ./s-filter-ex 2 2 %d", NTINY);
+	} else {
+		SS_E2E_CHECK(t, strstr(t->err, "record with --set filter.exclude_file=ex.txt"),
+			     "clang build: expected the advice to apply the file at run time");
+		SS_E2E_SH_OK(t, SS " record -o re -c c.yaml --set filter.exclude_file=ex.txt "
+				"-- ./s-filter-ex 2 2 %d", NTINY);
+	}
+	expect_counts(t, "re", 1, 1, 1, 0);
+	/* a run with only whole-run counts (nothing recorded) */
+	SS_E2E_SH_OK(t, "printf 'step: {function: train_step}\\nwindow: {start_step: 5, end_step: 6}\\n"
+			"stats: whole_run\\n' > s.yaml");
+	SS_E2E_SH_OK(t, SS " record -o stats -c s.yaml -- ./s-filter 2 2 %d", NTINY);
+	SS_E2E_SH_OK(t, SS " filter stats");
+	SS_E2E_CHECK(t, strstr(t->out, "200008 calls (whole run)") &&
+				strstr(t->out, "\nexclude: 1 function, ") && strstr(t->out, "\n  tiny\n"),
+		     "filter of a stats run: expected tiny of 200008 calls, got:\n%s", t->out);
+	/* a missing file is refused before main, naming the key */
+	int st = ss_e2e_sh(t, SS " record -o bad -c c.yaml --set filter.exclude_file=nope.txt -- ./s-filter 2 2 1");
+	SS_E2E_CHECK(t, st != 0 && strstr(t->err, "nope.txt"), "a missing exclude file: expected a refusal");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_exclude),
 		SS_E2E_VARIANTS(test_min_duration),
 		SS_E2E_VARIANTS(test_include_depth),
+		SS_E2E_VARIANTS(test_filter_cmd),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
