@@ -251,6 +251,11 @@ static inline struct ss_filter_tls *ss_filter_state(void)
 	return f;
 }
 
+int ss_filter_excluded(void *fn)
+{
+	return (ss_filter_kind((uintptr_t)fn) & SS_FILTER_EXCLUDE) != 0;
+}
+
 /* 1: do not record this ENTER (nor its EXIT: ss_filter_skip_exit says so
  * for the same function at the same depth). */
 int ss_filter_skip_enter(void *fn)

@@ -45,8 +45,13 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 	if (fn == ss_hot.watch)
 		ss_window_on_enter();
 	int g = ss_hot.gate;
-	/* stats: whole_run / log.every_n_steps (stats.c) */
+	/* stats: whole_run / log.every_n_steps (stats.c); an excluded
+	 * function is counted, not timed, and never recorded */
 	if (g & SS_GATE_STATS) {
+		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn)) {
+			ss_stats_count(fn);
+			return;
+		}
 		ss_stats_enter(fn);
 		g &= SS_GATE_EVENTS;
 	}
@@ -83,7 +88,10 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 	int g = ss_hot.gate;
 	/* stats: whole_run / log.every_n_steps (stats.c) */
 	if (g & SS_GATE_STATS) {
-		ss_stats_exit(fn);
+		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn))
+			g = 0; /* counted at its entry */
+		else
+			ss_stats_exit(fn);
 		g &= SS_GATE_EVENTS;
 	}
 	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g)) &&

@@ -197,6 +197,7 @@ struct ss_stats;
 SS_HIDDEN void ss_stats_init(void);    /* before main: sets SS_GATE_STATS */
 SS_HIDDEN void ss_stats_enter(void *fn);
 SS_HIDDEN void ss_stats_exit(void *fn);
+SS_HIDDEN void ss_stats_count(void *fn); /* filtered out: calls only */
 /* lock held: */
 SS_HIDDEN void ss_stats_write(struct ss_thread *t); /* SS_META_STATS */
 SS_HIDDEN void ss_stats_write_all(void);            /* every live thread */
@@ -233,6 +234,7 @@ SS_HIDDEN void ss_filter_on_window(void);   /* lock held: a window opens */
 SS_HIDDEN int ss_filter_skip_enter(void *fn);
 SS_HIDDEN int ss_filter_skip_exit(void *fn);
 SS_HIDDEN int ss_filter_take_back(void *fn);
+SS_HIDDEN int ss_filter_excluded(void *fn); /* filter.exclude: 1 */
 /* elfsym.c: fn(address, name, ctx) for every FUNC symbol of each module
  * built with -finstrument-functions (both symbol tables) */
 SS_HIDDEN void ss_elfsym_each_function(int (*fn)(uintptr_t addr, const char *name,

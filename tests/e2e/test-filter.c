@@ -148,6 +148,22 @@ static void test_exclude(void **state)
 	SS_E2E_SH_OK(t, SS " record -o two -c c.yaml --set 'filter.exclude=tiny op_long' -- ./s-filter 2 2 %d",
 		     NTINY);
 	expect_counts(t, "two", 1, 0, 1, 0);
+	/* whole-run counts: an excluded function is counted, not timed */
+	SS_E2E_SH_OK(t, "cp c.yaml w.yaml && printf 'stats: whole_run\\n' >> w.yaml");
+	SS_E2E_SH_OK(t, SS " record -o whole -c w.yaml --set filter.exclude=tiny -- ./s-filter 2 2 %d",
+		     NTINY);
+	SS_E2E_SH_OK(t, SS " report --whole-run --limit 0 --format csv whole");
+	{
+		struct row rows[32];
+		size_t n = parse_csv(t->out, rows, 32);
+		const struct row *tiny = row_of(rows, n, "tiny");
+		SS_E2E_CHECK(t, tiny && tiny->calls == 2 * NTINY && tiny->total == 0,
+			     "whole run: tiny %llu calls, %llu ns; expected %d calls, 0 ns",
+			     tiny ? tiny->calls : 0, tiny ? tiny->total : 0, 2 * NTINY);
+		SS_E2E_CHECK(t, calls_of(rows, n, "helper_caller") == 2 &&
+					calls_of(rows, n, "train_step") == 2,
+			     "whole run: helper_caller and train_step should have 2 calls");
+	}
 	/* the filter keeps the raw trace small: 2 * 10^5 events fewer */
 	SS_E2E_SH_OK(t, "test $(cat ex/*.sstrace | wc -c) -lt 1000000");
 	ss_e2e_pass(t);
