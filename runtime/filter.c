@@ -36,24 +36,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "filter.h"
 #include "internal.h"
 
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
 
-#define SS_FILTER_EXCLUDE 1u
-#define SS_FILTER_INCLUDE 2u
 #define SS_FILTER_GLOBS 256
 #define SS_FILTER_NAME_MAX 512
 
-struct ss_filter_slot {
-	uintptr_t addr;          /* 0: empty */
-	uintptr_t kind;          /* SS_FILTER_EXCLUDE | SS_FILTER_INCLUDE */
-};
-
-static struct ss_filter_slot *ss_filter_table;
-static unsigned ss_filter_bits;      /* table has 1 << bits slots */
-static size_t ss_filter_used;
+struct ss_filter_slot *ss_filter_table;
+unsigned ss_filter_bits;             /* table has 1 << bits slots */
+size_t ss_filter_used;
+int ss_filter_stateful;              /* include or max_depth: counters */
 static int ss_filter_has_include;
 static uint32_t ss_filter_max_depth; /* 0: any depth */
 static uint64_t ss_filter_min_ticks; /* 0: keep short calls */
@@ -69,23 +64,6 @@ struct ss_filter_tls {
 static __thread struct ss_filter_tls ss_filter_tls
 	__attribute__((tls_model("initial-exec")));
 
-static inline size_t ss_filter_hash(uintptr_t a)
-{
-	return (size_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> (64 - ss_filter_bits));
-}
-
-static inline unsigned ss_filter_kind(uintptr_t a)
-{
-	if (!ss_filter_used)
-		return 0;
-	size_t mask = ((size_t)1 << ss_filter_bits) - 1;
-	for (size_t i = ss_filter_hash(a);; i = (i + 1) & mask) {
-		if (ss_filter_table[i].addr == a)
-			return (unsigned)ss_filter_table[i].kind;
-		if (!ss_filter_table[i].addr)
-			return 0;
-	}
-}
 
 /* ------------------------------------------------------------ start-up */
 
@@ -168,7 +146,7 @@ static int ss_filter_match(uintptr_t addr, const char *name, void *ctx)
 static void ss_filter_insert(uintptr_t a, unsigned kind)
 {
 	size_t mask = ((size_t)1 << ss_filter_bits) - 1;
-	for (size_t i = ss_filter_hash(a);; i = (i + 1) & mask) {
+	for (size_t i = ss_filter_hash(a, ss_filter_bits);; i = (i + 1) & mask) {
 		if (ss_filter_table[i].addr == a) {
 			ss_filter_table[i].kind |= kind;
 			return;
@@ -200,6 +178,7 @@ void ss_filter_init(void)
 	}
 	ss_filter_has_include = c->filter_include[0] != 0;
 	ss_filter_max_depth = (uint32_t)c->filter_max_depth;
+	ss_filter_stateful = ss_filter_has_include || ss_filter_max_depth;
 	if (c->filter_min_duration_us > 0) {
 		uint64_t per_s = ss_rt.hdr.clock == SS_CLOCK_TSC ? ss_rt.hdr.ticks_per_sec
 								  : 1000000000ull;
@@ -251,18 +230,12 @@ static inline struct ss_filter_tls *ss_filter_state(void)
 	return f;
 }
 
-int ss_filter_excluded(void *fn)
+/* include / max_depth (filter.h has the exclusion): 1 when this ENTER
+ * is not recorded (nor its EXIT: ss_filter_depth_exit says so for the
+ * same function at the same depth). */
+int ss_filter_depth_enter(void *fn, unsigned kind)
 {
-	return (ss_filter_kind((uintptr_t)fn) & SS_FILTER_EXCLUDE) != 0;
-}
-
-/* 1: do not record this ENTER (nor its EXIT: ss_filter_skip_exit says so
- * for the same function at the same depth). */
-int ss_filter_skip_enter(void *fn)
-{
-	unsigned kind = ss_filter_kind((uintptr_t)fn);
-	if (kind & SS_FILTER_EXCLUDE)
-		return 1;
+	(void)fn;
 	struct ss_filter_tls *f = ss_filter_state();
 	if (f->skipped || (ss_filter_max_depth && ss_tls.depth >= ss_filter_max_depth)) {
 		f->skipped++;
@@ -277,11 +250,9 @@ int ss_filter_skip_enter(void *fn)
 	return 0;
 }
 
-int ss_filter_skip_exit(void *fn)
+int ss_filter_depth_exit(void *fn, unsigned kind)
 {
-	unsigned kind = ss_filter_kind((uintptr_t)fn);
-	if (kind & SS_FILTER_EXCLUDE)
-		return 1;
+	(void)fn;
 	struct ss_filter_tls *f = ss_filter_state();
 	if (f->skipped) {
 		f->skipped--;
@@ -332,7 +303,7 @@ int ss_filter_take_back(void *fn)
 
 /* ------------------------------------------------------------ overhead */
 
-#define SS_CAL_BYTES (1u << 20) /* the default chunk (buffer_kb) */
+#define SS_CAL_BYTES (1u << 20) /* at most; a chunk (buffer_kb) if smaller */
 #define SS_CAL_ROUNDS 3
 
 static void ss_filter_cal_target(void) {}
@@ -351,7 +322,9 @@ void ss_filter_calibrate(void)
 	int gate = ss_hot.gate, filter = ss_hot.filter, stacks = ss_hot.stacks;
 	uint64_t round[SS_CAL_ROUNDS];
 	void *fn = (void *)&ss_filter_cal_target;
-	size_t pairs = SS_CAL_BYTES / (2 * sizeof(struct ss_event)) - 1;
+	size_t bytes = ss_rt.chunk_bytes && ss_rt.chunk_bytes < SS_CAL_BYTES ? ss_rt.chunk_bytes
+									  : SS_CAL_BYTES;
+	size_t pairs = bytes / (2 * sizeof(struct ss_event)) - 1;
 	int r, nr = 0;
 
 	ss_hot.filter = 0;
@@ -366,11 +339,11 @@ void ss_filter_calibrate(void)
 		uint64_t t0 = ss_clock_now();
 		int fd = open(ss_rt.dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		struct ss_event *buf = MAP_FAILED;
-		if (fd >= 0 && !posix_fallocate(fd, 0, SS_CAL_BYTES))
-			buf = mmap(NULL, SS_CAL_BYTES, PROT_READ | PROT_WRITE,
+		if (fd >= 0 && !posix_fallocate(fd, 0, (off_t)bytes))
+			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_POPULATE, fd, 0);
 		if (buf == MAP_FAILED)
-			buf = mmap(NULL, SS_CAL_BYTES, PROT_READ | PROT_WRITE,
+			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 		if (fd >= 0)
 			close(fd);
@@ -386,7 +359,7 @@ void ss_filter_calibrate(void)
 		}
 		uint64_t t1 = ss_clock_now();
 		ss_hot.gate = gate;
-		munmap(buf, SS_CAL_BYTES);
+		munmap(buf, bytes);
 		round[nr++] = t1 - t0;
 	}
 	*t = saved;

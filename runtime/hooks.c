@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter.h"
 #include "internal.h"
 
 /* Where the frame of the function that called the enter hook sits on the
@@ -57,11 +58,11 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 	}
 	if (g) {
 		struct ss_thread *t = &ss_tls;
-		uintptr_t sp = ss_hook_frame_key(site);
 		if (ss_unlikely(g != 1) && ss_hooks_gate_slow(g))
 			return;
 		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_skip_enter(fn))
-			return; /* filter: (filter.c) */
+			return; /* filter: (filter.h) */
+		uintptr_t sp = ss_hook_frame_key(site);
 		uint32_t d = t->depth;
 		/* the top frame sits at or below ours: gone (longjmp) unless
 		 * it is our own inlined caller (frames.c decides) */

@@ -231,10 +231,8 @@ SS_HIDDEN void ss_filter_init(void);   /* before main: sets ss_hot.filter */
 SS_HIDDEN void ss_filter_calibrate(void); /* before main, one thread */
 SS_HIDDEN void ss_filter_write_meta(void);  /* lock held: SS_META_OVERHEAD */
 SS_HIDDEN void ss_filter_on_window(void);   /* lock held: a window opens */
-SS_HIDDEN int ss_filter_skip_enter(void *fn);
-SS_HIDDEN int ss_filter_skip_exit(void *fn);
 SS_HIDDEN int ss_filter_take_back(void *fn);
-SS_HIDDEN int ss_filter_excluded(void *fn); /* filter.exclude: 1 */
+/* the exclusion test the hooks inline: filter.h */
 /* elfsym.c: fn(address, name, ctx) for every FUNC symbol of each module
  * built with -finstrument-functions (both symbol tables) */
 SS_HIDDEN void ss_elfsym_each_function(int (*fn)(uintptr_t addr, const char *name,
