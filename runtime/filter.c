@@ -322,6 +322,9 @@ void ss_filter_calibrate(void)
 	int gate = ss_hot.gate, filter = ss_hot.filter, stacks = ss_hot.stacks;
 	uint64_t round[SS_CAL_ROUNDS];
 	void *fn = (void *)&ss_filter_cal_target;
+	uintptr_t lo, hi;
+	if (!ss_elfsym_instrumented(&lo, &hi, 1))
+		return; /* no hooks here (a shell under `record`): no cost either */
 	size_t bytes = ss_rt.chunk_bytes && ss_rt.chunk_bytes < SS_CAL_BYTES ? ss_rt.chunk_bytes
 									  : SS_CAL_BYTES;
 	size_t pairs = bytes / (2 * sizeof(struct ss_event)) - 1;
@@ -380,6 +383,12 @@ void ss_filter_calibrate(void)
 	ss_filter_cost.pair_ticks = ticks;
 	ss_filter_cost.pair_ns = per_s ? (uint64_t)((double)ticks * 1e9 / (double)per_s) : 0;
 	ss_filter_cost.pairs = pairs;
+	/* the file may be open already (stepscope_step() mode: step 0 began
+	 * in ss_window_init) */
+	pthread_mutex_lock(&ss_rt.lock);
+	if (ss_rt.fd >= 0)
+		ss_filter_write_meta();
+	pthread_mutex_unlock(&ss_rt.lock);
 }
 
 /* Lock held, the file just opened. */
