@@ -81,6 +81,7 @@ int ss_buf_open_file(void)
 		n = sizeof(cfg) - 1;
 	cfg[n] = 0;
 	ss_meta_write(SS_META_CONFIG, cfg, n + 1, NULL, 0);
+	ss_filter_write_meta(); /* the cost of a recorded call */
 	ss_meta_maps();
 	return 0;
 }

@@ -61,6 +61,12 @@ enum key_index {
 	I_STATS,
 	I_LOG,
 	I_LOG_EVERY_N,
+	I_FILTER,
+	I_FILTER_EXCLUDE,
+	I_FILTER_INCLUDE,
+	I_FILTER_EXCLUDE_FILE,
+	I_FILTER_MAX_DEPTH,
+	I_FILTER_MIN_DURATION,
 	I_NKEYS
 };
 
@@ -111,6 +117,12 @@ static const struct key keys[I_NKEYS] = {
 	[I_STATS] = { "stats", T_STATS, F(stats), 0, NOF, -1, ANY_MODE },
 	[I_LOG] = { "log", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
 	[I_LOG_EVERY_N] = { "log.every_n_steps", T_INT, F(log_every_n_steps), 0, 0, BIG, I_LOG, ANY_MODE },
+	[I_FILTER] = { "filter", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
+	[I_FILTER_EXCLUDE] = { "filter.exclude", T_STR, F(filter_exclude), SS_CONFIG_LIST_MAX, NOF, I_FILTER, ANY_MODE },
+	[I_FILTER_INCLUDE] = { "filter.include", T_STR, F(filter_include), SS_CONFIG_LIST_MAX, NOF, I_FILTER, ANY_MODE },
+	[I_FILTER_EXCLUDE_FILE] = { "filter.exclude_file", T_STR, F(filter_exclude_file), SS_CONFIG_PATH_MAX, NOF, I_FILTER, ANY_MODE },
+	[I_FILTER_MAX_DEPTH] = { "filter.max_depth", T_INT, F(filter_max_depth), 0, 0, 1000000, I_FILTER, ANY_MODE },
+	[I_FILTER_MIN_DURATION] = { "filter.min_duration_us", T_INT, F(filter_min_duration_us), 0, 0, 1000000000, I_FILTER, ANY_MODE },
 };
 
 #undef F
@@ -523,6 +535,35 @@ static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
 			else
 				fmt(msg, sizeof(msg), "%s must be a mapping of keys, got a list", name);
 			return load_fail(L, vn->start_mark, msg);
+		}
+		/* filter.exclude / filter.include: a list of globs */
+		if (vn->type == YAML_SEQUENCE_NODE &&
+		    (k == I_FILTER_EXCLUDE || k == I_FILTER_INCLUDE)) {
+			char list[SS_CONFIG_LIST_MAX + 1] = "";
+			size_t used = 0;
+
+			for (yaml_node_item_t *it = vn->data.sequence.items.start;
+			     it < vn->data.sequence.items.top; it++) {
+				yaml_node_t *in = yaml_document_get_node(L->doc, *it);
+				const char *v;
+
+				if (!in || in->type != YAML_SCALAR_NODE) {
+					fmt(msg, sizeof(msg), "%s must be a list of name globs, got %s",
+					    name, in ? node_kind(in) : "an empty item");
+					return load_fail(L, in ? in->start_mark : vn->start_mark, msg);
+				}
+				v = (const char *)in->data.scalar.value;
+				if (used + strlen(v) + 2 > sizeof(list)) {
+					fmt(msg, sizeof(msg), "%s is too long (at most %d characters)",
+					    name, SS_CONFIG_LIST_MAX - 1);
+					return load_fail(L, in->start_mark, msg);
+				}
+				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+							 used ? "," : "", v);
+			}
+			if (key_apply(L->c, k, list, msg, sizeof(msg)))
+				return load_fail(L, vn->start_mark, msg);
+			continue;
 		}
 		if (vn->type != YAML_SCALAR_NODE) {
 			fmt(msg, sizeof(msg), "%s must be %s, got %s", name, type_words(keys[k].type),
@@ -969,6 +1010,9 @@ static int dump_key(const struct ss_config *c, int k)
 		return c->mode == SS_SCHED_WINDOW;
 	if (k == I_EVERY_N)
 		return c->mode == SS_SCHED_EVERY_N;
+	if (sec == I_FILTER) /* only the filters in use */
+		return keys[k].type == T_INT ? int_value(c, k) != 0
+					     : *((const char *)c + keys[k].off) != 0;
 	return 1;
 }
 

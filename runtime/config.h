@@ -19,8 +19,9 @@
 
 #define SS_CONFIG_PATH_MAX 4096
 #define SS_CONFIG_NAME_MAX 256
-#define SS_CONFIG_MAX_KEYS 32   /* room in ss_config.mark[] (config.c's key table) */
+#define SS_CONFIG_MAX_KEYS 48   /* room in ss_config.mark[] (config.c's key table) */
 #define SS_CONFIG_ORIGIN_MAX 64
+#define SS_CONFIG_LIST_MAX 4096 /* filter.exclude / filter.include */
 
 enum ss_sched_mode {
 	SS_SCHED_ALL = 0,      /* no schedule: every step (the whole run) */
@@ -63,6 +64,13 @@ struct ss_config {
 	int64_t memory_every_n_steps;          /* memory.every_n_steps: 100, > 0 */
 	enum ss_stats_scope stats;             /* stats: window */
 	int64_t log_every_n_steps;             /* log.every_n_steps: 0 = never */
+	/* filter: which calls are recorded (runtime/filter.c, docs/filters.md);
+	 * lists are name globs separated by commas or spaces */
+	char filter_exclude[SS_CONFIG_LIST_MAX];   /* filter.exclude: "" */
+	char filter_include[SS_CONFIG_LIST_MAX];   /* filter.include: "" = all */
+	char filter_exclude_file[SS_CONFIG_PATH_MAX]; /* filter.exclude_file */
+	int64_t filter_max_depth;              /* filter.max_depth: 0 = any */
+	int64_t filter_min_duration_us;        /* filter.min_duration_us: 0 */
 	/* where it came from, for messages; "" = defaults only */
 	char source[SS_CONFIG_PATH_MAX];
 	/* per key, indexed by config.c's key table; filled by load_file/set */

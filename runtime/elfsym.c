@@ -240,3 +240,41 @@ int ss_elfsym_name(uintptr_t addr, char *buf, size_t len)
 		return -1;
 	return name_in_file(n.path, addr - n.bias, buf, len);
 }
+
+/* ---------------------------------------------------------------- all
+ * (filter.c) every function of the instrumented modules, by name */
+struct each_fn {
+	int (*fn)(uintptr_t addr, const char *name, void *ctx);
+	void *ctx;
+	uintptr_t bias;
+};
+
+static int each_fn_sym(const Sym *sym, const char *name, void *ctx)
+{
+	struct each_fn *e = ctx;
+	if (ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
+	    !sym->st_value || !*name)
+		return 0;
+	return e->fn(e->bias + sym->st_value, name, e->ctx);
+}
+
+static int each_fn_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct each_fn *e = data;
+	const char *path = info->dlpi_name;
+	if (!path || !*path)
+		path = "/proc/self/exe";
+	if (!strncmp(path, "linux-vdso", 10) ||
+	    !find_in_file(path, "__cyg_profile_func_enter", 1))
+		return 0;
+	e->bias = info->dlpi_addr;
+	each_symbol(path, each_fn_sym, e);
+	return 0;
+}
+
+void ss_elfsym_each_function(int (*fn)(uintptr_t addr, const char *name, void *ctx),
+			     void *ctx)
+{
+	struct each_fn e = { fn, ctx, 0 };
+	dl_iterate_phdr(each_fn_cb, &e);
+}

@@ -178,6 +178,9 @@ enum ss_meta_type {
 	 * opening, at thread exit and at process exit; a later record for the
 	 * same serial replaces the earlier ones. */
 	SS_META_STATS = 12,
+	/* struct ss_meta_overhead: the calibrated cost of one recorded call
+	 * pair (filter.c), measured once at start-up */
+	SS_META_OVERHEAD = 13,
 	/* struct ss_meta_rank: the MPI rank of the process, from the
 	 * launcher's environment at start and again from MPI once it is
 	 * initialised (the last record wins), with a (ticks, CLOCK_MONOTONIC,
@@ -262,6 +265,17 @@ struct ss_meta_stats_entry {
 	uint64_t self_ticks;
 };
 _Static_assert(sizeof(struct ss_meta_stats_entry) == 32, "stats entry size");
+
+/* What one recorded call (an ENTER and its EXIT through the hooks) costs
+ * the program, measured at start-up off the program's clock: the median of
+ * a few rounds of `pairs` back-to-back pairs into a scratch buffer. */
+struct ss_meta_overhead {
+	uint64_t pair_ticks;         /* in the file clock */
+	uint64_t pair_ns;
+	uint64_t pairs;              /* pairs per round */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct ss_meta_overhead) == 32, "overhead size");
 
 struct ss_meta_module {
 	uint64_t load_bias;          /* dlpi_addr */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter.h"
 #include "internal.h"
 
 /* Where the frame of the function that called the enter hook sits on the
@@ -45,16 +46,23 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 	if (fn == ss_hot.watch)
 		ss_window_on_enter();
 	int g = ss_hot.gate;
-	/* stats: whole_run / log.every_n_steps (stats.c) */
+	/* stats: whole_run / log.every_n_steps (stats.c); an excluded
+	 * function is counted, not timed, and never recorded */
 	if (g & SS_GATE_STATS) {
+		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn)) {
+			ss_stats_count(fn);
+			return;
+		}
 		ss_stats_enter(fn);
 		g &= SS_GATE_EVENTS;
 	}
 	if (g) {
 		struct ss_thread *t = &ss_tls;
-		uintptr_t sp = ss_hook_frame_key(site);
 		if (ss_unlikely(g != 1) && ss_hooks_gate_slow(g))
 			return;
+		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_skip_enter(fn))
+			return; /* filter: (filter.h) */
+		uintptr_t sp = ss_hook_frame_key(site);
 		uint32_t d = t->depth;
 		/* the top frame sits at or below ours: gone (longjmp) unless
 		 * it is our own inlined caller (frames.c decides) */
@@ -81,10 +89,14 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 	int g = ss_hot.gate;
 	/* stats: whole_run / log.every_n_steps (stats.c) */
 	if (g & SS_GATE_STATS) {
-		ss_stats_exit(fn);
+		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn))
+			g = 0; /* counted at its entry */
+		else
+			ss_stats_exit(fn);
 		g &= SS_GATE_EVENTS;
 	}
-	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g))) {
+	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g)) &&
+	    !(ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_skip_exit(fn))) {
 		struct ss_thread *t = &ss_tls;
 		uint32_t d = t->depth;
 		if (ss_likely(d - 1 < t->frames_cap &&
@@ -92,7 +104,9 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 			t->depth = d - 1;
 		else
 			ss_frames_exit_slow(t, (uintptr_t)fn);
-		ss_emit(SS_EV_WORD(SS_EV_EXIT, (uintptr_t)fn));
+		/* filter.min_duration_us: a short leaf call is taken back */
+		if (!(ss_unlikely(ss_hot.filter & SS_FILTER_SHORT) && ss_filter_take_back(fn)))
+			ss_emit(SS_EV_WORD(SS_EV_EXIT, (uintptr_t)fn));
 	}
 	if (fn == ss_hot.watch)
 		ss_window_on_exit();

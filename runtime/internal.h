@@ -80,6 +80,7 @@ struct ss_hot {
 	int use_tsc;                   /* clock: rdtsc, else CLOCK_MONOTONIC */
 	void *volatile watch;          /* step.function address, NULL if none */
 	int stacks;                    /* record.stack: capture at each ENTER */
+	int filter;                    /* SS_FILTER_SKIP | SS_FILTER_SHORT */
 } __attribute__((aligned(64)));
 
 struct ss_runtime {
@@ -200,6 +201,7 @@ SS_HIDDEN void ss_direct_say_exit(void);
 SS_HIDDEN void ss_stats_init(void);    /* before main: sets SS_GATE_STATS */
 SS_HIDDEN void ss_stats_enter(void *fn);
 SS_HIDDEN void ss_stats_exit(void *fn);
+SS_HIDDEN void ss_stats_count(void *fn); /* filtered out: calls only */
 /* lock held: */
 SS_HIDDEN void ss_stats_write(struct ss_thread *t); /* SS_META_STATS */
 SS_HIDDEN void ss_stats_write_all(void);            /* every live thread */
@@ -229,6 +231,19 @@ SS_HIDDEN int ss_elfsym_name(uintptr_t addr, char *buf, size_t len);
 /* rank.c: the MPI rank from the launcher's environment (SS_META_RANK) */
 SS_HIDDEN void ss_rank_init(void);
 SS_HIDDEN int ss_rank_launcher(const char *exe); /* mpirun & co: stay out */
+/* filter.c: the filter keys and the cost of a recorded call */
+#define SS_FILTER_SKIP 1               /* exclude, include or max_depth */
+#define SS_FILTER_SHORT 2              /* min_duration_us */
+SS_HIDDEN void ss_filter_init(void);   /* before main: sets ss_hot.filter */
+SS_HIDDEN void ss_filter_calibrate(void); /* before main, one thread */
+SS_HIDDEN void ss_filter_write_meta(void);  /* lock held: SS_META_OVERHEAD */
+SS_HIDDEN void ss_filter_on_window(void);   /* lock held: a window opens */
+SS_HIDDEN int ss_filter_take_back(void *fn);
+/* the exclusion test the hooks inline: filter.h */
+/* elfsym.c: fn(address, name, ctx) for every FUNC symbol of each module
+ * built with -finstrument-functions (both symbol tables) */
+SS_HIDDEN void ss_elfsym_each_function(int (*fn)(uintptr_t addr, const char *name,
+						 void *ctx), void *ctx);
 
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)

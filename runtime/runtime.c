@@ -233,6 +233,8 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
 	ss_window_init();
+	ss_filter_init(); /* filter: names to addresses */
+	ss_filter_calibrate();
 	ss_stats_init(); /* stats: whole_run, log.every_n_steps */
 	if (ss_rt.cfg.record_stack)
 		ss_stack_init();

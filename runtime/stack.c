@@ -68,7 +68,10 @@ struct ss_stack_slot {
 
 /* Open addressing on the hash of the addresses; the addresses themselves
  * are kept so that a hash collision never merges two stacks. */
+struct ss_stack_memo;
+
 struct ss_stack_table {
+	struct ss_stack_memo *memo; /* libunwind results (ss_stack_unwind) */
 	struct ss_stack_slot *slot;
 	uint32_t nslots;            /* a power of two */
 	uint32_t used;
@@ -176,9 +179,72 @@ static inline int ss_stack_trusted(uintptr_t pc)
 	return 0;
 }
 
+/* libunwind is slow (microseconds a frame): its result below a frame of
+ * untrusted code is remembered per thread, keyed by that frame (pc, sp,
+ * rbp), with where each return address it found sits on the stack.  A
+ * remembered result is used again only while every one of those stack
+ * words still holds its address: the same frames are still there (the
+ * start code below main, a library's frames around a callback). */
+#define SS_STACK_MEMOS 4
+
+struct ss_stack_memo {
+	uintptr_t pc, sp, bp;       /* the untrusted frame; pc 0: empty */
+	uint32_t n, max;            /* addresses found; how many were asked */
+	uint64_t ip[SS_STACK_MAX];
+	uintptr_t at[SS_STACK_MAX]; /* the stack word that held ip[i] */
+};
+
 #if SS_STACK_UNWIND
 #define SS_STR_(x) #x
 #define SS_STR(x) SS_STR_(x)
+
+/* The remembered result for frame (pc, sp, bp), if its stack words still
+ * hold it and it answers max: how many addresses it copied, or -1. */
+static int ss_stack_memo_get(uintptr_t pc, uintptr_t sp, uintptr_t bp, uint64_t *out,
+			     uint32_t max)
+{
+	struct ss_stack_table *tab = ss_stack_tab;
+	uintptr_t lo = ss_tls.stack_lo, hi = ss_tls.stack_hi;
+
+	if (!tab || !tab->memo)
+		return -1;
+	for (int k = 0; k < SS_STACK_MEMOS; k++) {
+		struct ss_stack_memo *m = &tab->memo[k];
+		if (m->pc != pc || m->sp != sp || m->bp != bp || (m->n == m->max && max > m->n))
+			continue;
+		uint32_t n = m->n < max ? m->n : max, i;
+		for (i = 0; i < n; i++)
+			if (m->at[i] < lo || m->at[i] + 8 > hi ||
+			    *(const uintptr_t *)m->at[i] != m->ip[i])
+				break;
+		if (i < n)
+			continue;
+		memcpy(out, m->ip, n * sizeof(*out));
+		return (int)n;
+	}
+	return -1;
+}
+
+static void ss_stack_memo_put(uintptr_t pc, uintptr_t sp, uintptr_t bp, const uint64_t *ip,
+			      const uintptr_t *at, uint32_t n, uint32_t max)
+{
+	static __thread unsigned next __attribute__((tls_model("initial-exec")));
+	struct ss_stack_table *tab = ss_stack_tab;
+
+	if (!tab || !tab->memo)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if (!at[i])
+			return; /* a frame whose slot is unknown: not kept */
+	struct ss_stack_memo *m = &tab->memo[next++ % SS_STACK_MEMOS];
+	m->pc = pc;
+	m->sp = sp;
+	m->bp = bp;
+	m->n = n;
+	m->max = max;
+	memcpy(m->ip, ip, n * sizeof(*ip));
+	memcpy(m->at, at, n * sizeof(*at));
+}
 
 /* Go on below a frame of untrusted code with libunwind: the frame's pc is
  * `pc` (already stored by the caller), its sp `sp` and its rbp `bp`; or,
@@ -188,8 +254,13 @@ static uint32_t ss_stack_unwind(uintptr_t pc, uintptr_t sp, uintptr_t bp,
 {
 	unw_context_t ctx;
 	unw_cursor_t cur;
-	unw_word_t ip;
+	unw_word_t ip, csp;
+	uintptr_t at[SS_STACK_MAX];
 	uint32_t n = 0;
+	int got;
+
+	if (pc && max && (got = ss_stack_memo_get(pc, sp, bp, out, max)) >= 0)
+		return (uint32_t)got;
 
 	if (!ss_unw_ok || !max || ss_unw.getcontext(&ctx))
 		return 0;
@@ -213,8 +284,15 @@ static uint32_t ss_stack_unwind(uintptr_t pc, uintptr_t sp, uintptr_t bp,
 	while (n < max && ss_unw.step(&cur) > 0) {
 		if (ss_unw.get_reg(&cur, UNW_REG_IP, &ip) || !ip)
 			break;
+		/* the caller's sp is the callee's CFA: the return address
+		 * sits just below it */
+		at[n] = ss_unw.get_reg(&cur, UNW_REG_SP, &csp) ? 0 : (uintptr_t)csp - 8;
+		if (at[n] && *(const uintptr_t *)at[n] != ip)
+			at[n] = 0;
 		out[n++] = ip;
 	}
+	if (pc)
+		ss_stack_memo_put(pc, sp, bp, out, at, n, max);
 	return n;
 }
 #else
@@ -300,7 +378,8 @@ static void ss_stack_table_free(void *arg)
 	if (!t)
 		return;
 	size = sizeof(*t) + (size_t)t->nslots * sizeof(*t->slot) +
-	       (size_t)t->cap * sizeof(*t->arena);
+	       (size_t)t->cap * sizeof(*t->arena) +
+	       SS_STACK_MEMOS * sizeof(struct ss_stack_memo);
 	if (ss_stack_tab == t)
 		ss_stack_tab = NULL;
 	munmap(t, size);
@@ -311,7 +390,8 @@ static struct ss_stack_table *ss_stack_table_new(struct ss_thread *t)
 {
 	size_t size = sizeof(struct ss_stack_table) +
 		      SS_STACK_SLOTS * sizeof(struct ss_stack_slot) +
-		      SS_STACK_ARENA * sizeof(uint64_t);
+		      SS_STACK_ARENA * sizeof(uint64_t) +
+		      SS_STACK_MEMOS * sizeof(struct ss_stack_memo);
 	struct ss_stack_table *tab;
 
 	if (!t->stack_hi) {
@@ -336,6 +416,7 @@ static struct ss_stack_table *ss_stack_table_new(struct ss_thread *t)
 	tab->nslots = SS_STACK_SLOTS;
 	tab->arena = (uint64_t *)(tab->slot + SS_STACK_SLOTS);
 	tab->cap = SS_STACK_ARENA;
+	tab->memo = (struct ss_stack_memo *)(tab->arena + SS_STACK_ARENA);
 	ss_stack_tab = tab;
 	pthread_setspecific(ss_stack_key, tab);
 	return tab;

@@ -340,6 +340,28 @@ void ss_stats_exit(void *fn)
 	s->busy = 0;
 }
 
+/* A function left out by the filters (filter.c): counted, never timed,
+ * no frame (its time stays in its caller's self time).  No clock read. */
+void ss_stats_count(void *fn)
+{
+	struct ss_thread *t = &ss_tls;
+	struct ss_stats *s = t->stats;
+	if (ss_unlikely(!s) && !(s = ss_stats_attach(t)))
+		return;
+	if (ss_unlikely(s->busy)) {
+		s->dropped++;
+		return;
+	}
+	s->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct ss_stats_slot *e = ss_stats_probe(s->tab, (uintptr_t)fn);
+	if (ss_unlikely(!e->fn))
+		e = ss_stats_insert(s, (uintptr_t)fn);
+	e->calls++;
+	atomic_signal_fence(memory_order_seq_cst);
+	s->busy = 0;
+}
+
 /* ------------------------------------------------------------ slow side */
 
 static int ss_stats_wanted(void)

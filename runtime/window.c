@@ -140,6 +140,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_meta_write_ts(SS_META_STACK, ts, &s, sizeof(s), frames + skip,
 				 (n - skip) * sizeof(uint64_t));
 		ss_frames_forget_all();
+		ss_filter_on_window();
 		ss_hot.gate = (ss_hot.gate & SS_GATE_STATS) | SS_GATE_REC;
 	} else {
 		if (act != SS_STEP_RECORD)

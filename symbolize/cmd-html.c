@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "ranks.h"
 #include "cmds.h"
+#include "overhead.h"
 #include "svg.h"
 #include "version.h"
 
@@ -40,7 +41,7 @@ static const char ss_html_css[] =
 	"table{border-collapse:collapse;font-size:13px}"
 	"th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right}"
 	"th{background:#f3f3f3}td.n,th.n{text-align:left;font-family:monospace}"
-	"code,pre{background:#f6f6f6;padding:2px 4px}.muted{color:#777}";
+	"code,pre{background:#f6f6f6;padding:2px 4px}.muted{color:#777}.warn{color:#a40}";
 
 static void ss_html_table(FILE *f, struct ss_agg *a)
 {
@@ -116,6 +117,22 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s", nsteps,
 		nsteps == 1 ? "" : "s", ss_agg_fmt_time(ss_agg_self_sum(a), b, sizeof(b)),
 		SS_TOOL_VERSION);
+	{ /* stepscope's own cost (overhead.c) */
+		struct ss_overhead o;
+		ss_overhead_read(dir, &o);
+		if (o.known) {
+			uint64_t calls = ss_overhead_calls(a);
+			double pct = ss_overhead_pct(&o, calls, ss_agg_self_sum(a));
+			fprintf(f, "<p id=\"overhead\"%s>stepscope overhead: %.1f%% of recorded time "
+				"(%llu calls x %llu ns)%s</p>\n",
+				pct > SS_OVERHEAD_WARN_PCT ? " class=\"warn\"" : "", pct,
+				(unsigned long long)calls, (unsigned long long)o.pair_ns,
+				pct > SS_OVERHEAD_WARN_PCT
+					? ": the times mostly measure stepscope's hooks; run "
+					  "<code>stepscope filter</code> on this run to find the calls "
+					  "to leave out" : "");
+		}
+	}
 	fprintf(f, "<h2>Functions</h2>\n");
 	ss_html_table(f, a);
 	fprintf(f, "<h2>Step time</h2>\n");

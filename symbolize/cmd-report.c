@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "ranks.h"
+#include "overhead.h"
 #include "stats-read.h"
 
 #define SS_REPORT_NAME_MAX 55     /* like torch: longer names end in "..." */
@@ -31,12 +32,15 @@
 struct ss_report_opts {
 	const char *dir, *backend, *format, *out;
 	int sort, limit, threads, steps, quiet, whole_run, ranks;
+	int compensate;              /* --compensate */
+	struct ss_overhead over;     /* the run's calibrated hook cost */
+	uint64_t calls, sum;         /* recorded calls; the 100% (compensated) */
 };
 
 static void ss_report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stepscope report [--sort KEY] [--limit N] [--threads] [--steps | --whole-run]\n"
+		"usage: stepscope report [--sort KEY] [--limit N] [--threads] [--steps | --whole-run] [--compensate]\n"
 		"                        [--format table|csv|json] [-o FILE] [--backend dw|bfd] [-q] DIR\n"
 		"\n"
 		"   --sort KEY         total (default), self, avg, calls, max, min or name\n"
@@ -48,6 +52,8 @@ static void ss_report_usage(FILE *f)
 		"                      'stats: whole_run' (no Min/Max)\n"
 		"   --ranks            MPI ranks compared: per-step time, compute and MPI\n"
 		"                      time of each rank, stragglers, imbalance (docs/mpi.md)\n"
+		"   --compensate       subtract stepscope's own calibrated cost per recorded\n"
+		"                      call from Self and Total\n"
 		"   --format FMT       table (default), csv or json\n"
 		"   -o, --output FILE  write there instead of stdout\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
@@ -109,7 +115,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 					     "Total %", "Total", "Avg", "Min",
 					     "Max", "Calls", "Clipped" };
 	int w[11], i, ncol = 10;
-	uint64_t sum = ss_agg_self_sum(a);
+	uint64_t sum = o->sum;
 	const struct ss_agg_step *steps;
 	size_t nsteps = ss_agg_steps(a, &steps), k;
 	char cell[11][128], tb[32];
@@ -178,6 +184,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "Steps: %zu (%zu process%s, %zu thread%s)\n", nsteps,
 		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
+	ss_overhead_print(f, &o->over, o->calls, ss_agg_self_sum(a), o->dir, o->compensate);
 }
 
 /* The top function names by self time (merged rows), for --steps. */
@@ -282,7 +289,7 @@ static void ss_report_csv_head(FILE *f, const struct ss_agg_row *r,
 static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			  size_t n, const struct ss_report_opts *o)
 {
-	uint64_t sum = ss_agg_self_sum(a);
+	uint64_t sum = o->sum;
 	size_t k;
 
 	ss_report_csv_header(f, o);
@@ -331,7 +338,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			   size_t n, const struct ss_report_opts *o,
 			   const char *sortname)
 {
-	uint64_t sum = ss_agg_self_sum(a);
+	uint64_t sum = o->sum;
 	const struct ss_agg_step *steps;
 	size_t nsteps = ss_agg_steps(a, &steps), k, nc, j;
 	struct ss_agg_cycle *cy;
@@ -339,6 +346,11 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "{\"self_total_ns\":%llu,\"steps\":%zu,\"processes\":%zu,\"threads\":%zu,\"sort\":",
 		(unsigned long long)sum, nsteps, ss_agg_nprocesses(a), ss_agg_nthreads(a));
 	ss_report_json_str(f, sortname);
+	if (o->over.known)
+		fprintf(f, ",\"overhead\":{\"pair_ns\":%llu,\"calls\":%llu,\"pct\":%.4f,\"compensated\":%s}",
+			(unsigned long long)o->over.pair_ns, (unsigned long long)o->calls,
+			ss_overhead_pct(&o->over, o->calls, ss_agg_self_sum(a)),
+			o->compensate ? "true" : "false");
 	fprintf(f, ",\n\"rows\":[");
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
@@ -544,6 +556,8 @@ static enum ss_cli_took ss_report_option(struct ss_cli *c, void *ctx, int argc,
 		o->whole_run = 1;
 	} else if (!strcmp(s, "--ranks")) {
 		o->ranks = 1; /* ranks.c */
+	} else if (!strcmp(s, "--compensate")) {
+		o->compensate = 1;
 	} else if ((r = ss_cli_value(c, argc, argv, i, "--sort", &v))) {
 		if (r < 0)
 			return SS_CLI_BAD;
@@ -581,7 +595,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const char *const sortnames[] = { "total", "self", "avg", "calls",
 						 "max", "min", "name" };
-	struct ss_report_opts o = { NULL, NULL, "table", NULL, SS_AGG_SORT_TOTAL, 30, 0, 0, 0, 0, 0 };
+	struct ss_report_opts o = { .format = "table", .sort = SS_AGG_SORT_TOTAL, .limit = 30 };
 	struct ss_cli c = { "report", ss_report_usage, SS_CLI_SYMBOLS | SS_CLI_EQUALS,
 			    NULL, NULL, NULL, 0 };
 	struct ss_agg *a;
@@ -638,7 +652,12 @@ int cmd_report(int argc, char **argv)
 		ss_agg_free(a);
 		return 2;
 	}
+	ss_overhead_read(o.dir, &o.over);
+	o.calls = ss_overhead_calls(a);
+	o.sum = ss_agg_self_sum(a);
 	n = ss_agg_rows(a, o.threads, &rows);
+	if (o.compensate && o.over.known)
+		o.sum = ss_overhead_compensate(a, rows, n, o.threads, o.over.pair_ns);
 	ss_agg_sort_rows(rows, n, (enum ss_agg_sort)o.sort);
 	if (o.limit && n > (size_t)o.limit)
 		n = (size_t)o.limit;

@@ -22,5 +22,6 @@ int cmd_merge(int argc, char **argv);
 int ss_record_mpi_rank(void);
 void ss_record_mpi_preload(const char *lib, const char *prog_path);
 int ss_record_mpi_launcher(const char *prog); /* mpirun, mpiexec, srun... */
+int cmd_filter(int argc, char **argv);
 
 #endif /* SS_CMDS_H */

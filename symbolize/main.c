@@ -29,6 +29,7 @@ static const struct ss_main_cmd ss_main_cmds[] = {
 	{ "html", cmd_html, "self-contained HTML report: table, step times, flame graph, memory" },
 	{ "memory", cmd_memory, "SVG of host and CUDA memory over steps and time, with a leak hint" },
 	{ "merge", cmd_merge, "merge the run directories of several hosts (MPI) into one run" },
+	{ "filter", cmd_filter, "cost per function and a list of hot tiny functions to leave out" },
 };
 
 #define SS_MAIN_NCMDS (sizeof(ss_main_cmds) / sizeof(ss_main_cmds[0]))

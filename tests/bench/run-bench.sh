@@ -19,7 +19,8 @@
 #   uftrace   `uftrace record` of an -finstrument-functions build without
 #             libstepscope (two hook sets in one process would fight)
 # Then the other sections: build time through stepscope-cc, symbolize
-# throughput, record.stack, stats: whole_run.
+# throughput, record.stack, stats: whole_run, filter (the rebuild with
+# `stepscope filter`'s list).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
@@ -335,6 +336,9 @@ off=$(stack_run 4 "")
 on=$(stack_run 4 ",record.stack=true,record.stack_depth=32")
 awk -v a="$off" -v b="$on" 'BEGIN {
 	printf "  depth 32, through main into libc (libunwind): %7.1f ns/call off, %7.1f on: %7.1f ns per stack\n", a, b, b - a }'
+on=$(stack_run 4 ",record.stack=true")
+awk -v a="$off" -v b="$on" 'BEGIN {
+	printf "  depth 16 (default), through main into libc:   %7.1f ns/call off, %7.1f on: %7.1f ns per stack  (target <= 2000)\n", a, b, b - a }'
 rm -rf "$K"
 
 # ---------------------------------------------------------------- stats: whole_run
@@ -348,6 +352,7 @@ $CC -O2 -g -finstrument-functions -o "$V/b-calls" "$SRC/b-calls.c"
 $CC -O2 -g -o "$V/b-plain" "$SRC/b-calls.c"
 printf 'step:\n  function: step_marker\nwindow: {start_step: 1000000000, end_step: 1000000001}\n' > "$V/idle.yaml"
 { cat "$V/idle.yaml"; printf 'stats: whole_run\n'; } > "$V/stats.yaml"
+{ cat "$V/stats.yaml"; printf 'filter: {exclude: [leaf]}\n'; } > "$V/statsx.yaml"
 printf 'max_trace_mb: 0\n' > "$V/all.yaml"
 hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$V/stats.csv" \
 	--prepare "sh -c 'rm -rf $V/trace; mkdir -p $V/trace'" \
@@ -355,6 +360,7 @@ hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$V/stats.csv" \
 	-n empty "env LD_PRELOAD=$V/libempty.so $V/b-calls $WN" \
 	-n idle "env STEPSCOPE_DIR=$V/trace STEPSCOPE_CONFIG=$V/idle.yaml LD_PRELOAD=$B/lib/libstepscope.so $V/b-calls $WN" \
 	-n stats "env STEPSCOPE_DIR=$V/trace STEPSCOPE_CONFIG=$V/stats.yaml LD_PRELOAD=$B/lib/libstepscope.so $V/b-calls $WN" \
+	-n statsx "env STEPSCOPE_DIR=$V/trace STEPSCOPE_CONFIG=$V/statsx.yaml LD_PRELOAD=$B/lib/libstepscope.so $V/b-calls $WN" \
 	-n record "env STEPSCOPE_DIR=$V/trace STEPSCOPE_CONFIG=$V/all.yaml LD_PRELOAD=$B/lib/libstepscope.so $V/b-calls $WN" \
 	>"$V/hyperfine.log" 2>&1 || { cat "$V/hyperfine.log"; exit 1; }
 awk -F, -v n="$WN" 'NR > 1 { med[$1] = $4 } END {
@@ -368,6 +374,44 @@ awk -F, -v n="$WN" 'NR > 1 { med[$1] = $4 } END {
 	printf "  %-34s %8.2f ns\n", "stepscope outside window", i
 	printf "  %-34s %8.2f ns\n", "stepscope stats: whole_run", s
 	printf "  %-34s %8.2f ns\n", "stepscope recording", r
+	printf "  %-34s %8.2f ns\n", "stats, leaf in filter.exclude", (med["statsx"] - med["none"]) * ns
 	printf "  stats / recording          %6.2fx   (target: clearly below 1)\n", s / r
-	printf "  stats - empty hooks        %6.2f ns\n", s - e }' "$V/stats.csv"
+	printf "  stats - empty hooks        %6.2f ns\n", s - e
+	printf "  whole run, stats / empty hooks build            %6.2fx   (target <= 1.3x)\n", med["stats"] / med["empty"]
+	printf "  whole run, stats + exclude list / empty hooks   %6.2fx   (target <= 1.3x)\n", med["statsx"] / med["empty"] }' "$V/stats.csv"
 rm -rf "$V"
+
+# ---------------------------------------------------------------- filter
+# (filter section) the rebuild with `stepscope filter`'s list against the
+# plain build, per step: s-filter (one operator, 10^5 calls of a tiny
+# helper per step), every step recorded; and the same list applied at run
+# time instead.  Per step = (run of FN steps - run of 0 steps) / FN, so the
+# runtime's start-up (symbols, calibration) is not counted as step time.
+FN=${SS_BENCH_FILTER_STEPS:-1000}
+F=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-filterbench.XXXXXX")
+FS=$top/tests/e2e/s-filter.c
+$CC -O2 -g -o "$F/plain" "$FS"
+"$B/bin/stepscope-cc" $CC -O2 -o "$F/inst" "$FS"
+printf 'tiny\n' > "$F/exclude.txt"
+STEPSCOPE_EXCLUDE_FILE="$F/exclude.txt" "$B/bin/stepscope-cc" $CC -O2 -o "$F/rebuilt" "$FS" 2>/dev/null
+printf 'step: {function: train_step}\nmax_trace_mb: 0\n' > "$F/all.yaml"
+{ cat "$F/all.yaml"; printf 'filter: {exclude_file: %s}\n' "$F/exclude.txt"; } > "$F/excl.yaml"
+R="env STEPSCOPE_DIR=$F/trace"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$F/f.csv" \
+	--prepare "sh -c 'rm -rf $F/trace; mkdir -p $F/trace'" \
+	-n plain0 "$F/plain 0 0 0" \
+	-n plain "$F/plain $FN 0 100000" \
+	-n start0 "$R STEPSCOPE_CONFIG=$F/excl.yaml $F/rebuilt 0 0 0" \
+	-n rebuilt "$R STEPSCOPE_CONFIG=$F/all.yaml $F/rebuilt $FN 0 100000" \
+	-n runtime "$R STEPSCOPE_CONFIG=$F/excl.yaml $F/inst $FN 0 100000" \
+	>"$F/hyperfine.log" 2>&1 || { cat "$F/hyperfine.log"; exit 1; }
+awk -F, -v n="$FN" -v cc="$CC" 'NR > 1 { med[$1] = $4 } END {
+	p = (med["plain"] - med["plain0"]) * 1e3 / n
+	r = (med["rebuilt"] - med["start0"]) * 1e3 / n
+	x = (med["runtime"] - med["start0"]) * 1e3 / n
+	printf "\nfilter: s-filter, %d steps of 10^5 tiny calls, every step recorded (medians):\n", n
+	printf "  plain build                      %8.4f ms per step\n", p
+	printf "  rebuilt with the list (%-5s)    %8.4f ms per step  %6.3fx  (target <= 1.05x)\n", cc, r, r / p
+	printf "  list at run time (exclude_file)  %8.4f ms per step  %6.3fx\n", x, x / p
+	printf "  start-up of the runtime          %8.1f ms\n", (med["start0"] - med["plain0"]) * 1e3 }' "$F/f.csv"
+rm -rf "$F"

@@ -628,6 +628,34 @@ static void test_dump_round_trip(void **state)
 	round_trip(&c);
 }
 
+/* filter: lists of globs from YAML lists, strings and --set; dumped only
+ * when in use */
+static void test_filter_keys(void **state)
+{
+	struct ss_config c;
+	char buf[4096], err[ERR_MAX];
+
+	assert_string_equal(load_text(&c, "filter:\n  exclude: [tiny, 'ad*']\n  include: step\n"
+					  "  max_depth: 3\n  min_duration_us: 5\n"), "");
+	assert_string_equal(c.filter_exclude, "tiny,ad*");
+	assert_string_equal(c.filter_include, "step");
+	assert_int_equal(c.filter_max_depth, 3);
+	assert_int_equal(c.filter_min_duration_us, 5);
+	ss_config_dump(&c, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "filter.exclude=tiny,ad*\nfilter.include=step\n"
+				    "filter.max_depth=3\nfilter.min_duration_us=5\n"));
+	assert_string_equal(load_text(&c, "filter: {exclude: [{a: 1}]}\n"),
+			    "c.yaml:1:20: filter.exclude must be a list of name globs, got a mapping");
+	assert_string_equal(load_text(&c, "filter: {max_depth: -1}\n"),
+			    "c.yaml:1:21: filter.max_depth must be between 0 and 1000000, got -1");
+	ss_config_defaults(&c);
+	assert_int_equal(ss_config_set(&c, "filter.exclude=tiny helper", "--set", err, sizeof(err)), 0);
+	assert_string_equal(c.filter_exclude, "tiny helper");
+	ss_config_defaults(&c);
+	ss_config_dump(&c, buf, sizeof(buf));
+	assert_null(strstr(buf, "filter."));
+}
+
 static void test_dump_text(void **state)
 {
 	struct ss_config c;
@@ -727,6 +755,7 @@ int main(void)
 		cmocka_unit_test_setup(test_missing_named_file, test_setup),
 		cmocka_unit_test_setup(test_dump_round_trip, test_setup),
 		cmocka_unit_test_setup(test_dump_text, test_setup),
+		cmocka_unit_test_setup(test_filter_keys, test_setup),
 		cmocka_unit_test_setup(test_shipped_configs, test_setup),
 	};
 

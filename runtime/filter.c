@@ -1,0 +1,399 @@
+/*
+ * filter.c - which calls a recording window keeps (the `filter:` keys) and
+ * what one recorded call costs (SS_META_OVERHEAD).
+ *
+ * filter.exclude / filter.include / filter.exclude_file name functions by
+ * glob; before main the names are matched against the symbol tables of
+ * every module built with -finstrument-functions (elfsym.c) and the
+ * matching addresses go into one open-addressing table.  The hooks consult
+ * it only on the recording path (gate open) and only when ss_hot.filter is
+ * set: outside a window, and in a run without filters, nothing here runs.
+ *
+ *   exclude      the function's own ENTER/EXIT are not recorded (its
+ *                callees still are): a table lookup, then return
+ *   include      only calls inside an activation of these are recorded
+ *   max_depth    frames deeper than this many recorded ones are skipped
+ *   min_duration a call that returns sooner, with nothing recorded after its
+ *                ENTER, is taken back: the ENTER slot is cleared before the
+ *                chunk ever leaves memory, so its bytes never reach the disk
+ *
+ * Per-thread counters (skipped depth, open included frames) live in this
+ * file's own thread-local block and are reset when a new window opens
+ * (ss_filter_on_window), so a frame that opened outside a window cannot
+ * leave them off by one.
+ *
+ * The calibration (ss_filter_calibrate) runs the real hooks on the calling
+ * thread before main, into a scratch buffer that is never written out.
+ *
+ * Must never: allocate, lock or call libc on the hook path; exit or block
+ * after main.
+ */
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "filter.h"
+#include "internal.h"
+
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
+
+#define SS_FILTER_GLOBS 256
+#define SS_FILTER_NAME_MAX 512
+
+struct ss_filter_slot *ss_filter_table;
+unsigned ss_filter_bits;             /* table has 1 << bits slots */
+size_t ss_filter_used;
+int ss_filter_stateful;              /* include or max_depth: counters */
+static int ss_filter_has_include;
+static uint32_t ss_filter_max_depth; /* 0: any depth */
+static uint64_t ss_filter_min_ticks; /* 0: keep short calls */
+static volatile uint32_t ss_filter_epoch = 1;
+static struct ss_meta_overhead ss_filter_cost;
+
+/* per thread: reset whenever epoch differs from ss_filter_epoch */
+struct ss_filter_tls {
+	uint32_t epoch;
+	uint32_t skipped;        /* open frames skipped for max_depth */
+	uint32_t inside;         /* open included frames */
+};
+static __thread struct ss_filter_tls ss_filter_tls
+	__attribute__((tls_model("initial-exec")));
+
+
+/* ------------------------------------------------------------ start-up */
+
+struct ss_filter_globs {
+	char *pat[SS_FILTER_GLOBS];
+	unsigned kind[SS_FILTER_GLOBS];
+	size_t n;
+	uintptr_t *addr;         /* matches found: (addr, kind) pairs */
+	size_t naddr, cap;
+	int oom;
+};
+
+static void ss_filter_add_glob(struct ss_filter_globs *g, const char *p, size_t len,
+			       unsigned kind)
+{
+	if (!len || g->n >= SS_FILTER_GLOBS)
+		return;
+	char *copy = strndup(p, len);
+	if (!copy)
+		return;
+	g->pat[g->n] = copy;
+	g->kind[g->n++] = kind;
+}
+
+/* "a,b c" -> globs */
+static void ss_filter_add_list(struct ss_filter_globs *g, const char *list, unsigned kind)
+{
+	for (const char *p = list; *p;) {
+		p += strspn(p, ", \t");
+		size_t n = strcspn(p, ", \t");
+		ss_filter_add_glob(g, p, n, kind);
+		p += n;
+	}
+}
+
+/* One name a line; '#' starts a comment; "runtime-only NAME" (written by
+ * `stepscope filter` for names gcc would match too widely) counts too. */
+static int ss_filter_add_file(struct ss_filter_globs *g, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char line[SS_FILTER_NAME_MAX];
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "#\r\n")] = 0;
+		char *p = line + strspn(line, " \t");
+		if (!strncmp(p, "runtime-only", 12) && (p[12] == ' ' || p[12] == '\t'))
+			p += 12 + strspn(p + 12, " \t");
+		size_t n = strcspn(p, " \t");
+		ss_filter_add_glob(g, p, n, SS_FILTER_EXCLUDE);
+	}
+	fclose(f);
+	return 0;
+}
+
+static int ss_filter_match(uintptr_t addr, const char *name, void *ctx)
+{
+	struct ss_filter_globs *g = ctx;
+	unsigned kind = 0;
+	for (size_t i = 0; i < g->n; i++)
+		if (!(kind & g->kind[i]) && !fnmatch(g->pat[i], name, 0))
+			kind |= g->kind[i];
+	if (!kind || !addr)
+		return 0;
+	if (g->naddr + 2 > g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 256;
+		uintptr_t *a = realloc(g->addr, cap * sizeof(*a));
+		if (!a) {
+			g->oom = 1;
+			return 0;
+		}
+		g->addr = a;
+		g->cap = cap;
+	}
+	g->addr[g->naddr++] = addr;
+	g->addr[g->naddr++] = kind;
+	return 0;
+}
+
+static void ss_filter_insert(uintptr_t a, unsigned kind)
+{
+	size_t mask = ((size_t)1 << ss_filter_bits) - 1;
+	for (size_t i = ss_filter_hash(a, ss_filter_bits);; i = (i + 1) & mask) {
+		if (ss_filter_table[i].addr == a) {
+			ss_filter_table[i].kind |= kind;
+			return;
+		}
+		if (!ss_filter_table[i].addr) {
+			ss_filter_table[i].addr = a;
+			ss_filter_table[i].kind = kind;
+			ss_filter_used++;
+			return;
+		}
+	}
+}
+
+/* Before main (the runtime's constructor).  A filter file that cannot be
+ * read is refused like a bad config. */
+void ss_filter_init(void)
+{
+	const struct ss_config *c = &ss_rt.cfg;
+	struct ss_filter_globs g = { 0 };
+	char where[SS_CONFIG_PATH_MAX + 80];
+
+	ss_filter_add_list(&g, c->filter_exclude, SS_FILTER_EXCLUDE);
+	ss_filter_add_list(&g, c->filter_include, SS_FILTER_INCLUDE);
+	if (c->filter_exclude_file[0] && ss_filter_add_file(&g, c->filter_exclude_file)) {
+		ss_config_where(c, "filter.exclude_file", where, sizeof(where));
+		fprintf(stderr, "stepscope: %scannot read %s (write one function name a line, "
+			"e.g. with stepscope filter RUN -o FILE)\n", where, c->filter_exclude_file);
+		exit(2);
+	}
+	ss_filter_has_include = c->filter_include[0] != 0;
+	ss_filter_max_depth = (uint32_t)c->filter_max_depth;
+	ss_filter_stateful = ss_filter_has_include || ss_filter_max_depth;
+	if (c->filter_min_duration_us > 0) {
+		uint64_t per_s = ss_rt.hdr.clock == SS_CLOCK_TSC ? ss_rt.hdr.ticks_per_sec
+								  : 1000000000ull;
+		ss_filter_min_ticks = (uint64_t)c->filter_min_duration_us * (per_s / 1000000);
+		if (!ss_filter_min_ticks)
+			ss_filter_min_ticks = 1;
+	}
+	if (g.n)
+		ss_elfsym_each_function(ss_filter_match, &g);
+	if (g.oom)
+		ss_warn("out of memory for filter names; some filters are not applied");
+	if (g.naddr) {
+		size_t want = g.naddr; /* two words a match: load <= 1/2 */
+		ss_filter_bits = 4;
+		while (((size_t)1 << ss_filter_bits) < want)
+			ss_filter_bits++;
+		ss_filter_table = calloc((size_t)1 << ss_filter_bits, sizeof(*ss_filter_table));
+		if (ss_filter_table) {
+			for (size_t i = 0; i < g.naddr; i += 2)
+				ss_filter_insert(g.addr[i], (unsigned)g.addr[i + 1]);
+		} else {
+			ss_warn("out of memory for filter names; filters are not applied");
+		}
+	}
+	for (size_t i = 0; i < g.n; i++)
+		free(g.pat[i]);
+	free(g.addr);
+	ss_hot.filter = (ss_filter_used || ss_filter_has_include || ss_filter_max_depth
+			 ? SS_FILTER_SKIP : 0) |
+			(ss_filter_min_ticks ? SS_FILTER_SHORT : 0);
+}
+
+/* Lock held: a window opens (every thread starts from depth 0 again). */
+void ss_filter_on_window(void)
+{
+	ss_filter_epoch++;
+}
+
+/* ------------------------------------------------------------ hook path */
+
+static inline struct ss_filter_tls *ss_filter_state(void)
+{
+	struct ss_filter_tls *f = &ss_filter_tls;
+	if (ss_unlikely(f->epoch != ss_filter_epoch)) {
+		f->epoch = ss_filter_epoch;
+		f->skipped = 0;
+		f->inside = 0;
+	}
+	return f;
+}
+
+/* include / max_depth (filter.h has the exclusion): 1 when this ENTER
+ * is not recorded (nor its EXIT: ss_filter_depth_exit says so for the
+ * same function at the same depth). */
+int ss_filter_depth_enter(void *fn, unsigned kind)
+{
+	(void)fn;
+	struct ss_filter_tls *f = ss_filter_state();
+	if (f->skipped || (ss_filter_max_depth && ss_tls.depth >= ss_filter_max_depth)) {
+		f->skipped++;
+		return 1;
+	}
+	if (ss_filter_has_include) {
+		if (kind & SS_FILTER_INCLUDE)
+			f->inside++;
+		else if (!f->inside)
+			return 1;
+	}
+	return 0;
+}
+
+int ss_filter_depth_exit(void *fn, unsigned kind)
+{
+	(void)fn;
+	struct ss_filter_tls *f = ss_filter_state();
+	if (f->skipped) {
+		f->skipped--;
+		return 1;
+	}
+	if (ss_filter_has_include) {
+		if (kind & SS_FILTER_INCLUDE) {
+			if (f->inside)
+				f->inside--;
+		} else if (!f->inside) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* filter.min_duration_us, at an EXIT of fn: if the last events of this
+ * thread's chunk are fn's ENTER (and its STACK, with record.stack) and it
+ * began less than the minimum ago, clear them and give their slots back.
+ * 1 when the call was taken back (its EXIT is not recorded). */
+int ss_filter_take_back(void *fn)
+{
+	struct ss_thread *t = &ss_tls;
+	struct ss_event *e = t->pos;
+	if (!t->chunk || !e)
+		return 0;
+	struct ss_event *first = (struct ss_event *)(t->chunk + 1);
+	struct ss_event *enter = e - 1;
+	if (enter < first)
+		return 0;
+	if (SS_EV_KIND(enter->word) == SS_EV_STACK && enter > first)
+		enter--;
+	if (enter->word != SS_EV_WORD(SS_EV_ENTER, (uintptr_t)fn) ||
+	    ss_clock_now() - enter->ts >= ss_filter_min_ticks)
+		return 0;
+	/* give the slots back first: a signal handler that records now
+	 * writes over them, which is what clearing them does */
+	t->pos = enter;
+	atomic_signal_fence(memory_order_seq_cst);
+	for (struct ss_event *p = e - 1; p >= enter; p--) {
+		if (t->pos > p)
+			break; /* a handler took this slot meanwhile */
+		p->ts = 0;
+		p->word = 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ overhead */
+
+#define SS_CAL_BYTES (1u << 20) /* at most; a chunk (buffer_kb) if smaller */
+#define SS_CAL_ROUNDS 3
+
+static void ss_filter_cal_target(void) {}
+
+/* Before main, on the main thread, before any other thread exists: time
+ * rounds of recorded call pairs through the real hooks into a scratch
+ * buffer and keep the median round.  Each round writes into a fresh
+ * chunk-sized file mapping made the way buffer.c makes chunks, and the
+ * making is timed too: page cache and cache misses count as in a real run.  The thread's buffer, frames and the gate are put back
+ * afterwards, so nothing of it reaches the trace. */
+void ss_filter_calibrate(void)
+{
+	static struct ss_frame frames[8];
+	struct ss_thread *t = &ss_tls;
+	struct ss_thread saved = *t;
+	int gate = ss_hot.gate, filter = ss_hot.filter, stacks = ss_hot.stacks;
+	uint64_t round[SS_CAL_ROUNDS];
+	void *fn = (void *)&ss_filter_cal_target;
+	uintptr_t lo, hi;
+	if (!ss_elfsym_instrumented(&lo, &hi, 1))
+		return; /* no hooks here (a shell under `record`): no cost either */
+	size_t bytes = ss_rt.chunk_bytes && ss_rt.chunk_bytes < SS_CAL_BYTES ? ss_rt.chunk_bytes
+									  : SS_CAL_BYTES;
+	size_t pairs = bytes / (2 * sizeof(struct ss_event)) - 1;
+	int r, nr = 0;
+
+	ss_hot.filter = 0;
+	ss_hot.stacks = 0;
+	t->frames = frames;
+	t->frames_cap = 8;
+	t->chunk = NULL;
+	for (r = 0; r < SS_CAL_ROUNDS; r++) {
+		/* a chunk as buffer.c makes one: an unnamed file in the run
+		 * directory, reserved, mapped shared and populated; this is
+		 * timed too (the pool thread does it in a real run) */
+		uint64_t t0 = ss_clock_now();
+		int fd = open(ss_rt.dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		struct ss_event *buf = MAP_FAILED;
+		if (fd >= 0 && !posix_fallocate(fd, 0, (off_t)bytes))
+			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_POPULATE, fd, 0);
+		if (buf == MAP_FAILED)
+			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (fd >= 0)
+			close(fd);
+		if (buf == MAP_FAILED)
+			break;
+		t->pos = buf;
+		t->end = buf + 2 * pairs + 1;
+		t->depth = 0;
+		ss_hot.gate = SS_GATE_REC;
+		for (size_t i = 0; i < pairs; i++) {
+			__cyg_profile_func_enter(fn, __builtin_return_address(0));
+			__cyg_profile_func_exit(fn, __builtin_return_address(0));
+		}
+		uint64_t t1 = ss_clock_now();
+		ss_hot.gate = gate;
+		munmap(buf, bytes);
+		round[nr++] = t1 - t0;
+	}
+	*t = saved;
+	ss_hot.gate = gate;
+	ss_hot.filter = filter;
+	ss_hot.stacks = stacks;
+	if (!nr)
+		return;
+	for (int i = 1; i < nr; i++)
+		for (int j = i; j > 0 && round[j] < round[j - 1]; j--) {
+			uint64_t x = round[j];
+			round[j] = round[j - 1];
+			round[j - 1] = x;
+		}
+	uint64_t ticks = round[nr / 2] / pairs;
+	uint64_t per_s = ss_rt.hdr.clock == SS_CLOCK_TSC ? ss_rt.hdr.ticks_per_sec
+							  : 1000000000ull;
+	ss_filter_cost.pair_ticks = ticks;
+	ss_filter_cost.pair_ns = per_s ? (uint64_t)((double)ticks * 1e9 / (double)per_s) : 0;
+	ss_filter_cost.pairs = pairs;
+	/* the file may be open already (stepscope_step() mode: step 0 began
+	 * in ss_window_init) */
+	pthread_mutex_lock(&ss_rt.lock);
+	if (ss_rt.fd >= 0)
+		ss_filter_write_meta();
+	pthread_mutex_unlock(&ss_rt.lock);
+}
+
+/* Lock held, the file just opened. */
+void ss_filter_write_meta(void)
+{
+	if (ss_filter_cost.pairs)
+		ss_meta_write(SS_META_OVERHEAD, &ss_filter_cost, sizeof(ss_filter_cost), NULL, 0);
+}

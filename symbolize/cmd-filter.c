@@ -1,0 +1,332 @@
+/*
+ * cmd-filter.c - `stepscope filter DIR [-o FILE]`: what each function costs
+ * in the trace and in stepscope's own time, and the list of functions to
+ * leave out: the ones called many times for very little time each, never
+ * one that holds a real share of the run's time (Score-P's scorep-score,
+ * TAU's throttling).
+ *
+ * Design: the rows come from the recorded windows (agg.c) or, for a run
+ * with only whole-run counts (stats: whole_run), from stats-read.c; the
+ * cost of one recorded call from the run's calibration (overhead.c).  A
+ * function is proposed when all of these hold:
+ *   calls >= --min-calls (default 1000)
+ *   total time per call <= --max-call-ns (default 1000 ns)
+ *   its time without the hooks, calls x its fastest call, is below
+ *   --max-share percent (default 5) of the recorded time (a function
+ *   that does real work has a real fastest call)
+ * The list file is one name a line, for `stepscope-cc`
+ * (STEPSCOPE_EXCLUDE_FILE) and for `filter.exclude_file`.  gcc matches
+ * its list by substring: a name that is part of another function's name
+ * in the run is written as "runtime-only NAME", which stepscope-cc leaves
+ * to the runtime.
+ *
+ * Must never: propose the step function or a function with a real share
+ * of time; write a partial list under the asked name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg.h"
+#include "cli.h"
+#include "cmds.h"
+#include "overhead.h"
+#include "run.h"
+#include "stats-read.h"
+
+struct ss_filter_opts {
+	uint64_t min_calls, max_call_ns;
+	double max_share;
+	int limit;
+};
+
+static void ss_filter_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope filter [-o FILE] [--min-calls N] [--max-call-ns NS]\n"
+		"                        [--max-share PCT] [--limit N] [--backend dw|bfd] [-q] DIR\n"
+		"\n"
+		"   -o, --output FILE  write the exclude list there (one name a line)\n"
+		"   --min-calls N      propose only functions called at least N times (1000)\n"
+		"   --max-call-ns NS   ... taking at most NS per call, callees included (1000)\n"
+		"   --max-share PCT    ... whose calls, at the time of its fastest one, take\n"
+		"                      under PCT%% of the recorded time (5)\n"
+		"   --limit N          at most N rows in the table (default 30; 0 = all)\n"
+		"   --backend NAME     symbol reader: dw (default) or bfd\n"
+		"   -q, --quiet        no warnings about unresolved symbols\n"
+		"\n"
+		"Rebuild with the list: STEPSCOPE_EXCLUDE_FILE=FILE (or stepscope-cc\n"
+		"--stepscope-exclude-file=FILE), or apply it at run time with\n"
+		"--set filter.exclude_file=FILE.  See docs/filters.md.\n");
+}
+
+static int ss_filter_number(const char *opt, const char *v, double max, double *out)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (end == v || *end || d < 0 || d > max) {
+		fprintf(stderr, "stepscope: filter: %s wants a number from 0 to %.0f, not '%s'\n",
+			opt, max, v);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+static enum ss_cli_took ss_filter_option(struct ss_cli *c, void *ctx, int argc,
+					 char **argv, int *i)
+{
+	struct ss_filter_opts *o = ctx;
+	const char *v;
+	double d;
+	int r;
+
+	if ((r = ss_cli_value(c, argc, argv, i, "--min-calls", &v))) {
+		if (r < 0 || ss_filter_number("--min-calls", v, 1e18, &d))
+			return SS_CLI_BAD;
+		o->min_calls = (uint64_t)d;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--max-call-ns", &v))) {
+		if (r < 0 || ss_filter_number("--max-call-ns", v, 1e15, &d))
+			return SS_CLI_BAD;
+		o->max_call_ns = (uint64_t)d;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--max-share", &v))) {
+		if (r < 0 || ss_filter_number("--max-share", v, 100, &d))
+			return SS_CLI_BAD;
+		o->max_share = d;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--limit", &v))) {
+		if (r < 0 || ss_filter_number("--limit", v, 1e9, &d))
+			return SS_CLI_BAD;
+		o->limit = (int)d;
+	} else {
+		return SS_CLI_NOT_MINE;
+	}
+	return SS_CLI_TAKEN;
+}
+
+/* a name a compiler list and the runtime can take: a plain identifier */
+static int ss_filter_plain(const char *s)
+{
+	if (!*s || !strncmp(s, "0x", 2))
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '.' || *s == ':' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return 0;
+	return 1;
+}
+
+static double ss_filter_pct(double v, double sum)
+{
+	return sum > 0 ? 100.0 * v / sum : 0.0;
+}
+
+struct ss_filter_rows {
+	struct ss_agg_row *rows;
+	size_t n;
+	uint64_t self_sum, calls;
+	const char *source;      /* "recorded steps" or "whole run" */
+};
+
+/* The function's time without stepscope: calls times its fastest call
+ * (the least disturbed one: for a tiny function mostly the hooks' own
+ * share), or, without single calls (whole-run counts), times its mean
+ * call less the cost of one recorded call. */
+static uint64_t ss_filter_own(const struct ss_agg_row *w, const struct ss_overhead *ov)
+{
+	uint64_t per = w->min_ns;
+	if (!w->max_ns) { /* whole-run counts keep no single calls */
+		uint64_t avg = w->total_ns / w->calls;
+		per = avg > ov->pair_ns ? avg - ov->pair_ns : 0;
+	}
+	return w->calls * per;
+}
+
+/* which rows get proposed: out[i] = 1 */
+static size_t ss_filter_pick(const struct ss_filter_rows *r, const struct ss_overhead *ov,
+			     const struct ss_filter_opts *o, char *out)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ss_agg_row *w = &r->rows[i];
+		if (!w->calls) {
+			out[i] = 0;
+			continue;
+		}
+		out[i] = w->kind == SS_AGG_FUNCTION && ss_filter_plain(w->name) &&
+			 w->calls >= o->min_calls && w->total_ns / w->calls <= o->max_call_ns &&
+			 ss_filter_pct((double)ss_filter_own(w, ov), (double)r->self_sum) <
+				 o->max_share;
+		k += out[i];
+	}
+	return k;
+}
+
+static int ss_filter_by_calls(const void *a, const void *b)
+{
+	const struct ss_agg_row *x = a, *y = b;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void ss_filter_table(FILE *f, const struct ss_filter_rows *r, const struct ss_overhead *ov,
+			    const char *pick, int limit)
+{
+	char b[3][32];
+	size_t shown = 0;
+	fprintf(f, "%-40s %10s %10s %8s %8s %8s %10s  %s\n", "Name", "Calls", "Per call",
+		"Time %", "Events %", "Bytes %", "Overhead", "Exclude");
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ss_agg_row *w = &r->rows[i];
+		if (w->kind != SS_AGG_FUNCTION)
+			continue;
+		if (limit && shown >= (size_t)limit && !pick[i])
+			continue;
+		shown++;
+		/* events: an ENTER and an EXIT per call, 16 bytes each */
+		double ev = ss_filter_pct((double)w->calls, (double)r->calls);
+		double bytes = ov->bytes ? ss_filter_pct(32.0 * (double)w->calls, (double)ov->bytes) : ev;
+		fprintf(f, "%-40.40s %10llu %10s %7.2f%% %7.2f%% %7.2f%% %10s  %s\n", w->name,
+			(unsigned long long)w->calls,
+			ss_agg_fmt_time(w->total_ns / w->calls, b[0], sizeof(b[0])),
+			ss_filter_pct((double)w->self_ns, (double)r->self_sum), ev,
+			bytes > 100 ? 100.0 : bytes,
+			ov->known ? ss_agg_fmt_time(w->calls * ov->pair_ns, b[1], sizeof(b[1])) : "?",
+			pick[i] ? "yes" : "");
+	}
+}
+
+/* gcc's list matches substrings: is `name` inside another kept name? */
+static const char *ss_filter_clash(const struct ss_filter_rows *r, const char *pick, size_t i)
+{
+	for (size_t k = 0; k < r->n; k++)
+		if (k != i && !pick[k] && r->rows[k].kind == SS_AGG_FUNCTION &&
+		    strstr(r->rows[k].name, r->rows[i].name))
+			return r->rows[k].name;
+	return NULL;
+}
+
+static int ss_filter_write(const char *path, const char *dir, const struct ss_filter_rows *r,
+			   const char *pick)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "stepscope: %s: cannot create: %m\n", tmp);
+		return 2;
+	}
+	fprintf(f, "# stepscope filter %s: functions called often for very little time\n"
+		   "# rebuild:    STEPSCOPE_EXCLUDE_FILE=%s make CC=\"stepscope-cc gcc\"\n"
+		   "# or at run time: stepscope record --set filter.exclude_file=%s ...\n"
+		   "# runtime-only: gcc would also leave out other functions (it matches parts of names)\n",
+		dir, path, path);
+	for (size_t i = 0; i < r->n; i++) {
+		if (!pick[i])
+			continue;
+		const char *other = ss_filter_clash(r, pick, i);
+		if (other)
+			fprintf(f, "runtime-only %s  # part of %s\n", r->rows[i].name, other);
+		else
+			fprintf(f, "%s\n", r->rows[i].name);
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		fprintf(stderr, "stepscope: %s: cannot write: %m\n", path);
+		remove(tmp);
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_filter(int argc, char **argv)
+{
+	struct ss_cli c = { "filter", ss_filter_usage, SS_CLI_SYMBOLS | SS_CLI_EQUALS,
+			    NULL, NULL, NULL, 0 };
+	struct ss_filter_opts o = { 1000, 1000, 5.0, 30 };
+	struct ss_filter_rows r = { 0 };
+	struct ss_stats_result res = { 0 };
+	struct ss_overhead ov;
+	struct ss_agg *a = NULL;
+	char err[1024], *pick = NULL;
+	int rc = ss_cli_parse(&c, argc, argv, ss_filter_option, &o);
+
+	if (rc != SS_CLI_GO)
+		return rc;
+	a = ss_agg_new();
+	if (!a) {
+		fprintf(stderr, "stepscope: filter: out of memory\n");
+		return 1;
+	}
+	struct ss_exporter *ex = ss_agg_exporter(a);
+	rc = ss_agg_walk(c.dir, c.backend, c.quiet, &ex, 1, err, sizeof(err));
+	if (!rc && ex->end(ex->ctx, err, sizeof(err)))
+		rc = 1;
+	if (rc) {
+		fprintf(stderr, "stepscope: %s\n", err);
+		goto out;
+	}
+	ss_overhead_read(c.dir, &ov);
+	r.calls = ss_overhead_calls(a);
+	r.n = ss_agg_rows(a, 0, &r.rows);
+	r.self_sum = ss_agg_self_sum(a);
+	r.source = "recorded steps";
+	if (!r.calls) { /* nothing recorded: the whole-run counts, if kept */
+		if (ss_stats_read(c.dir, c.backend, c.quiet, 0, &res, err, sizeof(err)) == 0) {
+			r.rows = res.rows;
+			r.n = res.nrows;
+			r.self_sum = res.self_sum;
+			r.source = "whole run";
+			for (size_t i = 0; i < r.n; i++)
+				r.calls += r.rows[i].calls;
+			ov.bytes = 0; /* not recorded: bytes as if they were */
+		}
+	}
+	if (!r.calls) {
+		fprintf(stderr, "stepscope: filter: %s: no recorded calls and no whole-run counts "
+			"(record with a window, or with 'stats: whole_run')\n", c.dir);
+		rc = 2;
+		goto out;
+	}
+	qsort(r.rows, r.n, sizeof(*r.rows), ss_filter_by_calls);
+	pick = calloc(r.n ? r.n : 1, 1);
+	if (!pick) {
+		fprintf(stderr, "stepscope: filter: out of memory\n");
+		rc = 1;
+		goto out;
+	}
+	size_t npick = ss_filter_pick(&r, &ov, &o, pick);
+	FILE *f = stdout;
+	fprintf(f, "%s: %llu calls (%s)", c.dir, (unsigned long long)r.calls, r.source);
+	if (ov.known)
+		fprintf(f, ", %llu ns per recorded call, overhead %.1f%% of recorded time",
+			(unsigned long long)ov.pair_ns,
+			ss_overhead_pct(&ov, r.calls, r.self_sum));
+	fprintf(f, "\n");
+	ss_filter_table(f, &r, &ov, pick, o.limit);
+	uint64_t left = 0;
+	for (size_t i = 0; i < r.n; i++)
+		if (pick[i])
+			left += r.rows[i].calls;
+	fprintf(f, "exclude: %zu function%s, %.1f%% of the calls (min %llu calls, at most %llu ns "
+		"a call, under %.1f%% of the time)\n", npick, npick == 1 ? "" : "s",
+		ss_filter_pct((double)left, (double)r.calls), (unsigned long long)o.min_calls,
+		(unsigned long long)o.max_call_ns, o.max_share);
+	for (size_t i = 0; i < r.n; i++)
+		if (pick[i])
+			fprintf(f, "  %s\n", r.rows[i].name);
+	fflush(f);
+	if (c.out) {
+		rc = ss_filter_write(c.out, c.dir, &r, pick);
+		if (!rc)
+			fprintf(stderr, "stepscope: wrote %s (rebuild with STEPSCOPE_EXCLUDE_FILE=%s)\n",
+				c.out, c.out);
+	}
+	if (fflush(f) && !rc)
+		rc = 1;
+out:
+	free(pick);
+	if (r.rows == res.rows && res.rows)
+		ss_stats_result_release(&res);
+	ss_agg_free(a);
+	return rc;
+}

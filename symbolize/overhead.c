@@ -1,0 +1,218 @@
+/*
+ * overhead.c - stepscope's own cost in a recorded run (overhead.h): read
+ * the runtime's calibration, state the share, compensate the times.
+ *
+ * Works on the aggregate's call trees only, never on the events again.
+ * Must never: divide by a zero time, or make a time negative.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "overhead.h"
+#include "run.h"
+
+void ss_overhead_read(const char *dir, struct ss_overhead *o)
+{
+	char **paths = NULL, err[512];
+	size_t n = 0, with = 0;
+	uint64_t sum = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (ss_run_list(dir, ss_run_is_trace, &paths, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		struct ss_reader *r = ss_reader_open(paths[i], err, sizeof(err));
+		struct ss_meta_iter it;
+		struct ss_meta_rec m;
+
+		if (!r)
+			continue;
+		o->procs++;
+		o->events += r->nevents;
+		if (!stat(paths[i], &st))
+			o->bytes += (uint64_t)st.st_size;
+		ss_reader_meta_begin(r, &it);
+		while (ss_reader_meta_next(&it, &m)) {
+			struct ss_meta_overhead c;
+
+			if (m.type != SS_META_OVERHEAD || m.len < sizeof(c))
+				continue;
+			memcpy(&c, m.data, sizeof(c));
+			/* the reader's fit, not the runtime's first estimate */
+			sum += r->ns_per_tick > 0 ? (uint64_t)(c.pair_ticks * r->ns_per_tick + 0.5)
+						  : c.pair_ns;
+			with++;
+			break;
+		}
+		ss_reader_free(r);
+	}
+	ss_run_list_free(paths, n);
+	if (with) {
+		o->known = 1;
+		o->pair_ns = sum / with;
+	}
+}
+
+uint64_t ss_overhead_calls(struct ss_agg *a)
+{
+	struct ss_agg_row *rows;
+	size_t n = ss_agg_rows(a, 0, &rows);
+	uint64_t calls = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].kind == SS_AGG_FUNCTION)
+			calls += rows[i].calls;
+	return calls;
+}
+
+double ss_overhead_pct(const struct ss_overhead *o, uint64_t calls, uint64_t sum)
+{
+	if (!o->known || !sum)
+		return 0.0;
+	double pct = 100.0 * (double)calls * (double)o->pair_ns / (double)sum;
+	return pct > 100.0 ? 100.0 : pct;
+}
+
+void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
+		       uint64_t sum, const char *dir, int compensated)
+{
+	if (!o->known)
+		return;
+	double pct = ss_overhead_pct(o, calls, sum);
+	fprintf(f, "stepscope overhead: %.1f%% of recorded time (%llu calls x %llu ns)%s\n", pct,
+		(unsigned long long)calls, (unsigned long long)o->pair_ns,
+		compensated ? ", subtracted above (--compensate)" : "");
+	if (pct > SS_OVERHEAD_WARN_PCT)
+		fprintf(f, "warning: above %.0f%%, the times mostly measure stepscope's hooks; "
+			"run 'stepscope filter %s' to find the calls to leave out\n",
+			SS_OVERHEAD_WARN_PCT, dir);
+}
+
+/* ------------------------------------------------------------ compensation */
+
+struct ss_comp {
+	uint64_t *self_calls;   /* by name id: direct recorded callees */
+	uint64_t *total_calls;  /* by name id: recorded calls below, outermost
+	                         * activation of the name only */
+	size_t cap;
+	uint32_t stack[4096];   /* names of the path, for recursion */
+	size_t depth;
+	int oom;
+};
+
+static int ss_comp_grow(struct ss_comp *c, uint32_t id)
+{
+	if (id < c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 64;
+	while (cap <= id)
+		cap *= 2;
+	uint64_t *s = realloc(c->self_calls, cap * sizeof(*s));
+	if (s)
+		c->self_calls = s;
+	uint64_t *t = realloc(c->total_calls, cap * sizeof(*t));
+	if (t)
+		c->total_calls = t;
+	if (!s || !t) {
+		c->oom = 1;
+		return -1;
+	}
+	memset(c->self_calls + c->cap, 0, (cap - c->cap) * sizeof(*s));
+	memset(c->total_calls + c->cap, 0, (cap - c->cap) * sizeof(*t));
+	c->cap = cap;
+	return 0;
+}
+
+/* recorded calls directly under n (through native frames) */
+static uint64_t ss_comp_direct(const struct ss_agg_node *n)
+{
+	uint64_t d = 0;
+	for (const struct ss_agg_node *k = n->child; k; k = k->next)
+		d += k->native ? ss_comp_direct(k) : k->calls;
+	return d;
+}
+
+/* returns the recorded calls at and below n */
+static uint64_t ss_comp_walk(struct ss_comp *c, const struct ss_agg_node *n)
+{
+	uint64_t below = 0;
+	int named = !n->native && n->name != UINT32_MAX;
+
+	if (named && c->depth < sizeof(c->stack) / sizeof(c->stack[0]))
+		c->stack[c->depth++] = n->name;
+	for (const struct ss_agg_node *k = n->child; k; k = k->next)
+		below += ss_comp_walk(c, k);
+	if (named) {
+		c->depth--;
+		if (!ss_comp_grow(c, n->name)) {
+			int outer = 1;
+			for (size_t i = 0; i < c->depth; i++)
+				if (c->stack[i] == n->name)
+					outer = 0;
+			c->self_calls[n->name] += ss_comp_direct(n);
+			if (outer)
+				c->total_calls[n->name] += below;
+		}
+		return below + n->calls;
+	}
+	return below;
+}
+
+static uint64_t ss_comp_sub(uint64_t v, uint64_t calls, uint64_t pair_ns)
+{
+	uint64_t d = calls * pair_ns;
+	return d < v ? v - d : 0;
+}
+
+/* apply the counts of c to the rows of (pid, tid), or to all rows */
+static void ss_comp_apply(struct ss_agg *a, const struct ss_comp *c, struct ss_agg_row *rows,
+			  size_t n, int match, uint64_t pid, uint64_t tid, uint64_t pair_ns)
+{
+	for (uint32_t id = 0; id < c->cap; id++) {
+		if (!c->self_calls[id] && !c->total_calls[id])
+			continue;
+		const char *name = ss_agg_name(a, id);
+		for (size_t i = 0; i < n; i++) {
+			struct ss_agg_row *r = &rows[i];
+			if (r->kind != SS_AGG_FUNCTION || strcmp(r->name, name) ||
+			    (match && (r->pid != pid || r->tid != tid)))
+				continue;
+			r->self_ns = ss_comp_sub(r->self_ns, c->self_calls[id], pair_ns);
+			r->total_ns = ss_comp_sub(r->total_ns, c->total_calls[id], pair_ns);
+		}
+	}
+}
+
+uint64_t ss_overhead_compensate(struct ss_agg *a, struct ss_agg_row *rows, size_t n,
+				int per_thread, uint64_t pair_ns)
+{
+	struct ss_comp c;
+	uint64_t sum = ss_agg_self_sum(a), sub = 0;
+
+	memset(&c, 0, sizeof(c));
+	if (per_thread) {
+		struct ss_agg_thread_tree *tt = NULL;
+		size_t nt = ss_agg_thread_trees(a, &tt);
+		for (size_t i = 0; i < nt; i++) {
+			if (c.cap) {
+				memset(c.self_calls, 0, c.cap * sizeof(uint64_t));
+				memset(c.total_calls, 0, c.cap * sizeof(uint64_t));
+			}
+			ss_comp_walk(&c, tt[i].root);
+			ss_comp_apply(a, &c, rows, n, 1, tt[i].pid, tt[i].tid, pair_ns);
+			for (size_t k = 0; k < c.cap; k++)
+				sub += c.self_calls[k] * pair_ns;
+		}
+		free(tt);
+	} else {
+		ss_comp_walk(&c, ss_agg_tree(a));
+		ss_comp_apply(a, &c, rows, n, 0, 0, 0, pair_ns);
+		for (size_t k = 0; k < c.cap; k++)
+			sub += c.self_calls[k] * pair_ns;
+	}
+	free(c.self_calls);
+	free(c.total_calls);
+	return sub < sum ? sum - sub : 0;
+}

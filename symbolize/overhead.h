@@ -1,0 +1,55 @@
+/*
+ * overhead.h - stepscope's own cost in a recorded run: the calibrated cost
+ * of one recorded call (SS_META_OVERHEAD, measured by the runtime at
+ * start-up), its share of the recorded time, and the compensation of
+ * `report --compensate` (as TAU does).
+ *
+ * Model: each recorded call pair costs `pair_ns`, spent in its caller's
+ * time.  So a function's self time holds pair_ns per direct recorded
+ * callee, its total time pair_ns per recorded call below it.  Compensation
+ * subtracts exactly that (never below zero); Min and Max are left as
+ * measured.
+ */
+#ifndef SS_OVERHEAD_H
+#define SS_OVERHEAD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "agg.h"
+
+#define SS_OVERHEAD_WARN_PCT 10.0
+
+struct ss_overhead {
+	int known;          /* some trace had SS_META_OVERHEAD */
+	uint64_t pair_ns;   /* per recorded call; mean of the processes' */
+	uint64_t events;    /* events in the raw traces */
+	uint64_t bytes;     /* bytes of the raw traces */
+	uint64_t procs;     /* raw traces read */
+};
+
+/* Read every raw trace of dir (already checked by the caller's walk);
+ * a trace that cannot be read adds nothing.  Never fails. */
+void ss_overhead_read(const char *dir, struct ss_overhead *o);
+
+/* Recorded function calls of the aggregate (calls ss_agg_rows: fetch
+ * rows after it). */
+uint64_t ss_overhead_calls(struct ss_agg *a);
+
+/* "stepscope overhead: N% of recorded time (C calls x P ns)" and, above
+ * SS_OVERHEAD_WARN_PCT, the advice to run `stepscope filter`; nothing
+ * when the run has no calibration.  `compensated`: say the times below
+ * are compensated. */
+void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
+		       uint64_t self_sum, const char *dir, int compensated);
+/* The share in percent of self_sum, the measured recorded time (0 when
+ * unknown or nothing recorded). */
+double ss_overhead_pct(const struct ss_overhead *o, uint64_t calls, uint64_t self_sum);
+
+/* Subtract the hooks' cost from rows (from ss_agg_rows(a, per_thread)):
+ * self and total as the model says.  Returns the compensated sum of self
+ * time (the table's 100%). */
+uint64_t ss_overhead_compensate(struct ss_agg *a, struct ss_agg_row *rows, size_t n,
+				int per_thread, uint64_t pair_ns);
+
+#endif /* SS_OVERHEAD_H */
