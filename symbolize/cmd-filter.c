@@ -188,7 +188,8 @@ static void ss_filter_table(FILE *f, const struct ss_filter_rows *r, const struc
 		double bytes = ov->bytes ? ss_filter_pct(32.0 * (double)w->calls, (double)ov->bytes) : ev;
 		fprintf(f, "%-40.40s %10llu %10s %7.2f%% %7.2f%% %7.2f%% %10s  %s\n", w->name,
 			(unsigned long long)w->calls,
-			ss_agg_fmt_time(w->total_ns / w->calls, b[0], sizeof(b[0])),
+			w->calls ? ss_agg_fmt_time(w->total_ns / w->calls, b[0], sizeof(b[0]))
+				 : "-", /* only clipped parts of calls */
 			ss_filter_pct((double)w->self_ns, (double)r->self_sum), ev,
 			bytes > 100 ? 100.0 : bytes,
 			ov->known ? ss_agg_fmt_time(w->calls * ov->pair_ns, b[1], sizeof(b[1])) : "?",

@@ -89,7 +89,10 @@ static int check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *ho
 				last_out = end > last_out ? end : last_out;
 			}
 		}
-		SS_E2E_CHECK(t, first_out + 20000 >= last_in,
+		/* one host: one clock, 20 us of stamping; two merged hosts:
+		 * also the offset's error, the barriers' exit skew (up to a
+		 * few hundred us with 4 ranks on 2 busy cores) */
+		SS_E2E_CHECK(t, first_out + (hosts ? 500000 : 20000) >= last_in,
 			     "allreduce %d: a rank left %.3f ms before the last rank entered",
 			     k, (double)(last_in - first_out) / 1e6);
 		within += last_out - first_out <= 2000000;
