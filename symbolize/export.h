@@ -21,6 +21,10 @@ struct ss_exporter {
 	void (*process)(void *ctx, uint64_t pid, const char *name);
 	void (*thread)(void *ctx, uint64_t pid, uint64_t tid, const char *name);
 	void (*slice)(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s);
+	/* Optional: each function or range as it opens, in time order with
+	 * the slices that close (ss_slicer_on_open), for exporters that write
+	 * begins and ends as they go.  NULL: slices only. */
+	void (*open)(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s);
 	void (*counter)(void *ctx, uint64_t pid, const char *name, uint64_t ns,
 			double value);
 	/* record.stack: process pid's stack frame tree (ss_slicer_stack_nodes),
@@ -37,6 +41,9 @@ struct ss_exporter {
 /* Chrome trace-event JSON into `path`.  NULL with err on failure. */
 struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 					  size_t errlen);
+/* Function slices carry args file ("path:line") and addr too (off: ~80
+ * bytes a slice).  Call before begin. */
+void ss_export_chrome_details(struct ss_exporter *e, int on);
 /* Native Perfetto protobuf (.perfetto-trace) into `path`. */
 struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 					    size_t errlen);

@@ -72,6 +72,8 @@ struct ss_slicer {
 	size_t nsdefs;
 	struct ss_stack_node *nodes;
 	size_t nnodes, capnodes;
+	ss_slice_fn open_fn;            /* ss_slicer_on_open, or NULL */
+	void *open_ctx;
 	uint32_t *nodemap;              /* hash of (parent, start) -> node */
 	size_t capmap;                  /* a power of two */
 };
@@ -105,6 +107,10 @@ struct ss_slices_walk {
 	uint64_t emitted;
 	uint64_t stack;                 /* of the next slice emitted */
 	unsigned why;                   /* unwind reason of the next ones */
+	/* with open_fn: the stack whose top frame is pushed but not yet
+	 * announced (its SS_EV_STACK may follow), and its category */
+	struct ss_slices_fstack *pend;
+	enum ss_slice_cat pend_cat;
 };
 
 static int ss_slices_cmp_step(const void *a, const void *b)
@@ -525,14 +531,15 @@ static size_t ss_slices_stack_caller(const struct ss_slicer *sl,
 	return 0;
 }
 
-static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
-			   uint64_t key, uint64_t begin, uint64_t end,
-			   unsigned flags, size_t depth)
+/* The slice of frame `key` (or step) into s; buf (48 bytes) may hold its
+ * name. */
+static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
+			   char *buf, enum ss_slice_cat cat, uint64_t key,
+			   uint64_t begin, uint64_t end, unsigned flags, size_t depth)
 {
 	struct ss_slicer *sl = w->sl;
 	const struct ss_slices_step *st;
 	struct ss_slice s;
-	char buf[48];
 
 	memset(&s, 0, sizeof(s));
 	s.cat = cat;
@@ -549,11 +556,11 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 			s.file = info->file;
 			s.clone = info->clone;
 		} else {
-			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)key);
+			snprintf(buf, 48, "0x%llx", (unsigned long long)key);
 			s.name = buf;
 		}
 		s.addr = key;
-		if (w->stack)
+		if (w->stack)  /* of a closing frame; openings set their own */
 			s.stack = ss_slices_stack(sl, w->stack);
 		if (s.stack)
 			s.stack_caller = ss_slices_stack_caller(sl, s.stack,
@@ -563,12 +570,12 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 	} else if (cat == SS_SLICE_RANGE) {
 		s.name = ss_slices_string(sl, key);
 		if (!s.name) {
-			snprintf(buf, sizeof(buf), "range#%llu",
+			snprintf(buf, 48, "range#%llu",
 				 (unsigned long long)key);
 			s.name = buf;
 		}
 	} else {
-		snprintf(buf, sizeof(buf), "ProfilerStep#%llu",
+		snprintf(buf, 48, "ProfilerStep#%llu",
 			 (unsigned long long)key);
 		s.name = buf;
 	}
@@ -578,6 +585,52 @@ static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 		s.step = st->step;
 		s.cycle = st->cycle;
 	}
+	*sp = s;
+}
+
+/* Tell open_fn about the frame on top of w->pend (pushed, not closed). */
+static void ss_slices_announce(struct ss_slices_walk *w)
+{
+	struct ss_slices_fstack *st = w->pend;
+	struct ss_slices_frame *f;
+	struct ss_slice s;
+	char buf[48];
+
+	w->pend = NULL;
+	if (!st || !st->n || !w->sl->open_fn)
+		return;
+	f = &st->f[st->n - 1];
+	ss_slices_fill(w, &s, buf, w->pend_cat, f->key, f->begin, f->begin, f->flags,
+		       st->n - 1);
+	if (w->pend_cat == SS_SLICE_FUNCTION && f->stack) {
+		s.stack = ss_slices_stack(w->sl, f->stack);
+		if (s.stack)
+			s.stack_caller = ss_slices_stack_caller(w->sl, s.stack,
+								&w->calls, st->n - 1);
+	}
+	w->sl->open_fn(w->sl->open_ctx, w->tid, &s);
+}
+
+/* A frame was pushed on st: announce it once its stack is known. */
+static void ss_slices_opened(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			     enum ss_slice_cat cat, size_t before)
+{
+	if (!w->sl->open_fn || st->n == before)
+		return;
+	w->pend = st;
+	w->pend_cat = cat;
+}
+
+static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
+			   uint64_t key, uint64_t begin, uint64_t end,
+			   unsigned flags, size_t depth)
+{
+	struct ss_slice s;
+	char buf[48];
+
+	ss_slices_fill(w, &s, buf, cat, key, begin, end, flags, depth);
+	if (cat != SS_SLICE_FUNCTION)
+		s.stack = NULL;
 	w->stack = 0;
 	w->fn(w->ctx, w->tid, &s);
 	w->emitted++;
@@ -751,6 +804,8 @@ static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
 		ss_slices_push(&w->calls, info->start, win->open_ns,
 			       SS_SLICE_CLIPPED_BEGIN);
+		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, w->calls.n - 1);
+		ss_slices_announce(w);
 	}
 }
 
@@ -776,6 +831,9 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	w.ctx = ctx;
 	ss_reader_events_begin(r, thread, &it);
 	while (ss_reader_events_next(&it, &ev)) {
+		size_t before;
+		if (w.pend && ev.kind != SS_EV_STACK)
+			ss_slices_announce(&w);
 		if (!first_ns)
 			first_ns = ev.ns;
 		while (wi < sl->nwins && ev.ns >= sl->wins[wi].close_ns) {
@@ -796,14 +854,18 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		last_ns = ev.ns;
 		switch (ev.kind) {
 		case SS_EV_ENTER:
+			before = w.calls.n;
 			ss_slices_push(&w.calls, ev.arg, ev.ns, 0);
+			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_EXIT:
 			ss_slices_pop(&w, &w.calls, SS_SLICE_FUNCTION, ev.arg, ev.ns,
 				      win_begin);
 			break;
 		case SS_EV_RANGE_PUSH:
+			before = w.ranges.n;
 			ss_slices_push(&w.ranges, ev.arg, ev.ns, 0);
+			ss_slices_opened(&w, &w.ranges, SS_SLICE_RANGE, before);
 			break;
 		case SS_EV_RANGE_POP:
 			ss_slices_pop(&w, &w.ranges, SS_SLICE_RANGE, ev.arg, ev.ns,
@@ -814,7 +876,9 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 					 SS_UNWIND_WHY(ev.arg));
 			break;
 		case SS_EV_INHERIT:  /* open in the parent at fork */
+			before = w.calls.n;
 			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
+			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_STACK:  /* of the innermost frame without one */
 			if (w.calls.n && !w.calls.f[w.calls.n - 1].stack)
@@ -827,6 +891,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			break;
 		}
 	}
+	if (w.pend)
+		ss_slices_announce(&w);
 	/* a window that closed after this thread's last event still ends at
 	 * its close, like the steps in it */
 	if (in_win)
@@ -839,12 +905,24 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		if (s->action != SS_STEP_RECORD || !ss_slices_step_is(s, t))
 			continue;
 		end = i + 1 < sl->nsteps ? sl->steps[i + 1].ns : last_ns;
+		/* a recorded step ends 1 ns before the next recorded one
+		 * begins: consecutive steps never share an instant, so no
+		 * viewer nests one in the other */
+		if (i + 1 < sl->nsteps && sl->steps[i + 1].action == SS_STEP_RECORD &&
+		    ss_slices_step_is(&sl->steps[i + 1], t) && end > s->ns)
+			end--;
 		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0);
 	}
 	(void)first_ns;
 	free(w.calls.f);
 	free(w.ranges.f);
 	return w.emitted;
+}
+
+void ss_slicer_on_open(struct ss_slicer *sl, ss_slice_fn fn, void *ctx)
+{
+	sl->open_fn = fn;
+	sl->open_ctx = ctx;
 }
 
 void ss_slicer_markers(struct ss_slicer *sl, int on)
