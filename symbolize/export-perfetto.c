@@ -202,6 +202,10 @@ struct ss_perfetto {
 	uint64_t cur_last;               /* time of its last packet */
 	struct ss_pf_ostack os[2];
 	struct ss_pf_msg pkt, te;        /* scratch for one event */
+	/* name ids of functions by address and name string (the symbolizer's
+	 * strings are stable; a name built per slice is a function of the
+	 * address alone) */
+	struct { uint64_t addr; const char *name; uint32_t id; } fcache[4096];
 	struct ss_pf_slice *sl;
 	size_t nsl, capsl;
 	uint8_t *sent;                   /* per name: interned on this sequence
@@ -529,6 +533,50 @@ static void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 	size_t before = pf->out.n;
 	int named = type == SS_PF_TYPE_BEGIN || type == SS_PF_TYPE_INSTANT;
 
+	/* the common case, a BEGIN of a name this sequence knows or an END
+	 * with nothing else: encoded straight into the output */
+	if (!counter && !(x && (x->cs || x->ann)) &&
+	    (!named || (name < pf->capsent && (pf->sent[name] & 1))) &&
+	    pf->out.cap - pf->out.n >= 64) {
+		uint8_t t[32], *o;
+		size_t tn = 0, pn;
+		t[tn++] = SS_PF_TE_TYPE << 3;
+		t[tn++] = (uint8_t)type;
+		if (named) {
+			t[tn++] = SS_PF_TE_NAME_IID << 3;
+			tn += ss_pf_varint_enc(t + tn, (uint64_t)name + 1);
+		}
+		if (track) {
+			t[tn++] = SS_PF_TE_TRACK_UUID << 3;
+			tn += ss_pf_varint_enc(t + tn, track);
+		}
+		o = pf->out.p + pf->out.n;
+		/* packet body: timestamp, sequence id, flags, track_event */
+		{
+			uint8_t b[64];
+			pn = 0;
+			b[pn++] = SS_PF_PKT_TIMESTAMP << 3;
+			pn += ss_pf_varint_enc(b + pn, dt);
+			b[pn++] = SS_PF_PKT_SEQ_ID << 3;
+			pn += ss_pf_varint_enc(b + pn, seq);
+			b[pn++] = SS_PF_PKT_SEQ_FLAGS << 3;
+			b[pn++] = SS_PF_SEQ_NEEDS;
+			b[pn++] = SS_PF_PKT_TRACK_EVENT << 3 | 2;
+			b[pn++] = (uint8_t)tn;   /* < 128 */
+			*o++ = SS_PF_TRACE_PACKET << 3 | 2;
+			o += ss_pf_varint_enc(o, pn + tn);
+			memcpy(o, b, pn);
+			o += pn;
+			memcpy(o, t, tn);
+			o += tn;
+		}
+		pf->out.n = (size_t)(o - pf->out.p);
+		pf->bytes_events += pf->out.n - before;
+		pf->track_events++;
+		if (pf->out.n >= SS_PF_BUF)
+			ss_pf_flush(pf);
+		return;
+	}
 	pkt->n = 0;
 	te->n = 0;
 	ss_pf_uint(pkt, SS_PF_PKT_TIMESTAMP, dt);
@@ -970,7 +1018,19 @@ static void ss_pf_open(void *ctx, uint64_t pid, uint64_t tid, const struct ss_sl
 		 * its slice goes the late way */
 		return;
 	}
-	name = ss_pf_intern(pf, s->name ? s->name : "?");
+	if (k == 0 && s->name) {
+		size_t h = (size_t)(ss_pf_hash_u64(s->addr) & 4095);
+		if (pf->fcache[h].name == s->name && pf->fcache[h].addr == s->addr) {
+			name = pf->fcache[h].id;
+		} else {
+			name = ss_pf_intern(pf, s->name);
+			pf->fcache[h].addr = s->addr;
+			pf->fcache[h].name = s->name;
+			pf->fcache[h].id = name;
+		}
+	} else {
+		name = ss_pf_intern(pf, s->name ? s->name : "?");
+	}
 	if (name == UINT32_MAX ||
 	    ss_grow((void **)&os->f, &os->cap, os->n, sizeof(*os->f), 64)) {
 		pf->werr = ENOMEM;
