@@ -81,10 +81,11 @@ static void ss_symbolize_usage(FILE *f)
 		"usage: stepscope symbolize [-o OUT] [--backend dw|bfd] [--debug-dir DIR]... [--force]\n"
 		"                           [--split-cycles] [--format FMT] [--details] [-q] DIR\n"
 		"\n"
-		"   -o, --output OUT   write the trace here (default DIR/trace.json, .perfetto-trace\n"
-		"                      or .folded by format)\n"
-		"   --format FMT       chrome (JSON, default), perfetto (protobuf) or folded\n"
-		"                      (stacks for flamegraph.pl / speedscope)\n"
+		"   -o, --output OUT   write the trace here (default DIR/trace.json, .perfetto-trace,\n"
+		"                      .folded or .speedscope.json by format)\n"
+		"   --format FMT       chrome (JSON, default), perfetto (protobuf), folded\n"
+		"                      (stacks for flamegraph.pl) or speedscope (its own format:\n"
+		"                      a timeline per thread, steps on top)\n"
 		"   --backend NAME     symbol reader: dw (libdw, default) or bfd (libbfd)\n"
 		"   --debug-dir DIR    also look for separate debug files in DIR (repeatable)\n"
 		"   --force            name functions even from binaries changed since the run\n"
@@ -137,6 +138,7 @@ static const struct {
 	{ "chrome", ".json", ss_export_chrome_open },
 	{ "perfetto", ".perfetto-trace", ss_export_perfetto_open },
 	{ "folded", ".folded", ss_export_folded_open },
+	{ "speedscope", ".speedscope.json", ss_export_speedscope_open },
 };
 
 struct ss_symbolize_opts {
@@ -170,10 +172,10 @@ static enum ss_cli_took ss_symbolize_option(struct ss_cli *c, void *ctx, int arg
 	} else if ((r = ss_cli_value(c, argc, argv, i, "--format", &v))) {
 		if (r < 0)
 			return SS_CLI_BAD;
-		for (o->fmt = 0; o->fmt < 3 && strcmp(v, ss_symbolize_fmts[o->fmt].name); o->fmt++)
+		for (o->fmt = 0; o->fmt < 4 && strcmp(v, ss_symbolize_fmts[o->fmt].name); o->fmt++)
 			;
-		if (o->fmt == 3) {
-			fprintf(stderr, "stepscope: symbolize: unknown format '%s' (use chrome, perfetto or folded)\n",
+		if (o->fmt == 4) {
+			fprintf(stderr, "stepscope: symbolize: unknown format '%s' (use chrome, perfetto, folded or speedscope)\n",
 				v);
 			return SS_CLI_BAD;
 		}

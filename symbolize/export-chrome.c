@@ -859,6 +859,11 @@ struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 	return &c->ex;
 }
 
+size_t ss_export_json_escape(char *dst, const char *s)
+{
+	return ss_chrome_escape(dst, s);
+}
+
 void ss_export_chrome_details(struct ss_exporter *e, int on)
 {
 	struct ss_chrome *c = e->ctx;

@@ -53,6 +53,13 @@ void ss_export_perfetto_stats(const struct ss_exporter *e, uint64_t *bytes,
 /* Folded stacks ("a;b;c SELF_NS" lines) into `path`. */
 struct ss_exporter *ss_export_folded_open(const char *path, char *err,
 					  size_t errlen);
+/* speedscope's file format (evented profiles, one per thread, in ns,
+ * steps as the top level) into `path`. */
+struct ss_exporter *ss_export_speedscope_open(const char *path, char *err,
+					      size_t errlen);
+/* The JSON string body of s into dst (room for 6 * strlen(s)), always
+ * valid UTF-8; its length (dst NULL: only the length). */
+size_t ss_export_json_escape(char *dst, const char *s);
 /* Free an exporter after end (or instead of it, on an error path). */
 void ss_exporter_free(struct ss_exporter *e);
 

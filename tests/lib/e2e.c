@@ -531,7 +531,7 @@ static int load_event(struct ss_e2e_trace *tr, const cJSON *ev, size_t i,
 	    jnum(ev, "ts", &ts) || jnum(ev, "dur", &dur))
 		return set_err(err, errlen,
 			       "traceEvents[%zu]: complete event needs string "
-			       "name, cat and numeric pid, tid, ts, dur",
+			       "name and numeric pid, tid, ts, dur",
 			       i);
 	if (dur < 0)
 		return set_err(err, errlen,
