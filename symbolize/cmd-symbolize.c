@@ -321,6 +321,9 @@ int cmd_symbolize(int argc, char **argv)
 		fprintf(stderr, "stepscope: wrote %s (%llu events, %zu process%s)\n",
 			outs[i].path, (unsigned long long)n, run.n,
 			run.n == 1 ? "" : "es");
+		if (ss_symbolize_fmts[o.fmt].open == ss_export_folded_open && !i)
+			fprintf(stderr, "stepscope: folded values are self time in nanoseconds, "
+					"not samples (flamegraph.pl --countname=ns)\n");
 	}
 	goto done;
 

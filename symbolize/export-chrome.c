@@ -588,7 +588,12 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 	SS_CHROME_LIT(c, ",\"ts\":");
 	ss_chrome_us(c, b);
 	SS_CHROME_LIT(c, ",\"dur\":");
-	ss_chrome_us(c, s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0);
+	{
+		uint64_t d = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+		if (s->cat == SS_SLICE_STEP && d >= SS_EXPORT_STEP_GAP)
+			d -= SS_EXPORT_STEP_GAP;
+		ss_chrome_us(c, d);
+	}
 	if (s->stack && s->stack->leaf) {  /* record.stack: "P.N" in stackFrames */
 		SS_CHROME_LIT(c, ",\"sf\":\"");
 		ss_chrome_u64(c, pid);

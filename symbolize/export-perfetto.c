@@ -1094,6 +1094,8 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 	o = &pf->sl[pf->nsl++];
 	o->begin = s->begin_ns;
 	o->end = s->end_ns > s->begin_ns ? s->end_ns : s->begin_ns;
+	if (s->cat == SS_SLICE_STEP && o->end - o->begin >= SS_EXPORT_STEP_GAP)
+		o->end -= SS_EXPORT_STEP_GAP;
 	o->name = name;
 	o->depth = s->depth > 0xffff ? 0xffff : (uint16_t)s->depth;
 	o->track = s->cat == SS_SLICE_RANGE ? SS_PF_TRACK_RANGE :

@@ -197,8 +197,9 @@ static void ss_ss_flush(struct ss_speedscope *p)
 			uint64_t pb, pe;
 			if (steps[k].end < cur)
 				continue;
-			if (steps[k].begin > cur + 1) {  /* before the step (1 ns gaps
-							  * between steps are not "before") */
+			if (steps[k].begin > cur + SS_EXPORT_STEP_GAP) {
+				/* before the step (the gap exporters leave
+				 * between steps is not "before") */
 				if (nall + 2 >= cap)
 					goto out;
 				all[nall] = s;
@@ -225,7 +226,7 @@ static void ss_ss_flush(struct ss_speedscope *p)
 			pieces++;
 			cur = pe;
 		}
-		if (cur < s.end || !pieces) {
+		if (s.end > cur + SS_EXPORT_STEP_GAP || !pieces) {  /* after the steps */
 			if (nall + 2 >= cap) {
 				struct ss_ss_slice *n = realloc(all, cap * 2 * sizeof(*all));
 				if (!n)
@@ -346,6 +347,8 @@ static void ss_ss_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_s
 	o->end = s->end_ns > s->begin_ns ? s->end_ns : s->begin_ns;
 	o->frame = fr;
 	o->step = s->cat == SS_SLICE_STEP;
+	if (o->step && o->end - o->begin >= SS_EXPORT_STEP_GAP)
+		o->end -= SS_EXPORT_STEP_GAP;
 	o->depth = o->step ? 0 : s->depth + 1;
 	p->ex.events++;
 }

@@ -15,6 +15,11 @@
 
 #include "slices.h"
 
+/* A step slice ends where the next step begins; viewers given two slices
+ * that touch nest the second in the first, so exporters end a step this
+ * much earlier (in ns): consecutive steps never share an instant. */
+#define SS_EXPORT_STEP_GAP 1
+
 struct ss_exporter {
 	void *ctx;
 	int (*begin)(void *ctx, uint64_t t0_ns);

@@ -905,12 +905,6 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		if (s->action != SS_STEP_RECORD || !ss_slices_step_is(s, t))
 			continue;
 		end = i + 1 < sl->nsteps ? sl->steps[i + 1].ns : last_ns;
-		/* a recorded step ends 1 ns before the next recorded one
-		 * begins: consecutive steps never share an instant, so no
-		 * viewer nests one in the other */
-		if (i + 1 < sl->nsteps && sl->steps[i + 1].action == SS_STEP_RECORD &&
-		    ss_slices_step_is(&sl->steps[i + 1], t) && end > s->ns)
-			end--;
 		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0);
 	}
 	(void)first_ns;

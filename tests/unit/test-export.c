@@ -9,8 +9,8 @@
  *     npm package speedscope's own file-format-schema.json, one evented
  *     profile per thread named after it, steps as the top level (a call
  *     running across two steps shows under both);
- *   - folded: the value is a count of microseconds, and worker threads'
- *     stacks start at the thread's name.
+ *   - folded: every thread's stacks start at the thread's name, and the
+ *     command says the values are nanoseconds, not samples.
  *
  * The speedscope check installs `speedscope` and `ajv` with npm into
  * build/npm on first use; it skips (saying why) without node or npm, or
@@ -205,12 +205,39 @@ static void test_speedscope(void **state)
 	assert_int_equal(ok_worker, 1);
 }
 
+static void test_folded(void **state)
+{
+	char out[300], err[300], *t, *e;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/t.folded", dir);
+	snprintf(err, sizeof(err), "%s/folded.err", dir);
+	{
+		char cmd[1000];
+		snprintf(cmd, sizeof(cmd), SS_BUILD_DIR "/bin/stepscope symbolize --format folded "
+			 "-o %s %s 2>%s", out, dir, err);
+		assert_int_equal(system(cmd), 0);
+	}
+	t = ss_ut_slurp(out);
+	e = ss_ut_slurp(err);
+	assert_non_null(t);
+	assert_non_null(e);
+	/* each thread's stacks under its name; self time in ns, said so */
+	assert_string_equal(t, "main-thread;ss_x_outer 2400\n"
+			       "main-thread;ss_x_outer;ss_x_inner 1600\n"
+			       "w\xc3rker;ss_x_inner 100\n");
+	assert_non_null(strstr(e, "folded values are self time in nanoseconds, not samples"));
+	free(t);
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chrome_default),
 		cmocka_unit_test(test_chrome_details),
 		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_folded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -479,7 +479,7 @@ static int cmp_str(const void *a, const void *b)
 static void test_perfetto_protocol(void **state)
 {
 	static const char *const want[] = {
-		"steps ProfilerStep#7 900-2899", "steps ProfilerStep#8 2900-5000",
+		"steps ProfilerStep#7 900-2899", "steps ProfilerStep#8 2900-4999",
 		"thread ss_p_inner 1100-1200", "thread ss_p_inner 2000-2500",
 		"thread ss_p_inner 3000-4000", "thread ss_p_outer 1000-5000",
 	};
