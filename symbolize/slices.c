@@ -539,53 +539,51 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 {
 	struct ss_slicer *sl = w->sl;
 	const struct ss_slices_step *st;
-	struct ss_slice s;
 
-	memset(&s, 0, sizeof(s));
-	s.cat = cat;
-	s.begin_ns = begin;
-	s.end_ns = end < begin ? begin : end;
-	s.flags = flags;
-	s.depth = (unsigned)depth;
+	memset(sp, 0, sizeof(*sp));
+	sp->cat = cat;
+	sp->begin_ns = begin;
+	sp->end_ns = end < begin ? begin : end;
+	sp->flags = flags;
+	sp->depth = (unsigned)depth;
 	if (cat == SS_SLICE_FUNCTION) {
 		const struct ss_sym_info *info = NULL;
 		if (sl->sp)
 			info = ss_sym_lookup_at(sl->sp, key, begin);
 		if (info) {
-			s.name = info->name;
-			s.file = info->file;
-			s.clone = info->clone;
+			sp->name = info->name;
+			sp->file = info->file;
+			sp->clone = info->clone;
 		} else {
 			snprintf(buf, 48, "0x%llx", (unsigned long long)key);
-			s.name = buf;
+			sp->name = buf;
 		}
-		s.addr = key;
+		sp->addr = key;
 		if (w->stack)  /* of a closing frame; openings set their own */
-			s.stack = ss_slices_stack(sl, w->stack);
-		if (s.stack)
-			s.stack_caller = ss_slices_stack_caller(sl, s.stack,
+			sp->stack = ss_slices_stack(sl, w->stack);
+		if (sp->stack)
+			sp->stack_caller = ss_slices_stack_caller(sl, sp->stack,
 								&w->calls, depth);
 		if (flags & SS_SLICE_UNWOUND)
-			s.unwind = w->why;
+			sp->unwind = w->why;
 	} else if (cat == SS_SLICE_RANGE) {
-		s.name = ss_slices_string(sl, key);
-		if (!s.name) {
+		sp->name = ss_slices_string(sl, key);
+		if (!sp->name) {
 			snprintf(buf, 48, "range#%llu",
 				 (unsigned long long)key);
-			s.name = buf;
+			sp->name = buf;
 		}
 	} else {
 		snprintf(buf, 48, "ProfilerStep#%llu",
 			 (unsigned long long)key);
-		s.name = buf;
+		sp->name = buf;
 	}
 	st = ss_slices_step_at(sl, begin);
 	if (st) {
-		s.has_step = 1;
-		s.step = st->step;
-		s.cycle = st->cycle;
+		sp->has_step = 1;
+		sp->step = st->step;
+		sp->cycle = st->cycle;
 	}
-	*sp = s;
 }
 
 /* Tell open_fn about the frame on top of w->pend (pushed, not closed). */
@@ -799,12 +797,13 @@ static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 	for (i = best->n; i-- > 0;) {
 		uint64_t ret = best->addrs[i];
 		const struct ss_sym_info *info;
+		size_t before = w->calls.n;
 		if (!ret)
 			continue;
 		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
 		ss_slices_push(&w->calls, info->start, win->open_ns,
 			       SS_SLICE_CLIPPED_BEGIN);
-		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, w->calls.n - 1);
+		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, before);
 		ss_slices_announce(w);
 	}
 }

@@ -33,6 +33,7 @@ __attribute__((noinline, used)) void ss_p_lib(void) { __asm__ volatile("nop; nop
 
 static char dir[] = "/tmp/ss-test-perfetto-XXXXXX";
 static char sdir[300];  /* a run with native stacks, under dir */
+static char odir[300];  /* a run whose outer call began before recording */
 
 /* outer [1000, 3000] with stack 1 (outer <- lib), inner [1100, 1200] and
  * [2000, 2500] both with stack 2 (inner <- lib <- outer). */
@@ -86,6 +87,25 @@ static int setup(void **state)
 	if (mkdir(sdir, 0755))
 		return -1;
 	write_stack_trace();
+	{
+		/* whole run (no steps): inner [100, 200], then the EXIT of an
+		 * outer call whose ENTER was never recorded: outer [100, 300]
+		 * clipped, a slice no opening announced */
+		struct ss_tw *o = ss_tw_new(SS_CLOCK_MONOTONIC, 79);
+		struct ss_event oe[] = {
+			ss_ut_ev(100, SS_EV_ENTER, ss_p_inner), ss_ut_ev(200, SS_EV_EXIT, ss_p_inner),
+			ss_ut_ev(300, SS_EV_EXIT, ss_p_outer),
+		};
+		snprintf(odir, sizeof(odir), "%s/orphan", dir);
+		if (mkdir(odir, 0755))
+			return -1;
+		ss_ut_tw_self_maps(o);
+		ss_tw_events(o, 79, 1, 0, oe, sizeof(oe) / sizeof(oe[0]), 16);
+		snprintf(path, sizeof(path), "%s/prog.79.sstrace", odir);
+		if (ss_tw_write(o, path, SIZE_MAX))
+			return -1;
+		ss_tw_free(o);
+	}
 	ss_tw_meta_step(w, 900, 7, 77, 1, SS_STEP_RECORD, 0);
 	ss_tw_meta_step(w, 2900, 8, 77, 1, SS_STEP_RECORD, 0);
 	memset(&c, 0, sizeof(c));
@@ -508,12 +528,34 @@ static void test_perfetto_protocol(void **state)
 	free(t);
 }
 
+/* A slice that no opening announced (its ENTER preceded the recording)
+ * comes on a sequence of its own, still a well-formed BEGIN/END pair. */
+static void test_perfetto_unannounced(void **state)
+{
+	char out[400], *t;
+	struct strict d;
+
+	(void)state;
+	ss_ut_need_protoc("test-perfetto: skipped");
+	snprintf(out, sizeof(out), "%s/o", dir);
+	t = ss_ut_perfetto_text(odir, out);
+	strict_decode(t, &d);
+	free(t);
+	assert_int_equal(d.bad_order, 0);
+	assert_int_equal(d.open_left, 0);
+	assert_int_equal(d.no_needs, 0);
+	assert_int_equal(d.n, 2);
+	assert_string_equal(d.slices[0], "thread ss_p_inner 100-200");
+	assert_string_equal(d.slices[1], "thread ss_p_outer 100-300");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_perfetto_decodes),
 		cmocka_unit_test(test_perfetto_callstacks),
 		cmocka_unit_test(test_perfetto_protocol),
+		cmocka_unit_test(test_perfetto_unannounced),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
