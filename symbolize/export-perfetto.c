@@ -42,9 +42,11 @@
  * not nest on its track, or hold a thread's slices.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "util.h"
@@ -180,6 +182,14 @@ struct ss_pf_cval {
 struct ss_perfetto {
 	struct ss_exporter ex;
 	FILE *f;
+	/* a writer thread hands full buffers to fwrite while the next one
+	 * fills (as export-chrome.c does): the kernel's copy overlaps the
+	 * encoding */
+	pthread_t wth;
+	pthread_mutex_t wmu;
+	pthread_cond_t wcv;
+	struct ss_pf_msg wbuf;           /* the buffer being written, or idle */
+	int wbusy, wstop, wstarted;
 	char *path;
 	int werr;
 	struct ss_pf_msg out;            /* pending output bytes */
@@ -262,6 +272,17 @@ static size_t ss_pf_varint_enc(uint8_t *b, uint64_t v)
 	return n;
 }
 
+static inline size_t ss_pf_varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 static void ss_pf_varint(struct ss_pf_msg *m, uint64_t v)
 {
 	uint8_t b[10];
@@ -301,12 +322,87 @@ static void ss_pf_sub(struct ss_pf_msg *m, unsigned field, const struct ss_pf_ms
 		m->oom = 1;
 }
 
+/* m to the file with write(2): stdio would copy it once more */
+static void ss_pf_write(struct ss_perfetto *pf, const struct ss_pf_msg *m)
+{
+	const uint8_t *p = m->p;
+	size_t n = m->n;
+
+	while (n) {
+		ssize_t k = write(fileno(pf->f), p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!pf->werr)
+				pf->werr = errno;
+			return;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void *ss_pf_writer_main(void *arg)
+{
+	struct ss_perfetto *pf = arg;
+
+	pthread_mutex_lock(&pf->wmu);
+	for (;;) {
+		while (!pf->wbusy && !pf->wstop)
+			pthread_cond_wait(&pf->wcv, &pf->wmu);
+		if (!pf->wbusy)
+			break;
+		pthread_mutex_unlock(&pf->wmu);
+		ss_pf_write(pf, &pf->wbuf);
+		pthread_mutex_lock(&pf->wmu);
+		pf->wbusy = 0;
+		pthread_cond_broadcast(&pf->wcv);
+	}
+	pthread_mutex_unlock(&pf->wmu);
+	return NULL;
+}
+
+/* Wait until the writer holds no buffer. */
+static void ss_pf_writer_wait(struct ss_perfetto *pf)
+{
+	pthread_mutex_lock(&pf->wmu);
+	while (pf->wbusy)
+		pthread_cond_wait(&pf->wcv, &pf->wmu);
+	pthread_mutex_unlock(&pf->wmu);
+}
+
 static void ss_pf_flush(struct ss_perfetto *pf)
 {
-	if (pf->out.n && fwrite(pf->out.p, 1, pf->out.n, pf->f) != pf->out.n &&
-	    !pf->werr)
-		pf->werr = errno ? errno : EIO;
+	struct ss_pf_msg t;
+
+	if (!pf->out.n)
+		return;
+	if (!pf->wstarted) {
+		ss_pf_write(pf, &pf->out);
+		pf->out.n = 0;
+		return;
+	}
+	ss_pf_writer_wait(pf);
+	t = pf->wbuf;            /* idle: swap it with the full one */
+	pthread_mutex_lock(&pf->wmu);
+	pf->wbuf = pf->out;
+	pf->wbusy = 1;
+	pthread_cond_broadcast(&pf->wcv);
+	pthread_mutex_unlock(&pf->wmu);
+	pf->out = t;
 	pf->out.n = 0;
+}
+
+static void ss_pf_writer_stop(struct ss_perfetto *pf)
+{
+	if (!pf->wstarted)
+		return;
+	pthread_mutex_lock(&pf->wmu);
+	pf->wstop = 1;
+	pthread_cond_broadcast(&pf->wcv);
+	pthread_mutex_unlock(&pf->wmu);
+	pthread_join(pf->wth, NULL);
+	pf->wstarted = 0;
 }
 
 /* Append one TracePacket (already encoded in pkt) to the trace. */
@@ -551,23 +647,24 @@ static void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 			tn += ss_pf_varint_enc(t + tn, track);
 		}
 		o = pf->out.p + pf->out.n;
-		/* packet body: timestamp, sequence id, flags, track_event */
+		/* packet body: timestamp, sequence id, flags, track_event;
+		 * its length first (the varints' sizes), then the fields
+		 * straight into the output */
 		{
-			uint8_t b[64];
-			pn = 0;
-			b[pn++] = SS_PF_PKT_TIMESTAMP << 3;
-			pn += ss_pf_varint_enc(b + pn, dt);
-			b[pn++] = SS_PF_PKT_SEQ_ID << 3;
-			pn += ss_pf_varint_enc(b + pn, seq);
-			b[pn++] = SS_PF_PKT_SEQ_FLAGS << 3;
-			b[pn++] = SS_PF_SEQ_NEEDS;
-			b[pn++] = SS_PF_PKT_TRACK_EVENT << 3 | 2;
-			b[pn++] = (uint8_t)tn;   /* < 128 */
+			size_t k;
+			pn = 1 + ss_pf_varint_size(dt) + 1 + ss_pf_varint_size(seq) + 2 + 2 + tn;
 			*o++ = SS_PF_TRACE_PACKET << 3 | 2;
-			o += ss_pf_varint_enc(o, pn + tn);
-			memcpy(o, b, pn);
-			o += pn;
-			memcpy(o, t, tn);
+			o += ss_pf_varint_enc(o, pn);
+			*o++ = SS_PF_PKT_TIMESTAMP << 3;
+			o += ss_pf_varint_enc(o, dt);
+			*o++ = SS_PF_PKT_SEQ_ID << 3;
+			o += ss_pf_varint_enc(o, seq);
+			*o++ = SS_PF_PKT_SEQ_FLAGS << 3;
+			*o++ = SS_PF_SEQ_NEEDS;
+			*o++ = SS_PF_PKT_TRACK_EVENT << 3 | 2;
+			*o++ = (uint8_t)tn;   /* < 128 */
+			for (k = 0; k < tn; k++)
+				o[k] = t[k];
 			o += tn;
 		}
 		pf->out.n = (size_t)(o - pf->out.p);
@@ -1146,6 +1243,7 @@ static int ss_pf_end(void *ctx, char *err, size_t errlen)
 	ss_pf_thread_flush(pf);
 	ss_pf_counters_flush(pf);
 	ss_pf_flush(pf);
+	ss_pf_writer_stop(pf);
 	if (fclose(pf->f) && !pf->werr)
 		pf->werr = errno ? errno : EIO;
 	pf->f = NULL;
@@ -1162,8 +1260,12 @@ static void ss_pf_release(void *ctx)
 	struct ss_perfetto *pf = ctx;
 	size_t i;
 
+	ss_pf_writer_stop(pf);
 	if (pf->f)
 		fclose(pf->f);
+	free(pf->wbuf.p);
+	pthread_mutex_destroy(&pf->wmu);
+	pthread_cond_destroy(&pf->wcv);
 	for (i = 0; i < pf->nnames; i++)
 		free(pf->names[i]);
 	for (i = 0; i < pf->nctrs; i++)
@@ -1210,12 +1312,17 @@ struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 		free(pf);
 		return NULL;
 	}
+	pthread_mutex_init(&pf->wmu, NULL);
+	pthread_cond_init(&pf->wcv, NULL);
 	pf->f = fopen(path, "wb");
 	if (!pf->f) {
 		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		ss_pf_release(pf);
 		return NULL;
 	}
+	/* without a writer thread the buffers are written inline */
+	if (!pthread_create(&pf->wth, NULL, ss_pf_writer_main, pf))
+		pf->wstarted = 1;
 	pf->next_uuid = 1;
 	pf->next_seq = 1;
 	pf->ex.ctx = pf;
