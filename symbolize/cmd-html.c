@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agg.h"
 #include "cli.h"
@@ -24,6 +25,12 @@
 #include "version.h"
 
 #define SS_HTML_ROWS 40
+/* trace.json above this is slow or too big for a browser to open (it
+ * needs several times the file's size in memory) */
+#define SS_HTML_BIG_JSON (256ull << 20)
+/* bytes per slice: Chrome JSON by default, Perfetto (a BEGIN and an END) */
+#define SS_HTML_JSON_SLICE 80
+#define SS_HTML_PF_SLICE 26
 
 static void ss_html_usage(FILE *f)
 {
@@ -98,6 +105,56 @@ static void ss_html_cycles(FILE *f, struct ss_agg *a)
 	free(cy);
 }
 
+static void ss_html_size(char *b, size_t n, double bytes)
+{
+	if (bytes >= 1e9)
+		snprintf(b, n, "%.1f GB", bytes / 1e9);
+	else if (bytes >= 1e6)
+		snprintf(b, n, "%.0f MB", bytes / 1e6);
+	else
+		snprintf(b, n, "%.0f kB", bytes / 1e3);
+}
+
+/* How to open the whole trace, with its size: a large trace.json is not
+ * for a browser, the Perfetto file is about a third of it. */
+static void ss_html_full_trace(FILE *f, struct ss_agg *a, const char *dir)
+{
+	struct ss_agg_row *rows;
+	size_t n = ss_agg_rows(a, 0, &rows), i;
+	uint64_t slices = 0;
+	double json;
+	char path[4200], js[32], ps[32];
+	struct stat st;
+	int have;
+
+	for (i = 0; i < n; i++)
+		slices += rows[i].calls;
+	snprintf(path, sizeof(path), "%s/trace.json", dir);
+	have = !stat(path, &st) && S_ISREG(st.st_mode);
+	json = have ? (double)st.st_size : (double)slices * SS_HTML_JSON_SLICE;
+	ss_html_size(js, sizeof(js), json);
+	ss_html_size(ps, sizeof(ps), (double)slices * SS_HTML_PF_SLICE);
+	fprintf(f, "<h2>Full trace</h2>\n");
+	if (json >= (double)SS_HTML_BIG_JSON) {
+		fprintf(f, "<p id=\"size-note\"><b>Size:</b> <code>trace.json</code> %s %s "
+			"(%llu slices): too large for a browser to open comfortably, a JSON "
+			"trace needs several times its size in memory. Open the Perfetto file "
+			"instead, about %s: <code>stepscope symbolize --format perfetto ",
+			have ? "is" : "would be about", js, (unsigned long long)slices, ps);
+		ss_svg_text(f, dir);
+		fprintf(f, "</code></p>\n");
+	}
+	fprintf(f, "<ol><li><code>stepscope symbolize --format perfetto ");
+	ss_svg_text(f, dir);
+	fprintf(f, "</code> writes <code>trace.perfetto-trace</code> (about %s; or use "
+		"<code>trace.json</code> from a plain <code>stepscope symbolize</code>, "
+		"%s%s).</li>\n"
+		"<li>Open <code>https://ui.perfetto.dev</code>, choose <i>Open trace file</i> "
+		"and pick that file; the trace is read in the browser, nothing is uploaded.</li>\n"
+		"<li>Offline: <code>chrome://tracing</code> opens <code>trace.json</code>.</li></ol>\n",
+		ps, have ? "" : "about ", js);
+}
+
 static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 {
 	const struct ss_agg_step *st;
@@ -146,13 +203,7 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 		fprintf(f, "<h2>Memory</h2>\n");
 		ss_svg_counters(f, a, 1000, 220);
 	}
-	fprintf(f, "<h2>Full trace</h2>\n<ol><li><code>stepscope symbolize --format perfetto ");
-	ss_svg_text(f, dir);
-	fprintf(f, "</code> writes <code>trace.perfetto-trace</code> (or use "
-		"<code>trace.json</code> from a plain <code>stepscope symbolize</code>).</li>\n"
-		"<li>Open <code>https://ui.perfetto.dev</code>, choose <i>Open trace file</i> "
-		"and pick that file; the trace is read in the browser, nothing is uploaded.</li>\n"
-		"<li>Offline: <code>chrome://tracing</code> opens <code>trace.json</code>.</li></ol>\n");
+	ss_html_full_trace(f, a, dir);
 	fprintf(f, "</body></html>\n");
 }
 

@@ -79,15 +79,18 @@ static void ss_symbolize_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stepscope symbolize [-o OUT] [--backend dw|bfd] [--debug-dir DIR]... [--force]\n"
-		"                           [--split-cycles] [--format FMT] [-q] DIR\n"
+		"                           [--split-cycles] [--format FMT] [--details] [-q] DIR\n"
 		"\n"
-		"   -o, --output OUT   write the trace here (default DIR/trace.json, .perfetto-trace\n"
-		"                      or .folded by format)\n"
-		"   --format FMT       chrome (JSON, default), perfetto (protobuf) or folded\n"
-		"                      (stacks for flamegraph.pl / speedscope)\n"
+		"   -o, --output OUT   write the trace here (default DIR/trace.json, .perfetto-trace,\n"
+		"                      .folded or .speedscope.json by format)\n"
+		"   --format FMT       chrome (JSON, default), perfetto (protobuf), folded\n"
+		"                      (stacks for flamegraph.pl) or speedscope (its own format:\n"
+		"                      a timeline per thread, steps on top)\n"
 		"   --backend NAME     symbol reader: dw (libdw, default) or bfd (libbfd)\n"
 		"   --debug-dir DIR    also look for separate debug files in DIR (repeatable)\n"
 		"   --force            name functions even from binaries changed since the run\n"
+		"   --details          chrome: args file (path:line) and addr on every function\n"
+		"                      slice (about 80 bytes more per slice)\n"
 		"   --split-cycles     one trace per schedule cycle: DIR/trace-cycle<K>.json\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n");
 }
@@ -112,6 +115,22 @@ static void ss_symbolize_slice(void *ctx, uint64_t tid, const struct ss_slice *s
 		}
 }
 
+/* An opening (ss_slicer_on_open), routed like the slice that closes it. */
+static void ss_symbolize_open(void *ctx, uint64_t tid, const struct ss_slice *s)
+{
+	struct ss_symbolize_route *rt = ctx;
+	size_t i;
+
+	for (i = 0; i < rt->nouts; i++) {
+		struct ss_exporter *ex = rt->outs[i].ex;
+		if (rt->split && (!s->has_step || rt->outs[i].cycle != s->cycle))
+			continue;
+		ex->open(ex->ctx, rt->pid, tid, s);
+		if (!rt->split)
+			return;
+	}
+}
+
 static const struct {
 	const char *name, *ext;
 	struct ss_exporter *(*open)(const char *, char *, size_t);
@@ -119,13 +138,14 @@ static const struct {
 	{ "chrome", ".json", ss_export_chrome_open },
 	{ "perfetto", ".perfetto-trace", ss_export_perfetto_open },
 	{ "folded", ".folded", ss_export_folded_open },
+	{ "speedscope", ".speedscope.json", ss_export_speedscope_open },
 };
 
 struct ss_symbolize_opts {
 	size_t fmt;
 	const char *ddirs[16];
 	size_t nddirs;
-	int split, force;
+	int split, force, details;
 };
 
 static enum ss_cli_took ss_symbolize_option(struct ss_cli *c, void *ctx, int argc,
@@ -137,6 +157,8 @@ static enum ss_cli_took ss_symbolize_option(struct ss_cli *c, void *ctx, int arg
 
 	if (!strcmp(s, "--force")) {
 		o->force = 1;
+	} else if (!strcmp(s, "--details")) {
+		o->details = 1;
 	} else if (!strcmp(s, "--split-cycles")) {
 		o->split = 1;
 	} else if ((r = ss_cli_value(c, argc, argv, i, "--debug-dir", &v))) {
@@ -150,10 +172,10 @@ static enum ss_cli_took ss_symbolize_option(struct ss_cli *c, void *ctx, int arg
 	} else if ((r = ss_cli_value(c, argc, argv, i, "--format", &v))) {
 		if (r < 0)
 			return SS_CLI_BAD;
-		for (o->fmt = 0; o->fmt < 3 && strcmp(v, ss_symbolize_fmts[o->fmt].name); o->fmt++)
+		for (o->fmt = 0; o->fmt < 4 && strcmp(v, ss_symbolize_fmts[o->fmt].name); o->fmt++)
 			;
-		if (o->fmt == 3) {
-			fprintf(stderr, "stepscope: symbolize: unknown format '%s' (use chrome, perfetto or folded)\n",
+		if (o->fmt == 4) {
+			fprintf(stderr, "stepscope: symbolize: unknown format '%s' (use chrome, perfetto, folded or speedscope)\n",
 				v);
 			return SS_CLI_BAD;
 		}
@@ -270,6 +292,8 @@ int cmd_symbolize(int argc, char **argv)
 			rc = 2;
 			goto done;
 		}
+		if (o.details && ss_symbolize_fmts[o.fmt].open == ss_export_chrome_open)
+			ss_export_chrome_details(outs[i].ex, 1);
 		outs[i].ex->begin(outs[i].ex->ctx, run.t0);
 		exs[i] = outs[i].ex;
 	}
@@ -281,7 +305,10 @@ int cmd_symbolize(int argc, char **argv)
 		pg.total += run.rs[i]->nevents / 2;
 	for (i = 0; i < run.n; i++) {
 		struct ss_symbolize_route rt = { outs, nouts, split, run.rs[i]->hdr.pid, &pg };
+		if (outs[0].ex->open)
+			ss_slicer_on_open(run.sls[i], ss_symbolize_open, &rt);
 		ss_run_feed(&run, i, exs, nouts, ss_symbolize_slice, &rt);
+		ss_slicer_on_open(run.sls[i], NULL, NULL);
 	}
 	if (pg.shown)
 		fprintf(stderr, "\r\033[K");
@@ -295,6 +322,9 @@ int cmd_symbolize(int argc, char **argv)
 		fprintf(stderr, "stepscope: wrote %s (%llu events, %zu process%s)\n",
 			outs[i].path, (unsigned long long)n, run.n,
 			run.n == 1 ? "" : "es");
+		if (ss_symbolize_fmts[o.fmt].open == ss_export_folded_open && !i)
+			fprintf(stderr, "stepscope: folded values are self time in nanoseconds, "
+					"not samples (flamegraph.pl --countname=ns)\n");
 	}
 	goto done;
 

@@ -36,6 +36,7 @@ struct ss_chrome_sym {
 	uint64_t addr;
 	char *head, *tail;
 	unsigned hlen, tlen;
+	int args;                 /* the tail opens "args" */
 };
 
 /* One writer thread, one buffer in flight at a time. */
@@ -65,6 +66,7 @@ struct ss_chrome {
 	char pidtid[64];
 	unsigned pidtid_len;
 	int have_pidtid;
+	int details;             /* args file, addr on every function slice */
 	char *sf;                /* record.stack: the "stackFrames" entries */
 	size_t sflen, sfcap;
 };
@@ -216,8 +218,36 @@ static void ss_chrome_us(struct ss_chrome *c, uint64_t ns)
 	c->len += ss_chrome_fmt_us(c->buf + c->len, ns);
 }
 
+/* Length of the valid UTF-8 sequence at s (2 to 4), or 0 when the bytes
+ * there are not one (stray continuation, overlong form, surrogate, past
+ * U+10FFFF, cut short). */
+static unsigned ss_chrome_utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0], n, i;
+	uint32_t cp;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
 /* JSON string body of s (without quotes) into dst (room for 6 * len), or
- * just its length when dst is NULL. */
+ * just its length when dst is NULL.  Always valid UTF-8: a byte that
+ * starts no valid sequence becomes \ufffd (paths on Linux are bytes). */
 static size_t ss_chrome_escape(char *dst, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -225,7 +255,19 @@ static size_t ss_chrome_escape(char *dst, const char *s)
 
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
+		if (ch >= 0x80) {
+			unsigned k = ss_chrome_utf8_len((const unsigned char *)s);
+			if (!k) {
+				if (dst)
+					memcpy(dst + n, "\\ufffd", 6);
+				n += 6;
+				continue;
+			}
+			if (dst)
+				memcpy(dst + n, s, k);
+			n += k;
+			s += k - 1;
+		} else if (ch == '"' || ch == '\\') {
 			if (dst) {
 				dst[n] = '\\';
 				dst[n + 1] = (char)ch;
@@ -296,7 +338,7 @@ static struct ss_chrome_sym *ss_chrome_sym_make(struct ss_chrome *c,
 						struct ss_chrome_sym *e,
 						const struct ss_slice *s)
 {
-	static const char h1[] = "{\"ph\":\"X\",\"cat\":\"function\",\"name\":\"";
+	static const char h1[] = "{\"ph\":\"X\",\"name\":\"";
 	char addr[24];
 	size_t nl = ss_chrome_escape(NULL, s->name ? s->name : "?");
 	size_t fl = s->file ? ss_chrome_escape(NULL, s->file) : 0;
@@ -320,8 +362,10 @@ static struct ss_chrome_sym *ss_chrome_sym_make(struct ss_chrome *c,
 		while (n)
 			addr[al++] = tmp[--n];
 	}
-	/* ,"args":{"file":"F","addr":"A","clone":"C" */
+	/* ,"args":{"file":"F","addr":"A","clone":"C" (file and addr with
+	 * --details only) */
 	tl = 10 + (s->file ? 10 + fl : 0) + 9 + al + (s->clone ? 11 + cl : 0);
+	e->args = c->details || s->clone;
 	p = malloc(hl + tl + 2);
 	if (!p)
 		return NULL;
@@ -334,8 +378,12 @@ static struct ss_chrome_sym *ss_chrome_sym_make(struct ss_chrome *c,
 	p += 2;
 	e->hlen = (unsigned)(p - e->head);
 	e->tail = p;
+	if (!e->args)
+		goto done;
 	memcpy(p, ",\"args\":{", 9);
 	p += 9;
+	if (!c->details)
+		goto clone;
 	if (s->file) {
 		memcpy(p, "\"file\":\"", 8);
 		p += 8;
@@ -349,19 +397,22 @@ static struct ss_chrome_sym *ss_chrome_sym_make(struct ss_chrome *c,
 	memcpy(p, addr, al);
 	p += al;
 	*p++ = '"';
+clone:
 	if (s->clone) {
-		memcpy(p, ",\"clone\":\"", 10);
-		p += 10;
+		if (c->details)
+			*p++ = ',';
+		memcpy(p, "\"clone\":\"", 9);
+		p += 9;
 		ss_chrome_escape(p, s->clone);
 		p += cl;
 		*p++ = '"';
 	}
+done:
 	e->tlen = (unsigned)(p - e->tail);
 	e->name = s->name;
 	e->file = s->file;
 	e->clone = s->clone;
 	e->addr = s->addr;
-	(void)c;
 	return e;
 }
 
@@ -547,17 +598,21 @@ static void ss_chrome_args(struct ss_chrome *c, const char *args)
 		SS_CHROME_LIT(c, "\"args\":\"\"");
 }
 
-/* Anything but a function: steps and ranges, few of them. */
+/* Steps, ranges and functions with a native stack: field by field.  Only
+ * steps and ranges say their "cat"; a slice without one is a function. */
 static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t tid,
 				  const struct ss_slice *s)
 {
-	static const char *const cats[] = { "function", "step", "user_range" };
 	uint64_t b = s->begin_ns > c->t0 ? s->begin_ns - c->t0 : 0;
+	int args = 0;
 
 	ss_chrome_sep(c);
-	SS_CHROME_LIT(c, "{\"ph\":\"X\",\"cat\":\"");
-	ss_chrome_str(c, cats[s->cat <= SS_SLICE_RANGE ? s->cat : 0]);
-	SS_CHROME_LIT(c, "\",\"name\":\"");
+	SS_CHROME_LIT(c, "{\"ph\":\"X\",");
+	if (s->cat == SS_SLICE_STEP)
+		SS_CHROME_LIT(c, "\"cat\":\"step\",");
+	else if (s->cat == SS_SLICE_RANGE)
+		SS_CHROME_LIT(c, "\"cat\":\"user_range\",");
+	SS_CHROME_LIT(c, "\"name\":\"");
 	ss_chrome_str(c, s->name ? s->name : "?");
 	SS_CHROME_LIT(c, "\",\"pid\":");
 	ss_chrome_u64(c, pid);
@@ -566,7 +621,12 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 	SS_CHROME_LIT(c, ",\"ts\":");
 	ss_chrome_us(c, b);
 	SS_CHROME_LIT(c, ",\"dur\":");
-	ss_chrome_us(c, s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0);
+	{
+		uint64_t d = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+		if (s->cat == SS_SLICE_STEP && d >= SS_EXPORT_STEP_GAP)
+			d -= SS_EXPORT_STEP_GAP;
+		ss_chrome_us(c, d);
+	}
 	if (s->stack && s->stack->leaf) {  /* record.stack: "P.N" in stackFrames */
 		SS_CHROME_LIT(c, ",\"sf\":\"");
 		ss_chrome_u64(c, pid);
@@ -576,10 +636,31 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 	}
 	if (s->args) { /* MPI calls: "bytes=4096 comm_size=4" as args */
 		ss_chrome_args(c, s->args);
-		ss_chrome_flags(c, s, 1);
-		return;
+		args = 1;
+	} else if (s->cat == SS_SLICE_FUNCTION && (c->details || s->clone)) {
+		char addr[24];
+		SS_CHROME_LIT(c, ",\"args\":{");
+		if (c->details) {
+			if (s->file) {
+				SS_CHROME_LIT(c, "\"file\":\"");
+				ss_chrome_str(c, s->file);
+				SS_CHROME_LIT(c, "\",");
+			}
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)s->addr);
+			SS_CHROME_LIT(c, "\"addr\":\"");
+			ss_chrome_lit(c, addr, strlen(addr));
+			SS_CHROME_LIT(c, "\"");
+		}
+		if (s->clone) {
+			if (c->details)
+				SS_CHROME_LIT(c, ",");
+			SS_CHROME_LIT(c, "\"clone\":\"");
+			ss_chrome_str(c, s->clone);
+			SS_CHROME_LIT(c, "\"");
+		}
+		args = 1;
 	}
-	ss_chrome_flags(c, s, 0);
+	ss_chrome_flags(c, s, args);
 }
 
 /* A MARKER: an instant on its thread ("s":"t"), events lost in args. */
@@ -653,11 +734,11 @@ static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
 			  SS_SLICE_UNWOUND))) {
 		p[0] = '}';
 		p[1] = '}';
-		c->len = (size_t)(p + 2 - c->buf);
+		c->len = (size_t)(p + 1 + e->args - c->buf);
 		return;
 	}
 	c->len = (size_t)(p - c->buf);
-	ss_chrome_flags(c, s, 1);
+	ss_chrome_flags(c, s, e->args);
 }
 
 static void ss_chrome_counter(void *ctx, uint64_t pid, const char *name,
@@ -817,6 +898,18 @@ struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 	c->ex.end = ss_chrome_end;
 	c->ex.release = ss_chrome_release;
 	return &c->ex;
+}
+
+size_t ss_export_json_escape(char *dst, const char *s)
+{
+	return ss_chrome_escape(dst, s);
+}
+
+void ss_export_chrome_details(struct ss_exporter *e, int on)
+{
+	struct ss_chrome *c = e->ctx;
+
+	c->details = on;
 }
 
 void ss_exporter_free(struct ss_exporter *e)

@@ -1,11 +1,15 @@
 /*
- * export-folded.c - folded stacks ("main;train_step;matmul 1234" lines,
- * the value being self time in ns) for flamegraph.pl, speedscope and
- * inferno.
+ * export-folded.c - folded stacks ("train;main;train_step;matmul 1234"
+ * lines) for flamegraph.pl, speedscope and inferno.  The value is self time
+ * in nanoseconds (exact), not a count of samples: the format has no place
+ * for a unit, so the command says it (flamegraph.pl --countname=ns) and
+ * docs/commands.md does; `--format speedscope` carries real times.
  *
  * Design: an aggregator (agg.c) builds the calling-context tree of every
- * thread as slices arrive; end merges the threads and writes one line per
- * call path with self time, sorted by path so the output is
+ * thread as slices arrive; end walks each thread's tree with the thread's
+ * name as the root frame (so workers show as "worker-3;run;..." rather
+ * than loose functions), merges equal paths (threads of one name) and
+ * writes one line per call path, sorted by path so the output is
  * deterministic.  Memory grows with distinct call paths, not calls.
  *
  * Must never: write a line with a zero value.  (Names may hold spaces:
@@ -18,6 +22,7 @@
 
 #include "agg.h"
 #include "export.h"
+#include "util.h"
 
 struct ss_folded {
 	struct ss_exporter ex;
@@ -64,6 +69,105 @@ static void ss_folded_counter(void *ctx, uint64_t pid, const char *name,
 	(void)ctx; (void)pid; (void)name; (void)ns; (void)value;
 }
 
+struct ss_folded_line {
+	char *path;
+	uint64_t ns;
+};
+
+struct ss_folded_walk {
+	struct ss_agg *agg;
+	char *path;
+	size_t len, cap;
+	struct ss_folded_line *lines;
+	size_t n, capl;
+	int oom;
+};
+
+static void ss_folded_push(struct ss_folded_walk *w, const char *name)
+{
+	size_t nl = strlen(name);
+
+	if (w->len + nl + 2 > w->cap) {
+		size_t nc = (w->len + nl + 2) * 2;
+		char *np = realloc(w->path, nc);
+		if (!np) {
+			w->oom = 1;
+			return;
+		}
+		w->path = np;
+		w->cap = nc;
+	}
+	if (w->len)
+		w->path[w->len++] = ';';
+	/* ';' separates frames: one inside a name would split it */
+	for (size_t i = 0; i < nl; i++)
+		w->path[w->len + i] = name[i] == ';' ? ':' : name[i];
+	w->len += nl;
+	w->path[w->len] = 0;
+}
+
+static void ss_folded_walk(struct ss_folded_walk *w, const struct ss_agg_node *n)
+{
+	for (; n && !w->oom; n = n->next) {
+		size_t old = w->len;
+		ss_folded_push(w, ss_agg_name(w->agg, n->name));
+		if (n->self_ns && !w->oom) {
+			if (ss_grow((void **)&w->lines, &w->capl, w->n, sizeof(*w->lines), 64) ||
+			    !(w->lines[w->n].path = strdup(w->path))) {
+				w->oom = 1;
+				return;
+			}
+			w->lines[w->n++].ns = n->self_ns;
+		}
+		ss_folded_walk(w, n->child);
+		w->len = old;
+		if (w->path)
+			w->path[old] = 0;
+	}
+}
+
+static int ss_folded_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct ss_folded_line *)x)->path,
+		      ((const struct ss_folded_line *)y)->path);
+}
+
+/* Every thread's paths under its name, equal paths summed, in ns. */
+static int ss_folded_write(struct ss_agg *agg, FILE *out)
+{
+	struct ss_agg_thread_tree *tt = NULL;
+	struct ss_folded_walk w;
+	size_t nt = ss_agg_thread_trees(agg, &tt), i, j;
+	int rc = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.agg = agg;
+	for (i = 0; i < nt && !w.oom; i++) {
+		char tn[64];
+		w.len = 0;
+		if (!tt[i].thread)
+			snprintf(tn, sizeof(tn), "thread %llu", (unsigned long long)tt[i].tid);
+		ss_folded_push(&w, tt[i].thread ? tt[i].thread : tn);
+		if (tt[i].root)
+			ss_folded_walk(&w, tt[i].root->child);
+	}
+	free(tt);
+	if (w.n)
+		qsort(w.lines, w.n, sizeof(*w.lines), ss_folded_cmp);
+	for (i = 0; i < w.n; i = j) {
+		uint64_t ns = 0;
+		for (j = i; j < w.n && !strcmp(w.lines[j].path, w.lines[i].path); j++)
+			ns += w.lines[j].ns;
+		if (ns && fprintf(out, "%s %llu\n", w.lines[i].path, (unsigned long long)ns) < 0)
+			rc = -1;
+	}
+	for (i = 0; i < w.n; i++)
+		free(w.lines[i].path);
+	free(w.lines);
+	free(w.path);
+	return w.oom ? -1 : rc;
+}
+
 static int ss_folded_end(void *ctx, char *err, size_t errlen)
 {
 	struct ss_folded *f = ctx;
@@ -77,7 +181,7 @@ static int ss_folded_end(void *ctx, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot create: %s", f->path, strerror(errno));
 		return -1;
 	}
-	rc = ss_agg_write_folded(f->agg, out);
+	rc = ss_folded_write(f->agg, out);
 	if (fclose(out))
 		rc = -1;
 	if (rc) {

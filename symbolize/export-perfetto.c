@@ -1,42 +1,53 @@
 /*
  * export-perfetto.c - write slices and counters as a native Perfetto
- * protobuf trace (.perfetto-trace), encoded by hand.
+ * protobuf trace (.perfetto-trace), encoded by hand, as they come.
  *
  * Design: a Trace is a run of `packet` fields (field 1, length-delimited
  * TracePacket).  Every thread gets its own packet sequence with:
  *   - a ClockSnapshot making clock 64 an incremental (delta) clock equal to
- *     CLOCK_MONOTONIC (and BOOTTIME, the default trace clock, set equal);
+ *     CLOCK_MONOTONIC, the one clock the recording read, declared the
+ *     trace's primary clock (no other clock is claimed);
  *   - TracePacketDefaults: timestamp_clock_id 64, track_uuid = the thread;
  *   - TrackEvent SLICE_BEGIN/END packets whose timestamps are deltas and
  *     whose names are interned (InternedData.event_names, sent once per
- *     sequence with the first event that uses them).
- * A BEGIN costs about 13 bytes, an END about 11.  User ranges and steps go
- * to child tracks of the thread; counters to counter tracks of the process
- * on one sequence per process.  Track descriptors come first.
+ *     sequence with the first event that uses them).  Every event packet
+ *     says SEQ_NEEDS_INCREMENTAL_STATE (it reads the clock and the interned
+ *     names); the snapshot packet says SEQ_INCREMENTAL_STATE_CLEARED.
+ * A BEGIN costs about 15 bytes, an END about 12.
+ *
+ * Streaming: the slicer announces each function and range as it opens
+ * (ss_slicer_on_open) in time order with the slices that close, so a
+ * BEGIN is written at the opening and the END when the slice (and every
+ * slice above it) has closed; memory is the open frames of one thread.
+ * What comes unannounced - the steps (handed out at the thread's end) and
+ * slices whose ENTER preceded the window - is buffered, sorted and written
+ * on a sequence of its own after the thread.  User ranges and steps go to
+ * child tracks of the thread; counters to counter tracks of the process on
+ * one sequence per process.  Track descriptors come before their events.
  *
  * record.stack: a function slice's native stack becomes the BEGIN's
  * callstack_iid, with the callstack, its frames and their function names
  * interned like event names (a frame per function name, iid = the name's;
  * a callstack per (process, stack id), iid global).  Unwound slices carry
- * a debug annotation "unwound" (its reason), ranges with args (MPI calls)
- * one named "args" ("bytes=4096 comm_size=4"); markers (recording stopped,
- * events lost) are INSTANT events on the thread's track, the count of lost
- * events in a "count" annotation.
+ * a debug annotation "unwound" (its reason) on their END, which Perfetto
+ * adds to the slice's args, ranges with args (MPI calls) one named "args"
+ * ("bytes=4096 comm_size=4") on their BEGIN; markers (recording stopped, events lost) are
+ * INSTANT events on the thread's track, the count of lost events in a
+ * "count" annotation.
  *
- * Perfetto has no "complete" event, so BEGIN/END must be in time order per
- * sequence while slices arrive as they close: the slices of the current
- * thread are buffered (32 bytes each), sorted and written when the next
- * thread starts.  Field numbers: protos/perfetto/trace/trace_packet.proto
- * and the track_event protos; tests/proto/perfetto-subset.proto mirrors the
- * part used here.
+ * Field numbers: protos/perfetto/trace/trace_packet.proto and the
+ * track_event protos; tests/proto/perfetto-subset.proto mirrors the part
+ * used here.
  *
- * Must never: emit a negative timestamp delta, or a BEGIN/END pair that
- * does not nest on its track.
+ * Must never: emit a negative timestamp delta, a BEGIN/END pair that does
+ * not nest on its track, or hold a thread's slices.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "export.h"
 #include "util.h"
@@ -101,9 +112,9 @@ enum {
 #define SS_PF_TYPE_INSTANT 3
 #define SS_PF_TYPE_COUNTER 4
 #define SS_PF_CLOCK_MONOTONIC 3
-#define SS_PF_CLOCK_BOOTTIME 6
 #define SS_PF_CLOCK_SEQ 64
 #define SS_PF_SEQ_CLEARED 1
+#define SS_PF_SEQ_NEEDS 2
 #define SS_PF_UNIT_BYTES 3
 
 #define SS_PF_BUF (1u << 20)
@@ -118,13 +129,6 @@ struct ss_pf_slice {
 	uint8_t track;
 	uint8_t unwound;         /* 1 + enum ss_unwind_reason, 0: returned */
 	uint32_t args;           /* 1 + name id of the range's args, 0: none */
-};
-
-/* A marker of the current thread (INSTANT). */
-struct ss_pf_mark {
-	uint64_t ns, lost;       /* lost: SS_EV_LOST's count, else 0 */
-	uint32_t name;
-	int is_lost;
 };
 
 /* A native stack, interned once per (process, stack id). */
@@ -151,7 +155,19 @@ struct ss_pf_msg {
 
 struct ss_pf_thread {
 	uint64_t pid, tid, uuid;
+	uint64_t sub[SS_PF_NTRACKS];     /* child tracks, 0 until used */
 	char *name;
+};
+
+/* An open function or range of the current thread. */
+struct ss_pf_open {
+	uint64_t begin, end;
+	uint8_t closed, unwound;
+};
+
+struct ss_pf_ostack {
+	struct ss_pf_open *f;
+	size_t n, cap;
 };
 
 struct ss_pf_ctr {
@@ -168,6 +184,14 @@ struct ss_pf_cval {
 struct ss_perfetto {
 	struct ss_exporter ex;
 	FILE *f;
+	/* a writer thread hands full buffers to fwrite while the next one
+	 * fills (as export-chrome.c does): the kernel's copy overlaps the
+	 * encoding */
+	pthread_t wth;
+	pthread_mutex_t wmu;
+	pthread_cond_t wcv;
+	struct ss_pf_msg wbuf;           /* the buffer being written, or idle */
+	int wbusy, wstop, wstarted;
 	char *path;
 	int werr;
 	struct ss_pf_msg out;            /* pending output bytes */
@@ -183,16 +207,23 @@ struct ss_perfetto {
 	size_t npids, cappids;
 	struct ss_pf_thread *threads;
 	size_t nthreads, capthreads;
-	/* current thread's slices */
+	/* current thread: its streamed sequence, open frames per track
+	 * (function, range), and the slices that came unannounced */
 	struct ss_pf_thread *cur;
+	uint32_t cur_seq;                /* 0: not started */
+	uint64_t cur_last;               /* time of its last packet */
+	struct ss_pf_ostack os[2];
+	struct ss_pf_msg pkt, te;        /* scratch for one event */
+	/* name ids of functions by address and name string (the symbolizer's
+	 * strings are stable; a name built per slice is a function of the
+	 * address alone) */
+	struct { uint64_t addr; const char *name; uint32_t id; } fcache[4096];
 	struct ss_pf_slice *sl;
 	size_t nsl, capsl;
 	uint8_t *sent;                   /* per name: interned on this sequence
 					  * (1 event name, 2 function name and
 					  * frame) */
 	size_t capsent;
-	struct ss_pf_mark *marks;
-	size_t nmarks, capmarks;
 	/* callstacks: iid i + 1 is cstacks[i] */
 	struct ss_pf_cstack *cstacks;
 	size_t ncs, capcs;
@@ -243,6 +274,17 @@ static size_t ss_pf_varint_enc(uint8_t *b, uint64_t v)
 	return n;
 }
 
+static inline size_t ss_pf_varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 static void ss_pf_varint(struct ss_pf_msg *m, uint64_t v)
 {
 	uint8_t b[10];
@@ -282,12 +324,87 @@ static void ss_pf_sub(struct ss_pf_msg *m, unsigned field, const struct ss_pf_ms
 		m->oom = 1;
 }
 
+/* m to the file with write(2): stdio would copy it once more */
+static void ss_pf_write(struct ss_perfetto *pf, const struct ss_pf_msg *m)
+{
+	const uint8_t *p = m->p;
+	size_t n = m->n;
+
+	while (n) {
+		ssize_t k = write(fileno(pf->f), p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!pf->werr)
+				pf->werr = errno;
+			return;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void *ss_pf_writer_main(void *arg)
+{
+	struct ss_perfetto *pf = arg;
+
+	pthread_mutex_lock(&pf->wmu);
+	for (;;) {
+		while (!pf->wbusy && !pf->wstop)
+			pthread_cond_wait(&pf->wcv, &pf->wmu);
+		if (!pf->wbusy)
+			break;
+		pthread_mutex_unlock(&pf->wmu);
+		ss_pf_write(pf, &pf->wbuf);
+		pthread_mutex_lock(&pf->wmu);
+		pf->wbusy = 0;
+		pthread_cond_broadcast(&pf->wcv);
+	}
+	pthread_mutex_unlock(&pf->wmu);
+	return NULL;
+}
+
+/* Wait until the writer holds no buffer. */
+static void ss_pf_writer_wait(struct ss_perfetto *pf)
+{
+	pthread_mutex_lock(&pf->wmu);
+	while (pf->wbusy)
+		pthread_cond_wait(&pf->wcv, &pf->wmu);
+	pthread_mutex_unlock(&pf->wmu);
+}
+
 static void ss_pf_flush(struct ss_perfetto *pf)
 {
-	if (pf->out.n && fwrite(pf->out.p, 1, pf->out.n, pf->f) != pf->out.n &&
-	    !pf->werr)
-		pf->werr = errno ? errno : EIO;
+	struct ss_pf_msg t;
+
+	if (!pf->out.n)
+		return;
+	if (!pf->wstarted) {
+		ss_pf_write(pf, &pf->out);
+		pf->out.n = 0;
+		return;
+	}
+	ss_pf_writer_wait(pf);
+	t = pf->wbuf;            /* idle: swap it with the full one */
+	pthread_mutex_lock(&pf->wmu);
+	pf->wbuf = pf->out;
+	pf->wbusy = 1;
+	pthread_cond_broadcast(&pf->wcv);
+	pthread_mutex_unlock(&pf->wmu);
+	pf->out = t;
 	pf->out.n = 0;
+}
+
+static void ss_pf_writer_stop(struct ss_perfetto *pf)
+{
+	if (!pf->wstarted)
+		return;
+	pthread_mutex_lock(&pf->wmu);
+	pf->wstop = 1;
+	pthread_cond_broadcast(&pf->wcv);
+	pthread_mutex_unlock(&pf->wmu);
+	pthread_join(pf->wth, NULL);
+	pf->wstarted = 0;
 }
 
 /* Append one TracePacket (already encoded in pkt) to the trace. */
@@ -391,11 +508,13 @@ static uint32_t ss_pf_sequence(struct ss_perfetto *pf, uint64_t t, uint64_t trac
 {
 	struct ss_pf_msg pkt = { 0 }, cs = { 0 }, ck = { 0 }, def = { 0 }, ted = { 0 };
 	uint32_t seq = pf->next_seq++;
-	static const unsigned ids[] = { SS_PF_CLOCK_BOOTTIME, SS_PF_CLOCK_MONOTONIC,
-					SS_PF_CLOCK_SEQ };
+	/* only what is true: times are CLOCK_MONOTONIC readings, clock 64
+	 * counts from this one in deltas; BOOTTIME (which also counts
+	 * suspend) is not claimed equal */
+	static const unsigned ids[] = { SS_PF_CLOCK_MONOTONIC, SS_PF_CLOCK_SEQ };
 	size_t i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 2; i++) {
 		ck.n = 0;
 		ss_pf_uint(&ck, SS_PF_CK_ID, ids[i]);
 		ss_pf_uint(&ck, SS_PF_CK_TS, t);
@@ -403,7 +522,7 @@ static uint32_t ss_pf_sequence(struct ss_perfetto *pf, uint64_t t, uint64_t trac
 			ss_pf_uint(&ck, SS_PF_CK_INCREMENTAL, 1);
 		ss_pf_sub(&cs, SS_PF_CS_CLOCKS, &ck);
 	}
-	ss_pf_uint(&cs, SS_PF_CS_PRIMARY, SS_PF_CLOCK_BOOTTIME);
+	ss_pf_uint(&cs, SS_PF_CS_PRIMARY, SS_PF_CLOCK_MONOTONIC);
 	ss_pf_sub(&pkt, SS_PF_PKT_CLOCK_SNAPSHOT, &cs);
 	ss_pf_uint(&pkt, SS_PF_PKT_SEQ_ID, seq);
 	ss_pf_uint(&pkt, SS_PF_PKT_SEQ_FLAGS, SS_PF_SEQ_CLEARED);
@@ -422,6 +541,40 @@ static uint32_t ss_pf_sequence(struct ss_perfetto *pf, uint64_t t, uint64_t trac
 	return seq;
 }
 
+/* Make the per-sequence "sent" marks cover every name and callstack
+ * (new ones start unsent); 0, or -1 out of memory. */
+static int ss_pf_sent_cover(struct ss_perfetto *pf)
+{
+	if (pf->capsent < pf->nnames) {
+		size_t nc = pf->nnames * 2;
+		uint8_t *ns = realloc(pf->sent, nc);
+		if (!ns)
+			return -1;
+		memset(ns + pf->capsent, 0, nc - pf->capsent);
+		pf->sent = ns;
+		pf->capsent = nc;
+	}
+	if (pf->capcssent < pf->ncs) {
+		size_t nc = pf->ncs * 2;
+		uint8_t *ns = realloc(pf->cssent, nc);
+		if (!ns)
+			return -1;
+		memset(ns + pf->capcssent, 0, nc - pf->capcssent);
+		pf->cssent = ns;
+		pf->capcssent = nc;
+	}
+	return 0;
+}
+
+/* A new sequence: nothing interned on it yet. */
+static void ss_pf_sent_clear(struct ss_perfetto *pf)
+{
+	if (pf->capsent)
+		memset(pf->sent, 0, pf->capsent);
+	if (pf->capcssent)
+		memset(pf->cssent, 0, pf->capcssent);
+}
+
 /* Interned data a BEGIN/INSTANT needs on this sequence: its name, and its
  * callstack with the frames and function names not sent yet. */
 static void ss_pf_interned(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
@@ -430,6 +583,10 @@ static void ss_pf_interned(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 	struct ss_pf_msg id = { 0 }, en = { 0 };
 	uint32_t i;
 
+	if (ss_pf_sent_cover(pf)) {
+		pf->werr = ENOMEM;
+		return;
+	}
 	if (name < pf->capsent && !(pf->sent[name] & 1)) {
 		pf->sent[name] |= 1;
 		ss_pf_uint(&en, SS_PF_EN_IID, (uint64_t)name + 1);
@@ -474,10 +631,56 @@ static void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 	size_t before = pf->out.n;
 	int named = type == SS_PF_TYPE_BEGIN || type == SS_PF_TYPE_INSTANT;
 
+	/* the common case, a BEGIN of a name this sequence knows or an END
+	 * with nothing else: encoded straight into the output */
+	if (!counter && !(x && (x->cs || x->ann)) &&
+	    (!named || (name < pf->capsent && (pf->sent[name] & 1))) &&
+	    pf->out.cap - pf->out.n >= 64) {
+		uint8_t t[32], *o;
+		size_t tn = 0, pn;
+		t[tn++] = SS_PF_TE_TYPE << 3;
+		t[tn++] = (uint8_t)type;
+		if (named) {
+			t[tn++] = SS_PF_TE_NAME_IID << 3;
+			tn += ss_pf_varint_enc(t + tn, (uint64_t)name + 1);
+		}
+		if (track) {
+			t[tn++] = SS_PF_TE_TRACK_UUID << 3;
+			tn += ss_pf_varint_enc(t + tn, track);
+		}
+		o = pf->out.p + pf->out.n;
+		/* packet body: timestamp, sequence id, flags, track_event;
+		 * its length first (the varints' sizes), then the fields
+		 * straight into the output */
+		{
+			size_t k;
+			pn = 1 + ss_pf_varint_size(dt) + 1 + ss_pf_varint_size(seq) + 2 + 2 + tn;
+			*o++ = SS_PF_TRACE_PACKET << 3 | 2;
+			o += ss_pf_varint_enc(o, pn);
+			*o++ = SS_PF_PKT_TIMESTAMP << 3;
+			o += ss_pf_varint_enc(o, dt);
+			*o++ = SS_PF_PKT_SEQ_ID << 3;
+			o += ss_pf_varint_enc(o, seq);
+			*o++ = SS_PF_PKT_SEQ_FLAGS << 3;
+			*o++ = SS_PF_SEQ_NEEDS;
+			*o++ = SS_PF_PKT_TRACK_EVENT << 3 | 2;
+			*o++ = (uint8_t)tn;   /* < 128 */
+			for (k = 0; k < tn; k++)
+				o[k] = t[k];
+			o += tn;
+		}
+		pf->out.n = (size_t)(o - pf->out.p);
+		pf->bytes_events += pf->out.n - before;
+		pf->track_events++;
+		if (pf->out.n >= SS_PF_BUF)
+			ss_pf_flush(pf);
+		return;
+	}
 	pkt->n = 0;
 	te->n = 0;
 	ss_pf_uint(pkt, SS_PF_PKT_TIMESTAMP, dt);
 	ss_pf_uint(pkt, SS_PF_PKT_SEQ_ID, seq);
+	ss_pf_uint(pkt, SS_PF_PKT_SEQ_FLAGS, SS_PF_SEQ_NEEDS);
 	ss_pf_uint(te, SS_PF_TE_TYPE, type);
 	if (named)
 		ss_pf_uint(te, SS_PF_TE_NAME_IID, (uint64_t)name + 1);
@@ -539,21 +742,72 @@ static const char *ss_pf_unwound(unsigned u)
 	}
 }
 
-/* Write the buffered slices of the current thread. */
-static void ss_pf_thread_flush(struct ss_perfetto *pf)
+/* Track of kind k (SS_PF_TRACK_*) of thread t, described on first use. */
+static uint64_t ss_pf_subtrack(struct ss_perfetto *pf, struct ss_pf_thread *t,
+			       unsigned k)
+{
+	static const char *const tnames[] = { NULL, "user ranges", "steps" };
+
+	if (k == SS_PF_TRACK_FUNC)
+		return t->uuid;
+	if (!t->sub[k]) {
+		t->sub[k] = pf->next_uuid++;
+		ss_pf_track_desc(pf, t->sub[k], t->uuid, tnames[k], NULL, NULL, 0);
+	}
+	return t->sub[k];
+}
+
+/* One event of the current thread's streamed sequence at ts (never before
+ * its last one); the sequence starts at the first. */
+static void ss_pf_cur_event(struct ss_perfetto *pf, uint64_t ts, unsigned type,
+			    unsigned k, uint32_t name, const struct ss_pf_extra *x)
 {
 	struct ss_pf_thread *t = pf->cur;
+	uint64_t track;
+
+	if (!pf->cur_seq) {
+		pf->cur_seq = ss_pf_sequence(pf, ts, t->uuid);
+		pf->cur_last = ts;
+		ss_pf_sent_clear(pf);
+	}
+	if (ts < pf->cur_last)
+		ts = pf->cur_last;
+	track = k == SS_PF_TRACK_FUNC ? 0 : ss_pf_subtrack(pf, t, k);
+	ss_pf_event(pf, &pf->pkt, &pf->te, pf->cur_seq, ts - pf->cur_last, type, track,
+		    name, 0, 0, x);
+	pf->cur_last = ts;
+}
+
+/* END every closed frame on top of open stack k. */
+static void ss_pf_cur_pop(struct ss_perfetto *pf, unsigned k)
+{
+	struct ss_pf_ostack *os = &pf->os[k];
+
+	while (os->n && os->f[os->n - 1].closed) {
+		struct ss_pf_open *o = &os->f[--os->n];
+		struct ss_pf_extra x;
+		memset(&x, 0, sizeof(x));
+		if (o->unwound) {
+			x.ann = "unwound";
+			x.ann_str = ss_pf_unwound(o->unwound);
+		}
+		ss_pf_cur_event(pf, o->end, SS_PF_TYPE_END,
+				k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, 0, &x);
+	}
+}
+
+/* Write the slices of the current thread that came unannounced (steps,
+ * slices begun before their window), sorted, on a sequence of their own. */
+static void ss_pf_late_flush(struct ss_perfetto *pf, struct ss_pf_thread *t)
+{
 	struct ss_pf_tev *ev[SS_PF_NTRACKS] = { NULL };
 	size_t nev[SS_PF_NTRACKS] = { 0 }, pos[SS_PF_NTRACKS] = { 0 }, i, k;
 	uint64_t *stack = NULL, first = UINT64_MAX, last;
 	uint64_t tracks[SS_PF_NTRACKS];
 	int used[SS_PF_NTRACKS] = { 0 };
-	struct ss_pf_msg pkt = { 0 }, te = { 0 };
 	uint32_t seq;
-	static const char *const tnames[] = { NULL, "user ranges", "steps" };
 
-	pf->cur = NULL;
-	if (!t || (!pf->nsl && !pf->nmarks))
+	if (!pf->nsl)
 		return;
 	qsort(pf->sl, pf->nsl, sizeof(*pf->sl), ss_pf_cmp_slice);
 	stack = malloc((pf->nsl + 1) * sizeof(*stack));
@@ -567,7 +821,6 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 	for (i = 0; i < pf->nsl;) {
 		unsigned tr = pf->sl[i].track;
 		size_t sp = 0;
-		uint32_t *names = NULL;
 		struct ss_pf_tev *e = ev[tr];
 		size_t *n = &nev[tr];
 		used[tr] = 1;
@@ -575,13 +828,9 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 			struct ss_pf_slice *s = &pf->sl[i];
 			uint64_t end = s->end;
 			while (sp && stack[sp - 1] <= s->begin) {
+				memset(&e[*n], 0, sizeof(e[*n]));
 				e[*n].ts = stack[--sp];
 				e[*n].type = SS_PF_TYPE_END;
-				e[*n].track = (uint8_t)tr;
-				e[*n].name = 0;
-				e[*n].cs = 0;
-				e[*n].unwound = 0;
-				e[*n].args = 0;
 				(*n)++;
 			}
 			if (sp && end > stack[sp - 1])
@@ -591,7 +840,7 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 			e[*n].track = (uint8_t)tr;
 			e[*n].name = s->name;
 			e[*n].cs = s->cs;
-			e[*n].unwound = s->unwound;
+			e[*n].unwound = 0;
 			e[*n].args = s->args;
 			(*n)++;
 			stack[sp++] = end;
@@ -599,101 +848,69 @@ static void ss_pf_thread_flush(struct ss_perfetto *pf)
 				first = s->begin;
 		}
 		while (sp) {
+			memset(&e[*n], 0, sizeof(e[*n]));
 			e[*n].ts = stack[--sp];
 			e[*n].type = SS_PF_TYPE_END;
-			e[*n].track = (uint8_t)tr;
-			e[*n].name = 0;
-			e[*n].cs = 0;
-			e[*n].unwound = 0;
-				e[*n].args = 0;
 			(*n)++;
 		}
-		(void)names;
 	}
-	tracks[SS_PF_TRACK_FUNC] = t->uuid;
-	for (k = 1; k < SS_PF_NTRACKS; k++) {
-		tracks[k] = 0;
-		if (!used[k])
-			continue;
-		tracks[k] = pf->next_uuid++;
-		ss_pf_track_desc(pf, tracks[k], t->uuid, tnames[k], NULL, NULL, 0);
-	}
-	if (pf->capsent < pf->nnames) {
-		uint8_t *ns = realloc(pf->sent, pf->nnames);
-		if (!ns) {
-			pf->werr = ENOMEM;
-			goto out;
-		}
-		pf->sent = ns;
-		pf->capsent = pf->nnames;
-	}
-	memset(pf->sent, 0, pf->capsent);
-	if (pf->capcssent < pf->ncs) {
-		uint8_t *ns = realloc(pf->cssent, pf->ncs);
-		if (!ns) {
-			pf->werr = ENOMEM;
-			goto out;
-		}
-		pf->cssent = ns;
-		pf->capcssent = pf->ncs;
-	}
-	if (pf->capcssent)
-		memset(pf->cssent, 0, pf->capcssent);
-	for (i = 0; i < pf->nmarks; i++)
-		if (pf->marks[i].ns < first)
-			first = pf->marks[i].ns;
+	for (k = 0; k < SS_PF_NTRACKS; k++)
+		tracks[k] = used[k] ? ss_pf_subtrack(pf, t, (unsigned)k) : 0;
 	seq = ss_pf_sequence(pf, first, t->uuid);
+	ss_pf_sent_clear(pf);
 	last = first;
-	/* merge the tracks and the markers (after the slice events of the
-	 * same time) by time */
-	for (i = 0;;) {
+	for (;;) {
 		struct ss_pf_extra x;
+		struct ss_pf_tev *e;
+		uint64_t ts;
 		int best = -1;
 		for (k = 0; k < SS_PF_NTRACKS; k++)
 			if (pos[k] < nev[k] &&
 			    (best < 0 || ev[k][pos[k]].ts < ev[best][pos[best]].ts))
 				best = (int)k;
-		memset(&x, 0, sizeof(x));
-		if (i < pf->nmarks &&
-		    (best < 0 || pf->marks[i].ns < ev[best][pos[best]].ts)) {
-			const struct ss_pf_mark *m = &pf->marks[i++];
-			uint64_t ts = m->ns < last ? last : m->ns;
-			if (m->is_lost) {
-				x.ann = "count";
-				x.ann_uint = m->lost;
-			}
-			ss_pf_event(pf, &pkt, &te, seq, ts - last, SS_PF_TYPE_INSTANT,
-				    0, m->name, 0, 0, &x);
-			last = ts;
-			continue;
-		}
 		if (best < 0)
 			break;
-		{
-			struct ss_pf_tev *e = &ev[best][pos[best]++];
-			uint64_t ts = e->ts < last ? last : e->ts;
-			x.cs = e->cs;
-			if (e->unwound) {
-				x.ann = "unwound";
-				x.ann_str = ss_pf_unwound(e->unwound);
-			} else if (e->args && e->args <= pf->nnames) {
-				x.ann = "args";  /* MPI calls: "bytes=4096 comm_size=4" */
-				x.ann_str = pf->names[e->args - 1];
-			}
-			ss_pf_event(pf, &pkt, &te, seq, ts - last, e->type,
-				    best == SS_PF_TRACK_FUNC ? 0 : tracks[best],
-				    e->name, 0, 0, &x);
-			last = ts;
+		e = &ev[best][pos[best]++];
+		ts = e->ts < last ? last : e->ts;
+		memset(&x, 0, sizeof(x));
+		x.cs = e->cs;
+		if (e->args && e->args <= pf->nnames) {
+			x.ann = "args";  /* MPI calls: "bytes=4096 comm_size=4" */
+			x.ann_str = pf->names[e->args - 1];
 		}
+		ss_pf_event(pf, &pf->pkt, &pf->te, seq, ts - last, e->type,
+			    best == SS_PF_TRACK_FUNC ? 0 : tracks[best], e->name, 0, 0,
+			    &x);
+		last = ts;
 	}
 out:
 	for (k = 0; k < SS_PF_NTRACKS; k++)
 		free(ev[k]);
 	free(stack);
-	free(pkt.p);
-	free(te.p);
 	pf->nsl = 0;
-	pf->nmarks = 0;
+}
+
+/* Finish the current thread: END what is still open (nothing, from a
+ * complete slicer walk), then its late slices. */
+static void ss_pf_thread_flush(struct ss_perfetto *pf)
+{
+	struct ss_pf_thread *t = pf->cur;
+	unsigned k;
+
+	if (!t)
+		return;
+	for (k = 0; k < 2; k++) {
+		size_t i;
+		for (i = 0; i < pf->os[k].n; i++)
+			if (!pf->os[k].f[i].closed) {
+				pf->os[k].f[i].closed = 1;
+				pf->os[k].f[i].end = pf->cur_last;
+			}
+		ss_pf_cur_pop(pf, k);
+	}
+	ss_pf_late_flush(pf, t);
+	pf->cur = NULL;
+	pf->cur_seq = 0;
 }
 
 static int ss_pf_cmp_cval(const void *x, const void *y)
@@ -739,6 +956,8 @@ static void ss_pf_process(void *ctx, uint64_t pid, const char *name)
 {
 	struct ss_perfetto *pf = ctx;
 	struct ss_pf_msg pd = { 0 };
+	char suffix[48], *pname;
+	size_t nl = strlen(name), sl;
 	uint64_t uuid;
 
 	ss_pf_thread_flush(pf);
@@ -753,9 +972,17 @@ static void ss_pf_process(void *ctx, uint64_t pid, const char *name)
 	uuid = pf->next_uuid++;
 	pf->pids[pf->npids] = pid;
 	pf->puuids[pf->npids++] = uuid;
+	/* the UI shows "NAME PID" itself: "train (pid 7)" would read
+	 * "train (pid 7) 7" */
+	sl = (size_t)snprintf(suffix, sizeof(suffix), " (pid %llu)",
+			      (unsigned long long)pid);
+	pname = strdup(name);
+	if (pname && nl > sl && !strcmp(pname + nl - sl, suffix))
+		pname[nl - sl] = 0;
 	ss_pf_uint(&pd, SS_PF_PD_PID, pid);
-	ss_pf_str(&pd, SS_PF_PD_NAME, name);
+	ss_pf_str(&pd, SS_PF_PD_NAME, pname ? pname : name);
 	ss_pf_track_desc(pf, uuid, 0, NULL, &pd, NULL, 0);
+	free(pname);
 	free(pd.p);
 }
 
@@ -857,6 +1084,77 @@ static uint32_t ss_pf_callstack(struct ss_perfetto *pf, uint64_t pid,
 	return (uint32_t)++pf->ncs;
 }
 
+/* Make (pid, tid) the current thread, finishing the one before. */
+static int ss_pf_switch(struct ss_perfetto *pf, uint64_t pid, uint64_t tid)
+{
+	struct ss_pf_thread *t;
+
+	if (pf->cur && pf->cur->pid == pid && pf->cur->tid == tid)
+		return 0;
+	ss_pf_thread_flush(pf);
+	t = ss_pf_find_thread(pf, pid, tid);
+	if (!t) {
+		char tn[64];
+		snprintf(tn, sizeof(tn), "thread %llu", (unsigned long long)tid);
+		ss_pf_thread(pf, pid, tid, tn);
+		t = ss_pf_find_thread(pf, pid, tid);
+		if (!t)
+			return -1;
+	}
+	pf->cur = t;
+	return 0;
+}
+
+/* A function or range opens: its BEGIN now. */
+static void ss_pf_open(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s)
+{
+	struct ss_perfetto *pf = ctx;
+	unsigned k = s->cat == SS_SLICE_RANGE;
+	struct ss_pf_ostack *os = &pf->os[k];
+	struct ss_pf_extra x;
+	uint32_t name;
+
+	if ((s->cat != SS_SLICE_FUNCTION && s->cat != SS_SLICE_RANGE) ||
+	    ss_pf_switch(pf, pid, tid))
+		return;
+	if (s->depth != os->n) {
+		/* not the next frame of this thread's stack: should not happen;
+		 * its slice goes the late way */
+		return;
+	}
+	if (k == 0 && s->name) {
+		size_t h = (size_t)(ss_pf_hash_u64(s->addr) & 4095);
+		if (pf->fcache[h].name == s->name && pf->fcache[h].addr == s->addr) {
+			name = pf->fcache[h].id;
+		} else {
+			name = ss_pf_intern(pf, s->name);
+			pf->fcache[h].addr = s->addr;
+			pf->fcache[h].name = s->name;
+			pf->fcache[h].id = name;
+		}
+	} else {
+		name = ss_pf_intern(pf, s->name ? s->name : "?");
+	}
+	if (name == UINT32_MAX ||
+	    ss_grow((void **)&os->f, &os->cap, os->n, sizeof(*os->f), 64)) {
+		pf->werr = ENOMEM;
+		return;
+	}
+	memset(&x, 0, sizeof(x));
+	x.cs = s->stack ? ss_pf_callstack(pf, pid, s->stack) : 0;
+	if (s->args) {
+		x.ann = "args";  /* MPI calls: "bytes=4096 comm_size=4" */
+		x.ann_str = s->args;
+	}
+	os->f[os->n].begin = s->begin_ns;
+	os->f[os->n].end = s->begin_ns;
+	os->f[os->n].closed = 0;
+	os->f[os->n].unwound = 0;
+	os->n++;
+	ss_pf_cur_event(pf, s->begin_ns, SS_PF_TYPE_BEGIN,
+			k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, name, &x);
+}
+
 static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 			const struct ss_slice *s)
 {
@@ -864,19 +1162,21 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 	struct ss_pf_slice *o;
 	uint32_t name;
 
-	if (!pf->cur || pf->cur->pid != pid || pf->cur->tid != tid) {
-		struct ss_pf_thread *t;
-		ss_pf_thread_flush(pf);
-		t = ss_pf_find_thread(pf, pid, tid);
-		if (!t) {
-			char tn[64];
-			snprintf(tn, sizeof(tn), "thread %llu", (unsigned long long)tid);
-			ss_pf_thread(pf, pid, tid, tn);
-			t = ss_pf_find_thread(pf, pid, tid);
-			if (!t)
-				return;
+	if (ss_pf_switch(pf, pid, tid))
+		return;
+	pf->ex.events++;
+	if (s->cat == SS_SLICE_FUNCTION || s->cat == SS_SLICE_RANGE) {
+		struct ss_pf_ostack *os = &pf->os[s->cat == SS_SLICE_RANGE];
+		struct ss_pf_open *f = s->depth < os->n ? &os->f[s->depth] : NULL;
+		if (f && !f->closed && f->begin == s->begin_ns) {  /* announced */
+			f->closed = 1;
+			f->end = s->end_ns > s->begin_ns ? s->end_ns : s->begin_ns;
+			f->unwound = (s->flags & SS_SLICE_UNWOUND) ?
+					     (uint8_t)(1 + (s->unwind < 200 ? s->unwind : 0)) :
+					     0;
+			ss_pf_cur_pop(pf, s->cat == SS_SLICE_RANGE);
+			return;
 		}
-		pf->cur = t;
 	}
 	name = ss_pf_intern(pf, s->name ? s->name : "?");
 	if (name == UINT32_MAX) {
@@ -884,20 +1184,17 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 		return;
 	}
 	if (s->cat == SS_SLICE_MARKER) {
-		struct ss_pf_mark *m;
-		if (ss_grow((void **)&pf->marks, &pf->capmarks, pf->nmarks,
-			       sizeof(*m), 64)) {
-			pf->werr = ENOMEM;
-			return;
+		struct ss_pf_extra x;
+		memset(&x, 0, sizeof(x));
+		if (s->marker == SS_EV_LOST) {
+			x.ann = "count";
+			x.ann_uint = s->marker_arg;
 		}
-		m = &pf->marks[pf->nmarks++];
-		m->ns = s->begin_ns;
-		m->name = name;
-		m->is_lost = s->marker == SS_EV_LOST;
-		m->lost = m->is_lost ? s->marker_arg : 0;
-		pf->ex.events++;
+		ss_pf_cur_event(pf, s->begin_ns, SS_PF_TYPE_INSTANT, SS_PF_TRACK_FUNC,
+				name, &x);
 		return;
 	}
+	/* unannounced: steps, slices begun before the window */
 	if (ss_grow((void **)&pf->sl, &pf->capsl, pf->nsl, sizeof(*o), 64)) {
 		pf->werr = ENOMEM;
 		return;
@@ -905,19 +1202,19 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 	o = &pf->sl[pf->nsl++];
 	o->begin = s->begin_ns;
 	o->end = s->end_ns > s->begin_ns ? s->end_ns : s->begin_ns;
+	if (s->cat == SS_SLICE_STEP && o->end - o->begin >= SS_EXPORT_STEP_GAP)
+		o->end -= SS_EXPORT_STEP_GAP;
 	o->name = name;
 	o->depth = s->depth > 0xffff ? 0xffff : (uint16_t)s->depth;
 	o->track = s->cat == SS_SLICE_RANGE ? SS_PF_TRACK_RANGE :
 		   s->cat == SS_SLICE_STEP ? SS_PF_TRACK_STEP : SS_PF_TRACK_FUNC;
 	o->cs = s->stack ? ss_pf_callstack(pf, pid, s->stack) : 0;
-	o->unwound = (s->flags & SS_SLICE_UNWOUND) ?
-			     (uint8_t)(1 + (s->unwind < 200 ? s->unwind : 0)) : 0;
+	o->unwound = 0;
 	o->args = 0;
 	if (s->args) {
 		uint32_t a = ss_pf_intern(pf, s->args);
 		o->args = a == UINT32_MAX ? 0 : a + 1;
 	}
-	pf->ex.events++;
 }
 
 static void ss_pf_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns,
@@ -962,6 +1259,7 @@ static int ss_pf_end(void *ctx, char *err, size_t errlen)
 	ss_pf_thread_flush(pf);
 	ss_pf_counters_flush(pf);
 	ss_pf_flush(pf);
+	ss_pf_writer_stop(pf);
 	if (fclose(pf->f) && !pf->werr)
 		pf->werr = errno ? errno : EIO;
 	pf->f = NULL;
@@ -978,8 +1276,12 @@ static void ss_pf_release(void *ctx)
 	struct ss_perfetto *pf = ctx;
 	size_t i;
 
+	ss_pf_writer_stop(pf);
 	if (pf->f)
 		fclose(pf->f);
+	free(pf->wbuf.p);
+	pthread_mutex_destroy(&pf->wmu);
+	pthread_cond_destroy(&pf->wcv);
 	for (i = 0; i < pf->nnames; i++)
 		free(pf->names[i]);
 	for (i = 0; i < pf->nctrs; i++)
@@ -996,7 +1298,10 @@ static void ss_pf_release(void *ctx)
 	free(pf->cstacks);
 	free(pf->cshash);
 	free(pf->cssent);
-	free(pf->marks);
+	free(pf->os[0].f);
+	free(pf->os[1].f);
+	free(pf->pkt.p);
+	free(pf->te.p);
 	free(pf->ctrs);
 	free(pf->cv);
 	free(pf->out.p);
@@ -1023,12 +1328,17 @@ struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 		free(pf);
 		return NULL;
 	}
+	pthread_mutex_init(&pf->wmu, NULL);
+	pthread_cond_init(&pf->wcv, NULL);
 	pf->f = fopen(path, "wb");
 	if (!pf->f) {
 		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
 		ss_pf_release(pf);
 		return NULL;
 	}
+	/* without a writer thread the buffers are written inline */
+	if (!pthread_create(&pf->wth, NULL, ss_pf_writer_main, pf))
+		pf->wstarted = 1;
 	pf->next_uuid = 1;
 	pf->next_seq = 1;
 	pf->ex.ctx = pf;
@@ -1036,6 +1346,7 @@ struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 	pf->ex.process = ss_pf_process;
 	pf->ex.thread = ss_pf_thread;
 	pf->ex.slice = ss_pf_slice;
+	pf->ex.open = ss_pf_open;
 	pf->ex.counter = ss_pf_counter;
 	pf->ex.end = ss_pf_end;
 	pf->ex.release = ss_pf_release;

@@ -15,12 +15,21 @@
 
 #include "slices.h"
 
+/* A step slice ends where the next step begins; viewers given two slices
+ * that touch nest the second in the first, so exporters end a step this
+ * much earlier (in ns): consecutive steps never share an instant. */
+#define SS_EXPORT_STEP_GAP 1
+
 struct ss_exporter {
 	void *ctx;
 	int (*begin)(void *ctx, uint64_t t0_ns);
 	void (*process)(void *ctx, uint64_t pid, const char *name);
 	void (*thread)(void *ctx, uint64_t pid, uint64_t tid, const char *name);
 	void (*slice)(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s);
+	/* Optional: each function or range as it opens, in time order with
+	 * the slices that close (ss_slicer_on_open), for exporters that write
+	 * begins and ends as they go.  NULL: slices only. */
+	void (*open)(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s);
 	void (*counter)(void *ctx, uint64_t pid, const char *name, uint64_t ns,
 			double value);
 	/* record.stack: process pid's stack frame tree (ss_slicer_stack_nodes),
@@ -37,6 +46,9 @@ struct ss_exporter {
 /* Chrome trace-event JSON into `path`.  NULL with err on failure. */
 struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 					  size_t errlen);
+/* Function slices carry args file ("path:line") and addr too (off: ~80
+ * bytes a slice).  Call before begin. */
+void ss_export_chrome_details(struct ss_exporter *e, int on);
 /* Native Perfetto protobuf (.perfetto-trace) into `path`. */
 struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 					    size_t errlen);
@@ -46,6 +58,13 @@ void ss_export_perfetto_stats(const struct ss_exporter *e, uint64_t *bytes,
 /* Folded stacks ("a;b;c SELF_NS" lines) into `path`. */
 struct ss_exporter *ss_export_folded_open(const char *path, char *err,
 					  size_t errlen);
+/* speedscope's file format (evented profiles, one per thread, in ns,
+ * steps as the top level) into `path`. */
+struct ss_exporter *ss_export_speedscope_open(const char *path, char *err,
+					      size_t errlen);
+/* The JSON string body of s into dst (room for 6 * strlen(s)), always
+ * valid UTF-8; its length (dst NULL: only the length). */
+size_t ss_export_json_escape(char *dst, const char *s);
 /* Free an exporter after end (or instead of it, on an error path). */
 void ss_exporter_free(struct ss_exporter *e);
 

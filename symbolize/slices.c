@@ -96,6 +96,8 @@ struct ss_slicer {
 	size_t nsdefs;
 	struct ss_stack_node *nodes;
 	size_t nnodes, capnodes;
+	ss_slice_fn open_fn;            /* ss_slicer_on_open, or NULL */
+	void *open_ctx;
 	uint32_t *nodemap;              /* hash of (parent, start) -> node */
 	size_t capmap;                  /* a power of two */
 };
@@ -129,6 +131,10 @@ struct ss_slices_walk {
 	uint64_t emitted;
 	uint64_t stack;                 /* of the next slice emitted */
 	unsigned why;                   /* unwind reason of the next ones */
+	/* with open_fn: the stack whose top frame is pushed but not yet
+	 * announced (its SS_EV_STACK may follow), and its category */
+	struct ss_slices_fstack *pend;
+	enum ss_slice_cat pend_cat;
 };
 
 static int ss_slices_cmp_step(const void *a, const void *b)
@@ -558,61 +564,106 @@ static size_t ss_slices_stack_caller(const struct ss_slicer *sl,
 	return 0;
 }
 
-static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
-			   uint64_t key, uint64_t begin, uint64_t end,
-			   unsigned flags, size_t depth)
+/* The slice of frame `key` (or step) into s; buf (48 bytes) may hold its
+ * name. */
+static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
+			   char *buf, enum ss_slice_cat cat, uint64_t key,
+			   uint64_t begin, uint64_t end, unsigned flags, size_t depth)
 {
 	struct ss_slicer *sl = w->sl;
 	const struct ss_slices_step *st;
-	struct ss_slice s;
-	char buf[48];
 
-	memset(&s, 0, sizeof(s));
-	s.cat = cat;
-	s.begin_ns = begin;
-	s.end_ns = end < begin ? begin : end;
-	s.flags = flags;
-	s.depth = (unsigned)depth;
+	memset(sp, 0, sizeof(*sp));
+	sp->cat = cat;
+	sp->begin_ns = begin;
+	sp->end_ns = end < begin ? begin : end;
+	sp->flags = flags;
+	sp->depth = (unsigned)depth;
 	if (cat == SS_SLICE_FUNCTION) {
 		const struct ss_sym_info *info = NULL;
 		if (sl->sp)
 			info = ss_sym_lookup_at(sl->sp, key, begin);
 		if (info) {
-			s.name = info->name;
-			s.file = info->file;
-			s.clone = info->clone;
+			sp->name = info->name;
+			sp->file = info->file;
+			sp->clone = info->clone;
 		} else {
-			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)key);
-			s.name = buf;
+			snprintf(buf, 48, "0x%llx", (unsigned long long)key);
+			sp->name = buf;
 		}
-		s.addr = key;
-		if (w->stack)
-			s.stack = ss_slices_stack(sl, w->stack);
-		if (s.stack)
-			s.stack_caller = ss_slices_stack_caller(sl, s.stack,
+		sp->addr = key;
+		if (w->stack)  /* of a closing frame; openings set their own */
+			sp->stack = ss_slices_stack(sl, w->stack);
+		if (sp->stack)
+			sp->stack_caller = ss_slices_stack_caller(sl, sp->stack,
 								&w->calls, depth);
 		if (flags & SS_SLICE_UNWOUND)
-			s.unwind = w->why;
+			sp->unwind = w->why;
 	} else if (cat == SS_SLICE_RANGE) {
 		const struct ss_slices_string *str = ss_slices_string(sl, key);
-		s.name = str ? str->text : NULL;
-		s.args = str ? str->args : NULL;
-		if (!s.name) {
-			snprintf(buf, sizeof(buf), "range#%llu",
+		sp->name = str ? str->text : NULL;
+		sp->args = str ? str->args : NULL;
+		if (!sp->name) {
+			snprintf(buf, 48, "range#%llu",
 				 (unsigned long long)key);
-			s.name = buf;
+			sp->name = buf;
 		}
 	} else {
-		snprintf(buf, sizeof(buf), "ProfilerStep#%llu",
+		snprintf(buf, 48, "ProfilerStep#%llu",
 			 (unsigned long long)key);
-		s.name = buf;
+		sp->name = buf;
 	}
 	st = ss_slices_step_at(sl, begin);
 	if (st) {
-		s.has_step = 1;
-		s.step = st->step;
-		s.cycle = st->cycle;
+		sp->has_step = 1;
+		sp->step = st->step;
+		sp->cycle = st->cycle;
 	}
+}
+
+/* Tell open_fn about the frame on top of w->pend (pushed, not closed). */
+static void ss_slices_announce(struct ss_slices_walk *w)
+{
+	struct ss_slices_fstack *st = w->pend;
+	struct ss_slices_frame *f;
+	struct ss_slice s;
+	char buf[48];
+
+	w->pend = NULL;
+	if (!st || !st->n || !w->sl->open_fn)
+		return;
+	f = &st->f[st->n - 1];
+	ss_slices_fill(w, &s, buf, w->pend_cat, f->key, f->begin, f->begin, f->flags,
+		       st->n - 1);
+	if (w->pend_cat == SS_SLICE_FUNCTION && f->stack) {
+		s.stack = ss_slices_stack(w->sl, f->stack);
+		if (s.stack)
+			s.stack_caller = ss_slices_stack_caller(w->sl, s.stack,
+								&w->calls, st->n - 1);
+	}
+	w->sl->open_fn(w->sl->open_ctx, w->tid, &s);
+}
+
+/* A frame was pushed on st: announce it once its stack is known. */
+static void ss_slices_opened(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			     enum ss_slice_cat cat, size_t before)
+{
+	if (!w->sl->open_fn || st->n == before)
+		return;
+	w->pend = st;
+	w->pend_cat = cat;
+}
+
+static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
+			   uint64_t key, uint64_t begin, uint64_t end,
+			   unsigned flags, size_t depth)
+{
+	struct ss_slice s;
+	char buf[48];
+
+	ss_slices_fill(w, &s, buf, cat, key, begin, end, flags, depth);
+	if (cat != SS_SLICE_FUNCTION)
+		s.stack = NULL;
 	w->stack = 0;
 	w->fn(w->ctx, w->tid, &s);
 	w->emitted++;
@@ -781,11 +832,14 @@ static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 	for (i = best->n; i-- > 0;) {
 		uint64_t ret = best->addrs[i];
 		const struct ss_sym_info *info;
+		size_t before = w->calls.n;
 		if (!ret)
 			continue;
 		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
 		ss_slices_push(&w->calls, info->start, win->open_ns,
 			       SS_SLICE_CLIPPED_BEGIN);
+		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, before);
+		ss_slices_announce(w);
 	}
 }
 
@@ -811,6 +865,9 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	w.ctx = ctx;
 	ss_reader_events_begin(r, thread, &it);
 	while (ss_reader_events_next(&it, &ev)) {
+		size_t before;
+		if (w.pend && ev.kind != SS_EV_STACK)
+			ss_slices_announce(&w);
 		if (!first_ns)
 			first_ns = ev.ns;
 		while (wi < sl->nwins && ev.ns >= sl->wins[wi].close_ns) {
@@ -831,14 +888,18 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		last_ns = ev.ns;
 		switch (ev.kind) {
 		case SS_EV_ENTER:
+			before = w.calls.n;
 			ss_slices_push(&w.calls, ev.arg, ev.ns, 0);
+			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_EXIT:
 			ss_slices_pop(&w, &w.calls, SS_SLICE_FUNCTION, ev.arg, ev.ns,
 				      win_begin);
 			break;
 		case SS_EV_RANGE_PUSH:
+			before = w.ranges.n;
 			ss_slices_push(&w.ranges, ev.arg, ev.ns, 0);
+			ss_slices_opened(&w, &w.ranges, SS_SLICE_RANGE, before);
 			break;
 		case SS_EV_RANGE_POP:
 			ss_slices_pop(&w, &w.ranges, SS_SLICE_RANGE, ev.arg, ev.ns,
@@ -849,7 +910,9 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 					 SS_UNWIND_WHY(ev.arg));
 			break;
 		case SS_EV_INHERIT:  /* open in the parent at fork */
+			before = w.calls.n;
 			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
+			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_STACK:  /* of the innermost frame without one */
 			if (w.calls.n && !w.calls.f[w.calls.n - 1].stack)
@@ -862,6 +925,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			break;
 		}
 	}
+	if (w.pend)
+		ss_slices_announce(&w);
 	/* a window that closed after this thread's last event still ends at
 	 * its close, like the steps in it */
 	if (in_win)
@@ -880,6 +945,12 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	free(w.calls.f);
 	free(w.ranges.f);
 	return w.emitted;
+}
+
+void ss_slicer_on_open(struct ss_slicer *sl, ss_slice_fn fn, void *ctx)
+{
+	sl->open_fn = fn;
+	sl->open_ctx = ctx;
 }
 
 void ss_slicer_markers(struct ss_slicer *sl, int on)

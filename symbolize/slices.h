@@ -112,6 +112,15 @@ size_t ss_slicer_stack_nodes(const struct ss_slicer *sl,
  * (max_trace_mb)", "stepscope: events lost", ... */
 void ss_slicer_markers(struct ss_slicer *sl, int on);
 
+/* Openings, for exporters that write begins and ends in time order: fn
+ * gets each FUNCTION or RANGE frame as it opens (end_ns == begin_ns, depth
+ * its index among the open frames of its kind, stack once known), before
+ * any later event of its thread.  Every opening is later closed by the
+ * slice of the same kind, depth and begin_ns; slices with no opening
+ * (an EXIT whose ENTER came before the window) and steps, handed out at the
+ * thread's end, come unannounced.  NULL turns them off. */
+void ss_slicer_on_open(struct ss_slicer *sl, ss_slice_fn fn, void *ctx);
+
 /* Emit every slice of reader thread index `thread`; returns the number
  * of slices emitted. */
 uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,

@@ -145,9 +145,15 @@ static void ss_svg_flame_head(FILE *f, int width, int height, const char *title,
 {
 	if (standalone)
 		fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n",
-		width, height, width, height);
+	if (standalone)
+		fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+			"viewBox=\"0 0 %d %d\" font-family=\"monospace\" font-size=\"11\">\n",
+			width, height, width, height);
+	else  /* in a page: as wide as the page, scaled by its viewBox */
+		fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" "
+			"viewBox=\"0 0 %d %d\" preserveAspectRatio=\"xMinYMin meet\" "
+			"font-family=\"monospace\" font-size=\"11\">\n",
+			width, height);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fdf8ee\"/>\n",
 		width, height);
 	fprintf(f, "<text x=\"%d\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">",
@@ -255,22 +261,44 @@ size_t ss_svg_steps(FILE *f, struct ss_agg *a, int width, int height)
 		fprintf(f, "<text x=\"10\" y=\"20\">no recorded steps</text></svg>\n");
 		return 0;
 	}
-	bw = (double)(width - left - 10) / (double)n;
-	fprintf(f, "<text x=\"4\" y=\"16\">%s</text>\n", ss_agg_fmt_time(max, t, sizeof(t)));
-	fprintf(f, "<text x=\"4\" y=\"%d\">0</text>\n", height - bottom);
-	for (i = 0; i < n; i++) {
-		uint64_t d = st[i].end_ns - st[i].begin_ns;
-		double h = (double)plot_h * (double)d / (double)max;
-		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-			"fill=\"%s\"><title>step %llu (cycle %u, pid %llu): %s</title></rect>\n",
-			left + i * bw, 10 + plot_h - h, bw > 2 ? bw - 1 : bw, h,
-			st[i].cycle % 2 ? "#6a8fd4" : "#3b6bc7",
-			(unsigned long long)st[i].step, st[i].cycle,
-			(unsigned long long)st[i].pid, ss_agg_fmt_time(d, t, sizeof(t)));
+	/* one slot per step, and an empty one between schedule cycles */
+	{
+		size_t slots = n, g0 = 0;
+		double x;
+		for (i = 1; i < n; i++)
+			slots += st[i].cycle != st[i - 1].cycle;
+		bw = (double)(width - left - 10) / (double)slots;
+		fprintf(f, "<text x=\"4\" y=\"16\">%s</text>\n",
+			ss_agg_fmt_time(max, t, sizeof(t)));
+		fprintf(f, "<text x=\"4\" y=\"%d\">0</text>\n", 10 + plot_h);
+		x = left;
+		for (i = 0; i < n; i++) {
+			uint64_t d = st[i].end_ns - st[i].begin_ns;
+			double h = (double)plot_h * (double)d / (double)max;
+			if (i && st[i].cycle != st[i - 1].cycle)
+				x += bw;
+			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+				"fill=\"%s\"><title>step %llu (cycle %u, pid %llu): %s</title></rect>\n",
+				x, 10 + plot_h - h, bw > 2 ? bw - 1 : bw, h,
+				st[i].cycle % 2 ? "#6a8fd4" : "#3b6bc7",
+				(unsigned long long)st[i].step, st[i].cycle,
+				(unsigned long long)st[i].pid, ss_agg_fmt_time(d, t, sizeof(t)));
+			if (bw >= 16)  /* room for each step's number */
+				fprintf(f, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\" "
+					"font-size=\"10\">%llu</text>\n", x + bw / 2, 10 + plot_h + 11,
+					(unsigned long long)st[i].step);
+			x += bw;
+			/* a cycle ends: its label under its bars */
+			if (i + 1 == n || st[i + 1].cycle != st[i].cycle) {
+				double gx = x - bw * (double)(i + 1 - g0);
+				fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\">cycle %u: "
+					"steps %llu..%llu</text>\n", gx, height - 4,
+					st[i].cycle, (unsigned long long)st[g0].step,
+					(unsigned long long)st[i].step);
+				g0 = i + 1;
+			}
+		}
 	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\">steps %llu .. %llu</text>\n", left,
-		height - 6, (unsigned long long)st[0].step,
-		(unsigned long long)st[n - 1].step);
 	fprintf(f, "</svg>\n");
 	return n;
 }
@@ -310,7 +338,12 @@ size_t ss_svg_counters(FILE *f, struct ss_agg *a, int width, int height)
 		double span = t1 > t0 ? (double)(t1 - t0) : 1;
 		if (!c[i].n)
 			continue;
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", col);
+		/* earlier lines wider and paler under later ones: two series with
+		 * equal values (current and peak RSS) both stay visible */
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\" "
+			"stroke-opacity=\"%.2f\"%s stroke-linejoin=\"round\" points=\"", col,
+			1.5 + 3.0 * (double)(n - 1 - i) / (double)(n > 1 ? n - 1 : 1),
+			i + 1 < n ? 0.55 : 1.0, i ? " stroke-dasharray=\"7 4\"" : "");
 		for (j = 0; j < c[i].n; j++) {
 			double x = left + plot_w * (double)(c[i].ns[j] - t0) / span;
 			double y = 10 + plot_h - plot_h * c[i].value[j] / vmax;

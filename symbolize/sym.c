@@ -698,7 +698,13 @@ static struct ss_sym_info *ss_sym_resolve(struct ss_sym_space *sp, size_t mi,
 			if (!s->be->lookup(m->handle, vaddr, &hit) && hit.name &&
 			    hit.start <= vaddr) {
 				const char *clone;
-				size_t bl = ss_sym_clone_split(hit.name, &clone);
+				size_t bl;
+				/* a symbol version (memcpy@@GLIBC_2.14,
+				 * GOMP_parallel@GOMP_4.0) is not part of the name */
+				char *at = strchr(hit.name, '@');
+				if (at && at != hit.name)
+					*at = 0;
+				bl = ss_sym_clone_split(hit.name, &clone);
 				char *base = strndup(hit.name, bl);
 				char *dm = base ? ss_sym_demangle(base) : NULL;
 				struct ss_sym_info *info = ss_sym_info_make(

@@ -147,9 +147,9 @@ static void test_refuses_bad_shape(void **state)
 		 "unexpected top-level key \"extra\""},
 		{HEAD X("f", 1, "1.5", "0.001") TAIL, "\"ts\":1.5 is not"},
 		{HEAD X("f", 1, "1500", "0.001") TAIL, "\"ts\":1500 is not"},
-		{HEAD "{\"ph\":\"X\",\"name\":\"f\",\"pid\":1,\"tid\":1,"
+		{HEAD "{\"ph\":\"X\",\"cat\":\"function\",\"pid\":1,\"tid\":1,"
 		      "\"ts\":1.000,\"dur\":1}" TAIL,
-		 "needs string name, cat"},
+		 "needs string name"},
 		{HEAD X("f", 1, "1.000", "-0.001") TAIL, "negative dur"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -68,10 +68,60 @@ static void test_html_renders(void **state)
 	ss_e2e_pass(t);
 }
 
+/* The panels of a run with two schedule cycles and memory samples: the
+ * flame graph scales to the page (viewBox, width 100%), step bars are
+ * grouped by cycle with their step numbers, both RSS lines are drawn (the
+ * earlier one wider), and a large trace.json gets a size note with the
+ * command for the Perfetto file.  The screenshot at 1200 px is shot.png
+ * in the test's directory. */
+static void test_html_panels(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	ss_e2e_build(t, "steps", NULL);
+	SS_E2E_SH_OK(t, "printf 'step:\\n  function: train_step\\nschedule:\\n  wait: 1\\n"
+		     "  active: 3\\n  repeat: 2\\nmemory:\\n  enabled: true\\n"
+		     "  interval_ms: 1\\n' > c.yaml");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -c c.yaml -o run -- "
+		     "./s-steps fn 12 >/dev/null");
+	/* a trace.json of 300 MB (sparse): the page must warn and name the
+	 * Perfetto command */
+	SS_E2E_SH_OK(t, "truncate -s 300M run/trace.json");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" html -q -o report.html run");
+	SS_E2E_SH_OK(t, "grep -q '<svg [^>]*width=\"100%%\" viewBox=\"0 0 1200 ' report.html");
+	SS_E2E_SH_OK(t, "grep -q '>cycle 0: steps 1..3</text>' report.html");
+	SS_E2E_SH_OK(t, "grep -q '>cycle 1: steps 5..7</text>' report.html");
+	SS_E2E_SH_OK(t, "grep -q '>6</text>' report.html");
+	SS_E2E_SH_OK(t, "grep -q 'id=\"size-note\".*trace.json</code> is 315 MB.*"
+		     "stepscope symbolize --format perfetto run</code>' report.html");
+	SS_E2E_SH_OK(t, "test $(grep -c '<polyline' report.html) -ge 2");
+	SS_E2E_SH_OK(t, "grep -q 'stroke-width=\"4.5\" stroke-opacity=\"0.55\"' report.html");
+	SS_E2E_SH_OK(t, "rm run/trace.json; \"$SS_E2E_BUILD/bin/stepscope\" html -q -o small.html run");
+	SS_E2E_CHECK(t, ss_e2e_sh(t, "grep -q 'size-note' small.html") == 1,
+		     "a small run got the size note");
+	if (ss_e2e_sh(t, "command -v chromium || command -v chromium-browser") != 0) {
+		fprintf(stderr, "test-html: skipped the rendering: chromium is not installed "
+			"(apt-get install chromium)\n");
+		ss_e2e_pass(t);
+		skip();
+	}
+	SS_E2E_SH_OK(t, "b=$(command -v chromium || command -v chromium-browser); "
+		     "timeout 120 \"$b\" --headless --no-sandbox --disable-gpu "
+		     "--disable-background-networking --disable-component-update --disable-sync "
+		     "--no-first-run --user-data-dir=\"$PWD/chrome-profile\" "
+		     "--enable-logging=stderr --v=0 --window-size=1200,2400 --hide-scrollbars "
+		     "--screenshot=\"$PWD/shot.png\" \"file://$PWD/report.html\" 2>chrome.log; "
+		     "test -s shot.png");
+	if (getenv("SS_HTML_SHOT"))  /* keep the picture to look at */
+		SS_E2E_SH_OK(t, "cp shot.png \"$SS_HTML_SHOT\"");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_html_renders),
+		SS_E2E_TEST(test_html_panels),
 	};
 
 	ss_e2e_filter_from_env();

@@ -53,7 +53,7 @@ static struct ss_e2e_trace *symbolize_with(struct ss_e2e *t, const char *backend
 	struct ss_e2e_trace *tr = calloc(1, sizeof(*tr));
 	char path[4200], err[512];
 
-	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize --backend %s %s "
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize --details --backend %s %s "
 		     "-o %s.json rec", backend, extra ? extra : "", backend);
 	snprintf(path, sizeof(path), "%s/%s.json", t->dir, backend);
 	if (ss_e2e_trace_load(tr, path, err, sizeof(err)))

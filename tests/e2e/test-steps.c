@@ -307,8 +307,10 @@ static void check_trace(struct ss_e2e *t, struct ss_e2e_trace *tr, const struct 
 				SS_E2E_CHECK(t, s->ts_ns == a->ts_ns,
 					     "clipped '%s' begins at %lld ns, its window at %lld ns",
 					     s->name, (long long)s->ts_ns, (long long)a->ts_ns);
+			/* step slices end 1 ns before the next step begins
+			 * (SS_EXPORT_STEP_GAP), the window at that begin */
 			if (want_flags & SS_E2E_CLIPPED_END)
-				SS_E2E_CHECK(t, end_of(s) == end_of(z),
+				SS_E2E_CHECK(t, end_of(s) == end_of(z) + 1,
 					     "clipped '%s' ends at %lld ns, its window at %lld ns",
 					     s->name, (long long)end_of(s), (long long)end_of(z));
 			/* in step.function mode main encloses every step of its window */

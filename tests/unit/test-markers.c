@@ -5,7 +5,8 @@
  * trace.json ("ph":"i", "s":"t", the lost count in args) and INSTANT
  * TrackEvents in the Perfetto trace (decoded with protoc); every way a
  * frame can be unwound (longjmp, an outer frame's exit, pthread_exit,
- * exit) gives its reason in args.unwound / an "unwound" annotation.
+ * exit) gives its reason in args.unwound / an "unwound" annotation (on
+ * the Perfetto END).
  *
  * The Perfetto part skips (saying why) when protoc is not installed.
  */
@@ -123,7 +124,7 @@ static size_t count(const char *t, const char *s)
 	return n;
 }
 
-#define FN "{\"ph\":\"X\",\"cat\":\"function\",\"name\":"
+#define FN "{\"ph\":\"X\",\"name\":"
 #define PT "\"pid\":55,\"tid\":500,"
 
 static void test_chrome(void **state)
@@ -132,7 +133,8 @@ static void test_chrome(void **state)
 
 	(void)state;
 	snprintf(json, sizeof(json), "%s/trace.json", dir);
-	ss_ut_sh(SS_BUILD_DIR "/bin/stepscope symbolize -q -o %s %s 2>/dev/null", json, dir);
+	ss_ut_sh(SS_BUILD_DIR "/bin/stepscope symbolize -q --details -o %s %s 2>/dev/null", json,
+		 dir);
 	t = ss_ut_slurp(json);
 	assert_non_null(t);
 	/* the markers, exactly, on the thread that recorded them */
@@ -170,8 +172,8 @@ static void test_perfetto(void **state)
 	ss_ut_need_protoc("test-markers: perfetto part skipped");
 	snprintf(out, sizeof(out), "%s/t", dir);
 	t = ss_ut_perfetto_text(dir, out);
-	/* names are interned in order: ss_m_inner 1, ss_m_leaf 2, then the
-	 * markers 3 and 4, ss_m_outer 5 */
+	/* names are interned as calls open: ss_m_outer 1, ss_m_inner 2,
+	 * ss_m_leaf 3, then the markers 4 and 5 */
 	assert_non_null(strstr(t,
 		"  timestamp: 100\n"
 		"  trusted_packet_sequence_id: 1\n"
@@ -181,34 +183,35 @@ static void test_perfetto(void **state)
 		"      name: \"count\"\n"
 		"    }\n"
 		"    type: TYPE_INSTANT\n"
-		"    name_iid: 3\n"
-		"  }\n"
-		"  interned_data {\n"
-		"    event_names {\n"
-		"      iid: 3\n"
-		"      name: \"stepscope: events lost\"\n"
-		"    }\n"
-		"  }\n"));
-	assert_non_null(strstr(t,
-		"  track_event {\n"
-		"    type: TYPE_INSTANT\n"
 		"    name_iid: 4\n"
 		"  }\n"
 		"  interned_data {\n"
 		"    event_names {\n"
 		"      iid: 4\n"
+		"      name: \"stepscope: events lost\"\n"
+		"    }\n"
+		"  }\n"
+		"  sequence_flags: 2\n"));
+	assert_non_null(strstr(t,
+		"  track_event {\n"
+		"    type: TYPE_INSTANT\n"
+		"    name_iid: 5\n"
+		"  }\n"
+		"  interned_data {\n"
+		"    event_names {\n"
+		"      iid: 5\n"
 		"      name: \"stepscope: recording stopped (max_trace_mb)\"\n"
 		"    }\n"
 		"  }\n"));
 	assert_int_equal(count(t, "type: TYPE_INSTANT"), 2);
+	/* the reason rides on the END (Perfetto adds it to the slice's args) */
 	assert_non_null(strstr(t,
 		"  track_event {\n"
 		"    debug_annotations {\n"
 		"      string_value: \"exit\"\n"
 		"      name: \"unwound\"\n"
 		"    }\n"
-		"    type: TYPE_SLICE_BEGIN\n"
-		"    name_iid: 1\n"
+		"    type: TYPE_SLICE_END\n"
 		"  }\n"));
 	assert_int_equal(count(t, "string_value: \"exit\""), 1);
 	assert_int_equal(count(t, "string_value: \"thread_exit\""), 1);

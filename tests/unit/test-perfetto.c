@@ -33,6 +33,7 @@ __attribute__((noinline, used)) void ss_p_lib(void) { __asm__ volatile("nop; nop
 
 static char dir[] = "/tmp/ss-test-perfetto-XXXXXX";
 static char sdir[300];  /* a run with native stacks, under dir */
+static char odir[300];  /* a run whose outer call began before recording */
 
 /* outer [1000, 3000] with stack 1 (outer <- lib), inner [1100, 1200] and
  * [2000, 2500] both with stack 2 (inner <- lib <- outer). */
@@ -86,6 +87,25 @@ static int setup(void **state)
 	if (mkdir(sdir, 0755))
 		return -1;
 	write_stack_trace();
+	{
+		/* whole run (no steps): inner [100, 200], then the EXIT of an
+		 * outer call whose ENTER was never recorded: outer [100, 300]
+		 * clipped, a slice no opening announced */
+		struct ss_tw *o = ss_tw_new(SS_CLOCK_MONOTONIC, 79);
+		struct ss_event oe[] = {
+			ss_ut_ev(100, SS_EV_ENTER, ss_p_inner), ss_ut_ev(200, SS_EV_EXIT, ss_p_inner),
+			ss_ut_ev(300, SS_EV_EXIT, ss_p_outer),
+		};
+		snprintf(odir, sizeof(odir), "%s/orphan", dir);
+		if (mkdir(odir, 0755))
+			return -1;
+		ss_ut_tw_self_maps(o);
+		ss_tw_events(o, 79, 1, 0, oe, sizeof(oe) / sizeof(oe[0]), 16);
+		snprintf(path, sizeof(path), "%s/prog.79.sstrace", odir);
+		if (ss_tw_write(o, path, SIZE_MAX))
+			return -1;
+		ss_tw_free(o);
+	}
 	ss_tw_meta_step(w, 900, 7, 77, 1, SS_STEP_RECORD, 0);
 	ss_tw_meta_step(w, 2900, 8, 77, 1, SS_STEP_RECORD, 0);
 	memset(&c, 0, sizeof(c));
@@ -334,11 +354,208 @@ static void test_perfetto_callstacks(void **state)
 	assert_int_equal(d.begin_cs[2], d.begin_cs[1]);
 }
 
+/* A strict reading of protoc's text output: times per sequence from its
+ * clock snapshot and deltas, names from the sequence's interned data, a
+ * BEGIN/END stack per track; each slice as "TRACK NAME BEGIN-END" when its
+ * END comes.  Counts what breaks the protocol. */
+struct strict {
+	char slices[32][96];
+	int n;
+	int bad_order;     /* an END with nothing open, or ending before its BEGIN */
+	int no_needs;      /* event packets without SEQ_NEEDS_INCREMENTAL_STATE */
+	int no_cleared;    /* snapshot packets without SEQ_INCREMENTAL_STATE_CLEARED */
+	int boottime;      /* clocks declared BOOTTIME */
+	int open_left;
+};
+
+static void strict_decode(const char *text, struct strict *d)
+{
+	char names[8][64][48], tname[64][24];
+	uint64_t now[8] = { 0 }, deftrack[8] = { 0 };
+	uint64_t stk_b[64][16];
+	uint32_t stk_n[64][16];
+	int sp[64];
+	char *copy = strdup(text), *save = NULL, *l;
+	char block[16][40];
+	int depth = 0;
+	/* per packet */
+	uint64_t seq = 0, ts = 0, iid = 0, name_iid = 0, track = 0, snap_ts = 0;
+	int type = 0, flags = -1, has_ts = 0, is_snap = 0;
+
+	memset(d, 0, sizeof(*d));
+	memset(names, 0, sizeof(names));
+	memset(tname, 0, sizeof(tname));
+	memset(sp, 0, sizeof(sp));
+	for (l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long v;
+		char str[48];
+		const char *in;
+		while (*l == ' ')
+			l++;
+		in = depth ? block[depth - 1] : "";
+		if (strlen(l) > 2 && !strcmp(l + strlen(l) - 2, " {")) {
+			if (depth < 16)
+				snprintf(block[depth], sizeof(block[0]), "%.*s",
+					 (int)(strlen(l) - 2), l);
+			depth++;
+			if (depth == 1) {
+				seq = ts = name_iid = track = 0;
+				type = has_ts = is_snap = 0;
+				flags = -1;
+			}
+			if (!strcmp(l, "clock_snapshot {"))
+				is_snap = 1;
+			continue;
+		}
+		if (!strcmp(l, "}")) {
+			depth--;
+			if (depth)
+				continue;
+			/* end of a packet */
+			if (seq >= 8)
+				continue;
+			if (is_snap) {
+				now[seq] = snap_ts;
+				d->no_cleared += flags != 1;
+			}
+			if (!type)
+				continue;
+			d->no_needs += flags != 2;
+			if (has_ts)
+				now[seq] += ts;
+			{
+				uint64_t tr = track ? track : deftrack[seq];
+				int k = tr < 64 ? (int)tr : 0;
+				if (type == 1 && sp[k] < 16) {
+					stk_b[k][sp[k]] = now[seq];
+					stk_n[k][sp[k]++] = (uint32_t)name_iid;
+				} else if (type == 2) {
+					if (!sp[k] || stk_b[k][sp[k] - 1] > now[seq]) {
+						d->bad_order++;
+						continue;
+					}
+					sp[k]--;
+					if (d->n < 32)
+						snprintf(d->slices[d->n++], sizeof(d->slices[0]),
+							 "%s %s %llu-%llu",
+							 tname[k][0] ? tname[k] : "thread",
+							 stk_n[k][sp[k]] < 64 ? names[seq][stk_n[k][sp[k]]] : "?",
+							 (unsigned long long)stk_b[k][sp[k]],
+							 (unsigned long long)now[seq]);
+				}
+			}
+			continue;
+		}
+		if (sscanf(l, "trusted_packet_sequence_id: %llu", &v) == 1) {
+			seq = v;
+		} else if (sscanf(l, "sequence_flags: %llu", &v) == 1) {
+			flags = (int)v;
+		} else if (!strcmp(in, "clocks") && sscanf(l, "clock_id: %llu", &v) == 1) {
+			d->boottime += v == 6;
+		} else if (!strcmp(in, "clocks") && sscanf(l, "timestamp: %llu", &v) == 1) {
+			snap_ts = v;
+		} else if (depth == 1 && sscanf(l, "timestamp: %llu", &v) == 1) {
+			ts = v;
+			has_ts = 1;
+		} else if (!strcmp(in, "event_names") && sscanf(l, "iid: %llu", &v) == 1) {
+			iid = v;
+		} else if (!strcmp(in, "event_names") &&
+			   sscanf(l, "name: \"%47[^\"]\"", str) == 1 && iid < 64 && seq < 8) {
+			strcpy(names[seq][iid], str);
+		} else if (!strcmp(in, "track_descriptor") && sscanf(l, "uuid: %llu", &v) == 1) {
+			iid = v;
+		} else if (!strcmp(in, "track_descriptor") &&
+			   sscanf(l, "name: \"%23[^\"]\"", str) == 1 && iid < 64) {
+			strcpy(tname[iid], str);
+		} else if (!strcmp(in, "track_event_defaults") &&
+			   sscanf(l, "track_uuid: %llu", &v) == 1 && seq < 8) {
+			deftrack[seq] = v;
+		} else if (!strcmp(in, "track_event") && sscanf(l, "track_uuid: %llu", &v) == 1) {
+			track = v;
+		} else if (!strcmp(in, "track_event") && sscanf(l, "name_iid: %llu", &v) == 1) {
+			name_iid = v;
+		} else if (!strcmp(l, "type: TYPE_SLICE_BEGIN")) {
+			type = 1;
+		} else if (!strcmp(l, "type: TYPE_SLICE_END")) {
+			type = 2;
+		} else if (!strcmp(l, "type: TYPE_COUNTER") || !strcmp(l, "type: TYPE_INSTANT")) {
+			type = 3;
+		}
+	}
+	for (int k = 0; k < 64; k++)
+		d->open_left += sp[k];
+	free(copy);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Every event packet says it needs the sequence's incremental state, every
+ * snapshot clears it; only MONOTONIC is declared, as the primary clock;
+ * BEGIN/END nest per track with exact times; consecutive steps do not
+ * touch; the process is named without its pid. */
+static void test_perfetto_protocol(void **state)
+{
+	static const char *const want[] = {
+		"steps ProfilerStep#7 900-2899", "steps ProfilerStep#8 2900-4999",
+		"thread ss_p_inner 1100-1200", "thread ss_p_inner 2000-2500",
+		"thread ss_p_inner 3000-4000", "thread ss_p_outer 1000-5000",
+	};
+	char out[300], *t;
+	struct strict d;
+	int i;
+
+	(void)state;
+	ss_ut_need_protoc("test-perfetto: skipped");
+	snprintf(out, sizeof(out), "%s/p", dir);
+	t = ss_ut_perfetto_text(dir, out);
+	strict_decode(t, &d);
+	assert_int_equal(d.bad_order, 0);
+	assert_int_equal(d.open_left, 0);
+	assert_int_equal(d.no_needs, 0);
+	assert_int_equal(d.no_cleared, 0);
+	assert_int_equal(d.boottime, 0);
+	assert_non_null(strstr(t, "primary_trace_clock: 3"));
+	assert_non_null(strstr(t, "process_name: \""));
+	assert_null(strstr(t, "(pid"));
+	qsort(d.slices, (size_t)d.n, sizeof(d.slices[0]), cmp_str);
+	for (i = 0; i < d.n || i < 6; i++)
+		if (i >= d.n || i >= 6 || strcmp(d.slices[i], want[i]))
+			fail_msg("slice %d: got '%s', want '%s'", i, i < d.n ? d.slices[i] : "(none)",
+				 i < 6 ? want[i] : "(none)");
+	free(t);
+}
+
+/* A slice that no opening announced (its ENTER preceded the recording)
+ * comes on a sequence of its own, still a well-formed BEGIN/END pair. */
+static void test_perfetto_unannounced(void **state)
+{
+	char out[400], *t;
+	struct strict d;
+
+	(void)state;
+	ss_ut_need_protoc("test-perfetto: skipped");
+	snprintf(out, sizeof(out), "%s/o", dir);
+	t = ss_ut_perfetto_text(odir, out);
+	strict_decode(t, &d);
+	free(t);
+	assert_int_equal(d.bad_order, 0);
+	assert_int_equal(d.open_left, 0);
+	assert_int_equal(d.no_needs, 0);
+	assert_int_equal(d.n, 2);
+	assert_string_equal(d.slices[0], "thread ss_p_inner 100-200");
+	assert_string_equal(d.slices[1], "thread ss_p_outer 100-300");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_perfetto_decodes),
 		cmocka_unit_test(test_perfetto_callstacks),
+		cmocka_unit_test(test_perfetto_protocol),
+		cmocka_unit_test(test_perfetto_unannounced),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -315,11 +315,11 @@ static void test_folded(void **state)
 	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	assert_string_equal(t,
-		"ss_t_outer 1200\n"
-		"ss_t_outer;ss_t_leaf 200\n"
-		"ss_t_outer;ss_t_rec 300\n"
-		"ss_t_outer;ss_t_rec;ss_t_rec 200\n"
-		"ss_t_outer;ss_t_rec;ss_t_rec;ss_t_leaf 100\n");
+		"trainer;ss_t_outer 1200\n"
+		"trainer;ss_t_outer;ss_t_leaf 200\n"
+		"trainer;ss_t_outer;ss_t_rec 300\n"
+		"trainer;ss_t_outer;ss_t_rec;ss_t_rec 200\n"
+		"trainer;ss_t_outer;ss_t_rec;ss_t_rec;ss_t_leaf 100\n");
 	free(t);
 }
 
@@ -337,12 +337,12 @@ static void test_folded_stacks(void **state)
 	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	assert_string_equal(t,
-		"ss_t_outer 800\n"
-		"ss_t_outer;ss_t_leaf 100\n"
-		"ss_t_outer;ss_t_lib1;ss_t_lib2;ss_t_leaf 300\n"
-		"ss_t_outer;ss_t_rec 600\n"
-		"ss_t_outer;ss_t_rec;[...];ss_t_lib2;ss_t_lib2;ss_t_lib2;ss_t_leaf 100\n"
-		"ss_t_outer;ss_t_rec;ss_t_lib1;ss_t_leaf 100\n");
+		"stacked;ss_t_outer 800\n"
+		"stacked;ss_t_outer;ss_t_leaf 100\n"
+		"stacked;ss_t_outer;ss_t_lib1;ss_t_lib2;ss_t_leaf 300\n"
+		"stacked;ss_t_outer;ss_t_rec 600\n"
+		"stacked;ss_t_outer;ss_t_rec;[...];ss_t_lib2;ss_t_lib2;ss_t_lib2;ss_t_leaf 100\n"
+		"stacked;ss_t_outer;ss_t_rec;ss_t_lib1;ss_t_leaf 100\n");
 	free(t);
 
 	/* the table counts slices only: no rows for the library frames */
