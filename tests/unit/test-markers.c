@@ -7,7 +7,7 @@
  * frame can be unwound (longjmp, an outer frame's exit, pthread_exit,
  * exit) gives its reason in args.unwound / an "unwound" annotation.
  *
- * The Perfetto part skips (saying why) when protoc is not installed.
+ * The Perfetto part fails, saying so, when protoc is not installed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -167,7 +167,7 @@ static void test_perfetto(void **state)
 	char out[300], *t;
 
 	(void)state;
-	ss_ut_need_protoc("test-markers: perfetto part skipped");
+	ss_ut_need_protoc("test-markers: the perfetto part");
 	snprintf(out, sizeof(out), "%s/t", dir);
 	t = ss_ut_perfetto_text(dir, out);
 	/* names are interned in order: ss_m_inner 1, ss_m_leaf 2, then the
