@@ -139,7 +139,7 @@ $(B)/tests/%: tests/unit/%.c $(TEST_HELPERS) $(TOOL_LIB) $(RT_OBJ) $(wildcard te
 $(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h) | $(DEPS_TEST_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
 test: $(DEPS_TEST_OK) all $(UNIT_BIN) $(E2E_BIN)
 	$(Q)sh tests/run-tests.sh $(UNIT_BIN) $(E2E_BIN)

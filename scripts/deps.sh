@@ -22,8 +22,10 @@ build_pkgs="make gcc libc6-dev libdw-dev libelf-dev binutils-dev libcjson-dev li
 	libunwind-dev pkg-config"
 # g++: the C++ fixtures (test-names, test-rt-cxx); clang, libomp-dev: the
 # clang variants, -fopenmp with clang; protobuf-compiler: the Perfetto
-# decoding tests; chromium: test-html renders the report; cmake: test-cc
-test_pkgs="$build_pkgs libcmocka-dev g++ clang libomp-dev protobuf-compiler chromium cmake"
+# decoding tests; chromium: test-html renders the report (zlib1g-dev: it
+# reads the screenshot); cmake: test-cc
+test_pkgs="$build_pkgs libcmocka-dev g++ clang libomp-dev protobuf-compiler chromium
+	zlib1g-dev cmake"
 bench_pkgs="$build_pkgs hyperfine uftrace"
 
 [ $# -gt 0 ] || set -- build
