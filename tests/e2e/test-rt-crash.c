@@ -3,9 +3,10 @@
  * process ends.  s-rt-crash makes the same calls, then ends by exit(),
  * return from main, _exit(), abort(), SIGSEGV, SIGBUS, SIGKILL or the OOM
  * killer (a memory cgroup of 64 MiB; skipped, saying why, where none can
- * be made: not root, or no memory controller under /sys/fs/cgroup), while a second thread waits in pause().  Each trace must hold
- * every call made before the end, nested, with the frames open at the end
- * marked clipped or unwound.  Then the two ways recording stops early: the
+ * be made: not root, or no memory controller under /sys/fs/cgroup), while
+ * a second thread waits in pause().  Each trace must hold every call made
+ * before the end, nested, with the frames open at the end marked clipped
+ * or unwound.  Then the two ways recording stops early: the
  * size cap (max_trace_mb) and a full disk (a 2 MiB tmpfs mounted by the
  * test; skipped unless it can mount): one warning, an SS_EV_STOP marker in
  * the raw trace, and the program runs to its end.
