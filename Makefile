@@ -38,7 +38,7 @@ RT_CFLAGS  := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -fno-instrument-functio
               -fno-omit-frame-pointer -ftls-model=initial-exec
 RT_LIBS    := -lyaml -lpthread -ldl
 TOOL_CFLAGS := $(CFLAGS_COMMON) $(SAN)
-TOOL_LIBS  := -ldw -lelf -lbfd -lcjson -lyaml -lpthread -ldl -lm -lstdc++
+TOOL_LIBS  := -ldw -lelf -lbfd -lcjson -lyaml -lpthread -ldl -lm
 
 ifeq ($(V),1)
 Q :=
@@ -57,7 +57,10 @@ TOOL_LIB  := $(OBJ)/libss-tool.a
 TARGETS := $(B)/lib/libstepscope.so $(B)/lib/libstepscope.a $(B)/bin/stepscope \
            $(B)/bin/stepscope-cc $(B)/include/stepscope.h $(B)/lib/pkgconfig/stepscope.pc
 
-DEPS_OK := $(B)/.deps-ok
+# Stamps: the Debian packages of a set (scripts/deps.sh) are all installed.
+# Written only when deps.sh says so; editing its lists re-runs the check.
+DEPS_OK      := $(B)/.deps-ok
+DEPS_TEST_OK := $(B)/.deps-test-ok
 
 .PHONY: all deps test bench demo install uninstall clean help examples
 all: $(TARGETS)
@@ -76,8 +79,11 @@ help:
 
 deps: $(DEPS_OK)
 $(DEPS_OK): scripts/deps.sh
-	$(Q)sh scripts/deps.sh
-	$(Q)mkdir -p $(B) && touch $@
+	$(Q)mkdir -p $(B) && SS_DEPS_LOG=$(B)/deps.log sh scripts/deps.sh build
+	$(Q)touch $@
+$(DEPS_TEST_OK): scripts/deps.sh | $(DEPS_OK)
+	$(Q)mkdir -p $(B) && SS_DEPS_LOG=$(B)/deps.log sh scripts/deps.sh test
+	$(Q)touch $@
 
 $(OBJ)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h) | $(DEPS_OK)
 	@mkdir -p $(dir $@)
@@ -128,17 +134,17 @@ E2E_BIN   := $(patsubst tests/e2e/%.c,$(B)/tests/%,$(E2E_SRC))
 TEST_HELPERS := $(wildcard tests/lib/*.c)
 TEST_CFLAGS := $(TOOL_CFLAGS) -Itests/lib -DSS_SOURCE_DIR='"$(abspath .)"' -DSS_BUILD_DIR='"$(ABS_B)"'
 
-$(B)/tests/%: tests/unit/%.c $(TEST_HELPERS) $(TOOL_LIB) $(RT_OBJ) $(wildcard tests/lib/*.h)
+$(B)/tests/%: tests/unit/%.c $(TEST_HELPERS) $(TOOL_LIB) $(RT_OBJ) $(wildcard tests/lib/*.h) | $(DEPS_TEST_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS)
 
-$(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h)
+$(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h) | $(DEPS_TEST_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
-test: all $(UNIT_BIN) $(E2E_BIN)
+test: $(DEPS_TEST_OK) all $(UNIT_BIN) $(E2E_BIN)
 	$(Q)sh tests/run-tests.sh $(UNIT_BIN) $(E2E_BIN)
 
 # ---------------------------------------------------------------- demo, bench
@@ -191,7 +197,7 @@ $(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-		-Iruntime -Isymbolize -o $@ $< $(FUZZ_SRC) -ldw -lelf -lbfd -lstdc++
+		-Iruntime -Isymbolize -o $@ $< $(FUZZ_SRC) -ldw -lelf -lbfd
 fuzz: $(B)/fuzz/fuzz-reader
 	@mkdir -p $(B)/fuzz/corpus
 	$(Q)$(B)/fuzz/fuzz-reader -max_total_time=$(FUZZ_SECS) -timeout=10 \

@@ -2,7 +2,7 @@
  * sym.c - the backend-independent half of symbolization: parsing recorded
  * /proc/<pid>/maps text, mapping an address to a module's vaddr through
  * its PT_LOAD headers (read with libelf), the per-module cache, the
- * per-address cache and C++ demangling.
+ * per-address cache and C++ demangling (libbfd's, no libstdc++).
  *
  * Design: modules are opened lazily on the first address that needs them
  * and kept until ss_sym_free; each space caches every distinct address in
@@ -15,6 +15,7 @@
  * Must never: abort on a missing or unreadable file (fall back to
  * module+0xoffset), or print more than one warning per module.
  */
+#include <bfd.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -27,7 +28,12 @@
 #include "reader.h"
 #include "sym.h"
 
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* bfd_demangle's options, from libiberty's demangle.h (binutils-dev does
+ * not install it): parameter lists, and the GNU v3 (Itanium C++ ABI) scheme
+ * only, so it demangles exactly what libstdc++'s __cxa_demangle would. */
+#define SS_DMGL_PARAMS (1 << 0)
+#define SS_DMGL_ANSI   (1 << 1)
+#define SS_DMGL_GNU_V3 (1 << 14)
 
 struct ss_sym_load {
 	uint64_t offset, vaddr, filesz;
@@ -549,17 +555,11 @@ void ss_sym_space_add_maps_at(struct ss_sym_space *sp, const char *text,
 
 char *ss_sym_demangle(const char *name)
 {
-	int status = 0;
-	char *d;
-
-	if (!name || name[0] != '_' || name[1] != 'Z')
+	/* bfd_demangle would cut a version suffix (@@GLIBCXX_3.4) off and put
+	 * it back; such a name is no mangled name, and stays as it is */
+	if (!name || name[0] != '_' || name[1] != 'Z' || strchr(name, '@'))
 		return NULL;
-	d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status) {
-		free(d);
-		return NULL;
-	}
-	return d;
+	return bfd_demangle(NULL, name, SS_DMGL_PARAMS | SS_DMGL_ANSI | SS_DMGL_GNU_V3);
 }
 
 size_t ss_sym_clone_split(const char *name, const char **clone)

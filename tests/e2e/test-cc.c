@@ -192,13 +192,13 @@ static void expect_region(struct ss_e2e *t, struct ss_e2e_trace *tr,
 static void test_openmp(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
-	if (ss_e2e_sh(t, "echo 'int main(void){return 0;}' > p.c && %s "
-			 "-fopenmp -o p p.c", t->v->cc) != 0) {
-		print_message("e2e: skipped: %s -fopenmp cannot build here\n",
-			      t->v->cc);
-		ss_e2e_pass(t);
-		skip();
-	}
+	int clang = !strcmp(t->v->cc, "clang");
+	char check[256];
+	snprintf(check, sizeof(check), "printf '#include <omp.h>\\nint main(void)"
+		 "{return omp_get_max_threads() < 1;}\\n' > p.c && %s -fopenmp "
+		 "-o p p.c", t->v->cc);
+	ss_e2e_need(t, check, clang ? "clang's OpenMP (omp.h, libomp)" :
+		    "gcc's OpenMP (libgomp)", clang ? "libomp-dev" : "gcc");
 	ss_e2e_build(t, "cc-omp", "-fopenmp " INC);
 	struct ss_e2e_trace *tr = run_and_load(t, "cc-omp");
 	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
@@ -343,11 +343,7 @@ static void test_makefile(void **state)
 static void test_cmake(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
-	if (ss_e2e_sh(t, "command -v cmake") != 0) {
-		print_message("e2e: skipped: cmake is not installed\n");
-		ss_e2e_pass(t);
-		skip();
-	}
+	ss_e2e_need(t, "command -v cmake", "cmake", "cmake");
 	/* the launcher gets the compiler's full path first; the link is not
 	 * launched, so `stepscope record` preloads the runtime */
 	SS_E2E_SH_OK(t, "cmake -S " E2E "/cc/cmake -B bld -DCMAKE_C_COMPILER=%s "
@@ -369,11 +365,10 @@ static void test_nvcc(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	if (ss_e2e_sh(t, "command -v nvcc || test -x /usr/local/cuda/bin/nvcc")
-	    != 0) {
-		print_message("e2e: skipped: nvcc is not installed\n");
-		ss_e2e_pass(t);
-		skip();
-	}
+	    != 0)
+		ss_e2e_skip(t, "nvcc is not installed (NVIDIA's CUDA toolkit, not "
+			    "a Debian main package; looked on PATH and in "
+			    "/usr/local/cuda/bin)");
 	const char *path = "PATH=\"$PATH:/usr/local/cuda/bin\"";
 	/* host-only .cu: compile + link, run, record */
 	SS_E2E_SH_OK(t, "%s " WRAP " nvcc -O2 -c -o cu.o " E2E

@@ -3,9 +3,10 @@
  * process ends.  s-rt-crash makes the same calls, then ends by exit(),
  * return from main, _exit(), abort(), SIGSEGV, SIGBUS, SIGKILL or the OOM
  * killer (a memory cgroup of 64 MiB; skipped, saying why, where none can
- * be made), while a second thread waits in pause().  Each trace must hold
- * every call made before the end, nested, with the frames open at the end
- * marked clipped or unwound.  Then the two ways recording stops early: the
+ * be made: not root, or no memory controller under /sys/fs/cgroup), while
+ * a second thread waits in pause().  Each trace must hold every call made
+ * before the end, nested, with the frames open at the end marked clipped
+ * or unwound.  Then the two ways recording stops early: the
  * size cap (max_trace_mb) and a full disk (a 2 MiB tmpfs mounted by the
  * test; skipped unless it can mount): one warning, an SS_EV_STOP marker in
  * the raw trace, and the program runs to its end.
@@ -137,11 +138,10 @@ static void test_oom(void **state)
 			cg[0] = 0;
 		}
 	}
-	if (!cg[0]) {
-		printf("SKIP test_oom: no writable memory cgroup (needs root and "
-		       "cgroup memory control); SIGKILL is covered by test_crash\n");
-		skip();
-	}
+	if (!cg[0])
+		ss_e2e_skip(t, "test_oom: no writable memory cgroup under "
+			    "/sys/fs/cgroup (needs root and the memory "
+			    "controller mounted); SIGKILL is covered by test_crash");
 	ss_e2e_build(t, "rt-crash", NULL);
 	SS_E2E_SH_OK(t, "echo %d > %s/%s && (echo 0 > %s/memory.swappiness || true) "
 			">/dev/null 2>&1", 64 << 20, cg, limit, cg);
@@ -246,15 +246,11 @@ static void test_size_cap(void **state)
 static void test_disk_full(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
-	if (geteuid() != 0) {
-		printf("SKIP test_disk_full: mounting a small tmpfs needs root\n");
-		skip();
-	}
+	if (geteuid() != 0)
+		ss_e2e_skip(t, "test_disk_full: mounting a small tmpfs needs root");
 	ss_e2e_build(t, "rt-crash", NULL);
-	if (ss_e2e_sh(t, "mkdir -p small && mount -t tmpfs -o size=2m tmpfs small")) {
-		printf("SKIP test_disk_full: cannot mount a tmpfs: %s\n", t->err);
-		skip();
-	}
+	if (ss_e2e_sh(t, "mkdir -p small && mount -t tmpfs -o size=2m tmpfs small"))
+		ss_e2e_skip(t, "test_disk_full: cannot mount a tmpfs: %s", t->err);
 	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o small/rec "
 			   "--set buffer_kb=64 -- ./s-rt-crash cap 4000000");
 	/* the trace is read from a copy: the tmpfs goes before the checks */

@@ -177,12 +177,34 @@ struct ss_e2e *ss_e2e_begin(void **state)
 {
 	struct ss_e2e *t = *state;
 	if (!have_program(t->v->cc)) {
-		print_message("e2e: skipped: compiler '%s' is not installed\n",
-			      t->v->cc);
 		t->passed = 1; /* nothing to keep */
-		skip();
+		fail_msg("e2e: compiler '%s' is not installed (Debian package %s; "
+			 "`make test` installs it)", t->v->cc, t->v->cc);
 	}
 	return t;
+}
+
+void ss_e2e_need(struct ss_e2e *t, const char *check, const char *what,
+		 const char *pkg)
+{
+	if (ss_e2e_sh(t, "%s", check) != 0) {
+		t->passed = 1; /* nothing to keep */
+		fail_msg("e2e: %s is not installed (Debian package %s; "
+			 "`make test` installs it)", what, pkg);
+	}
+}
+
+void ss_e2e_skip(struct ss_e2e *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *why = vfmt(fmt, ap);
+	va_end(ap);
+	print_message("e2e: skipped: %s\n", why);
+	free(why);
+	t->passed = 1; /* nothing to keep */
+	skip();
+	abort(); /* skip() does not return */
 }
 
 void ss_e2e_pass(struct ss_e2e *t)

@@ -71,10 +71,21 @@ struct ss_e2e {
 int ss_e2e_setup(void **state);
 int ss_e2e_teardown(void **state);
 
-/* First line of every test: its struct ss_e2e.  Skips the test, saying why,
- * when the variant's compiler is not installed (cmocka cannot skip from a
- * setup function). */
+/* First line of every test: its struct ss_e2e.  Fails the test, saying
+ * which package to install, when the variant's compiler is not installed
+ * (`make test` installs every tool the tests use, scripts/deps.sh test). */
 struct ss_e2e *ss_e2e_begin(void **state);
+
+/* Fail the test unless the shell command CHECK succeeds (e.g. "command -v
+ * cmake"): WHAT is missing, PKG the Debian package that brings it. */
+void ss_e2e_need(struct ss_e2e *t, const char *check, const char *what,
+		 const char *pkg);
+
+/* Skip the test, printing "e2e: skipped: " and the reason, and remove its
+ * temp dir.  Only for what a machine cannot have without hardware (a GPU,
+ * the CUDA toolkit) or without privileges no test run is given. */
+void ss_e2e_skip(struct ss_e2e *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
 
 /* Mark the test passed: the teardown removes its temp dir. */
 void ss_e2e_pass(struct ss_e2e *t);

@@ -43,8 +43,8 @@ void ss_ut_tw_stackdef_pcs(struct ss_tw *w, uint64_t id, const uint64_t *pc,
 void ss_ut_tw_stackdef(struct ss_tw *w, uint64_t id, void (*const *fn)(void),
 		       size_t n);
 
-/* Skip the test when protoc is not installed, saying "WHY: protoc not
- * installed (apt-get install protobuf-compiler)" on stderr. */
+/* Fail the test when protoc is not installed, saying "WHY: protoc is not
+ * installed (Debian package protobuf-compiler ...)". */
 void ss_ut_need_protoc(const char *why);
 /* `stepscope symbolize -q --format perfetto` of run directory run into
  * OUT.perfetto-trace, decoded by protoc against

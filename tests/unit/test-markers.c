@@ -8,7 +8,7 @@
  * exit) gives its reason in args.unwound / an "unwound" annotation (on
  * the Perfetto END).
  *
- * The Perfetto part skips (saying why) when protoc is not installed.
+ * The Perfetto part fails, saying so, when protoc is not installed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,7 +169,7 @@ static void test_perfetto(void **state)
 	char out[300], *t;
 
 	(void)state;
-	ss_ut_need_protoc("test-markers: perfetto part skipped");
+	ss_ut_need_protoc("test-markers: the perfetto part");
 	snprintf(out, sizeof(out), "%s/t", dir);
 	t = ss_ut_perfetto_text(dir, out);
 	/* names are interned as calls open: ss_m_outer 1, ss_m_inner 2,

@@ -265,7 +265,7 @@ static void test_clones(void **state)
 	snprintf(cmd, sizeof(cmd), "gcc -O2 -g -o %s %s/tests/e2e/s-names-clone.c",
 		 path, SS_SOURCE_DIR);
 	if (system(cmd))
-		skip();
+		fail_msg("cannot build the fixture: %s", cmd);
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
