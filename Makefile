@@ -145,6 +145,7 @@ $(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
 test: $(DEPS_TEST_OK) all $(UNIT_BIN) $(E2E_BIN)
+	$(Q)$(MAKE) --no-print-directory mpi-lib
 	$(Q)sh tests/run-tests.sh $(UNIT_BIN) $(E2E_BIN)
 
 # ---------------------------------------------------------------- demo, bench
