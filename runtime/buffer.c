@@ -241,21 +241,19 @@ void ss_buf_mark_stop(struct ss_thread *t)
 	t->in_slow = 0;
 }
 
-/* Slow path of ss_emit: the thread has no chunk or its chunk is full. */
-struct ss_event *ss_buf_refill(struct ss_thread *t)
+/* Slow path of ss_emit: the thread has no chunk or its chunk is full.
+ * Stores `word` as the new chunk's first event, stamped after the refill
+ * (the slow path is not the program's time) but before the signals held
+ * back meanwhile are delivered: a handler that interrupted the refill runs
+ * right after this event, with its own true timestamps, so it nests under
+ * the call it interrupted. */
+void ss_buf_refill(struct ss_thread *t, uint64_t word)
 {
-	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
-		/* a signal handler interrupted the slow path, or recording
-		 * stopped meanwhile: drop, but count it */
-		if (ss_hot.gate & SS_GATE_EVENTS)
-			t->lost++;
-		return NULL;
-	}
-	t->in_slow = 1;
 	int saved = errno;
 	/* A signal handler that ran in here would find the chunk full and the
 	 * slow path busy, and lose its events: hold asynchronous signals back
-	 * until the new chunk is in place (faults stay deliverable). */
+	 * (before the slow path is marked busy) until the new chunk is in
+	 * place and this event is stored.  Faults stay deliverable. */
 	sigset_t hold, old;
 	sigfillset(&hold);
 	sigdelset(&hold, SIGSEGV);
@@ -264,6 +262,17 @@ struct ss_event *ss_buf_refill(struct ss_thread *t)
 	sigdelset(&hold, SIGFPE);
 	sigdelset(&hold, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &hold, &old);
+	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
+		/* a signal handler interrupted another slow path (a step
+		 * boundary, a maps snapshot), or recording stopped meanwhile:
+		 * drop, but count it */
+		if (ss_hot.gate & SS_GATE_EVENTS)
+			t->lost++;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		errno = saved;
+		return;
+	}
+	t->in_slow = 1;
 	struct ss_event *e = NULL;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (t->state == SS_THREAD_NEW)
@@ -293,12 +302,15 @@ struct ss_event *ss_buf_refill(struct ss_thread *t)
 		}
 		if (t->inherit)
 			e = ss_frames_inherit(t, e, t->end);
-		t->pos = e + 1; /* claimed for the caller before signals run */
 	}
 	pthread_mutex_unlock(&ss_rt.lock);
+	if (e) {
+		e->word = word;
+		e->ts = ss_clock_now();
+		t->pos = e + 1;
+	}
 	atomic_signal_fence(memory_order_seq_cst);
 	t->in_slow = 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
-	return e;
 }

@@ -134,7 +134,7 @@ SS_HIDDEN uint64_t ss_clock_realtime_ns(void);
 SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 
 /* buffer.c: chunks of the trace file */
-SS_HIDDEN struct ss_event *ss_buf_refill(struct ss_thread *t);
+SS_HIDDEN void ss_buf_refill(struct ss_thread *t, uint64_t word);
 SS_HIDDEN void ss_buf_close(struct ss_thread *t);
 SS_HIDDEN void ss_buf_close_last(struct ss_thread *t);
 SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
@@ -251,20 +251,20 @@ static inline uint64_t ss_clock_now(void)
 
 /* Append one event on the calling thread.  The slot is claimed before it is
  * written, so a signal handler that records events in between takes the
- * next slot instead of overwriting this one. */
+ * next slot instead of overwriting this one.  When the chunk is full the
+ * slow path stores the event itself, stamped before any signal held back
+ * during the refill runs, so a handler's events always come after it with
+ * later timestamps. */
 static inline void ss_emit(uint64_t word)
 {
 	struct ss_thread *t = &ss_tls;
 	uint64_t now = ss_clock_now();
 	struct ss_event *e = t->pos;
 	if (ss_unlikely(e == t->end)) {
-		e = ss_buf_refill(t); /* the slot comes claimed */
-		if (!e)
-			return;
-		now = ss_clock_now(); /* the slow path is not the program's time */
-	} else {
-		t->pos = e + 1;
+		ss_buf_refill(t, word);
+		return;
 	}
+	t->pos = e + 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	e->word = word;
 	atomic_signal_fence(memory_order_seq_cst);
