@@ -88,7 +88,15 @@ struct ss_runtime {
 	int dormant;                   /* another copy of the runtime is active */
 	int disabled;                  /* enabled: false, or a fatal error */
 	int stopped;                   /* size cap / disk full: no more chunks */
-	int fd;                        /* trace file, -1 until the first event */
+	int fd;                        /* trace file, -1 until the first event;
+	                                * kept high, close-on-exec, and checked
+	                                * against dev/ino before each use */
+	dev_t dev;                     /* identity of the file fd must be */
+	ino_t ino;
+	int hold_fd;                   /* forked child: the parent's trace, held
+	                                * (and its lock) until ours is open */
+	dev_t hold_dev;
+	ino_t hold_ino;
 	pid_t pid;
 	uint64_t file_off;             /* end of the file: next chunk goes here */
 	uint64_t cap_bytes;            /* max_trace_mb in bytes, 0 = none */
@@ -142,6 +150,10 @@ SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
 SS_HIDDEN int ss_buf_open_file(void);
+SS_HIDDEN int ss_buf_fd(void);
+SS_HIDDEN int ss_buf_fd_high(int fd);
+SS_HIDDEN int ss_buf_fd_is(int fd, dev_t dev, ino_t ino);
+SS_HIDDEN void ss_buf_after_fork(void);
 
 /* pool.c: chunks prepared ahead by a background thread */
 SS_HIDDEN void ss_pool_start(uint64_t size);

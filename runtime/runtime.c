@@ -30,6 +30,7 @@ struct ss_hot ss_hot;
 struct ss_runtime ss_rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
+	.hold_fd = -1,
 };
 __thread struct ss_thread ss_tls __attribute__((tls_model("initial-exec")));
 
@@ -126,9 +127,7 @@ static void after_fork_child(void)
 	if (ss_rt.dormant || ss_rt.disabled)
 		return;
 	ss_rt.pid = getpid();
-	if (ss_rt.fd >= 0)
-		close(ss_rt.fd);
-	ss_rt.fd = -1;
+	ss_buf_after_fork();
 	if (ss_rt.meta_base)
 		munmap(ss_rt.meta_base, ((struct ss_chunk_header *)ss_rt.meta_base)->size);
 	ss_rt.meta_base = ss_rt.meta_pos = ss_rt.meta_end = NULL;
