@@ -104,6 +104,7 @@ struct ss_runtime {
 	char dir[4096];                /* run directory */
 	char path[5400];               /* this process's trace file */
 	int own_dir;                   /* we made the run dir (no `record`) */
+	int handed;                    /* config came from STEPSCOPE__CONFIG */
 	struct ss_config cfg;
 	struct ss_file_header hdr;     /* template, written when the file opens */
 	/* meta chunk being filled */
@@ -196,7 +197,7 @@ SS_HIDDEN void ss_thread_exit(void *arg);
 SS_HIDDEN void ss_thread_after_fork(void);
 
 /* window.c: steps and schedules */
-SS_HIDDEN void ss_window_init(void);
+SS_HIDDEN int ss_window_init(void);
 SS_HIDDEN void ss_window_on_enter(void);
 SS_HIDDEN void ss_window_on_exit(void);
 SS_HIDDEN void ss_window_begin_step(struct ss_thread *t, uint64_t step,
@@ -233,6 +234,10 @@ SS_HIDDEN size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max
 /* Name of the function that starts at `addr` (dynamic symbols, then the
  * module's .symtab), copied into buf; 0, or -1 if none. */
 SS_HIDDEN int ss_elfsym_name(uintptr_t addr, char *buf, size_t len);
+
+/* exec.c: children started with their own environment join the run */
+/* before main, after the config; weak: libstepscope.a leaves exec.c out */
+SS_HIDDEN void ss_exec_capture(void) __attribute__((weak));
 
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)
