@@ -7,11 +7,15 @@
  *                       close(3..1023), open ckpt.bin, and write a 1 MiB
  *                       pattern into it across the remaining steps
  *   s-rt-fds closefrom: the same, closing every fd >= 3 with closefrom()
+ *   s-rt-fds lost:      as closefrom, and also renames the run directory
+ *                       ($STEPSCOPE_DIR) to <dir>.moved: the runtime can
+ *                       neither keep nor reopen its file
  *   s-rt-fds verify:    exit 0 if ckpt.bin holds exactly the pattern,
  *                       else print what differs and exit 1
  * Prints "fd N" (the descriptor its file got) and "steps 128".
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +82,14 @@ int main(int argc, char **argv)
 	for (int s = 0; s < STEPS; s++) {
 		if (s == 16) {
 			fflush(stdout);
-			if (!strcmp(mode, "closefrom"))
+			if (!strcmp(mode, "closefrom") || !strcmp(mode, "lost"))
 				closefrom(3);
+			if (!strcmp(mode, "lost") && getenv("STEPSCOPE_DIR")) {
+				char moved[PATH_MAX];
+				snprintf(moved, sizeof(moved), "%s.moved", getenv("STEPSCOPE_DIR"));
+				if (rename(getenv("STEPSCOPE_DIR"), moved))
+					perror("rename");
+			}
 			else
 				for (int k = 3; k < 1024; k++)
 					close(k);

@@ -72,6 +72,33 @@ static void test_loop_small_limit(void **state)
 	run(state, "loop", "limit");
 }
 
+/* The descriptor is lost and the file cannot be reopened (the run
+ * directory was moved away): recording stops with one warning and a STOP
+ * marker; the program and its file are untouched. */
+static void test_lost(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "rt-fds", NULL);
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec "
+			      "--set buffer_kb=64 -- ./s-rt-fds lost");
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	SS_E2E_CHECK(t, strstr(t->out, "steps 128") != NULL, "expected \"steps 128\", got: %s",
+		     t->out);
+	const char *w = strstr(t->err, "cannot be reopened; recording stopped, the program continues");
+	const char *once = w ? strstr(w, "recording stopped") : NULL;
+	SS_E2E_CHECK(t, once && !strstr(once + 1, "recording stopped"),
+		     "expected one warning that recording stopped, got: %s", t->err);
+	st = ss_e2e_sh(t, "./s-rt-fds verify");
+	SS_E2E_CHECK(t, st == 0, "the program's own file was damaged: %s", t->out);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec.moved");
+	size_t n = ss_e2e_count(tr, "step_fn", "function", 0);
+	SS_E2E_CHECK(t, n >= 16 && n < 128, "expected 16..127 step_fn calls before the stop, got %zu", n);
+	SS_E2E_CHECK(t, strstr(tr->path, "rec.moved") != NULL, "trace %s", tr->path);
+	st = ss_e2e_sh(t, "grep -c 'stepscope: recording stopped' rec.moved/trace.json");
+	SS_E2E_CHECK(t, st == 0, "expected a STOP marker in rec.moved/trace.json");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -80,6 +107,7 @@ int main(void)
 		SS_E2E__ONE(test_closefrom, ss_e2e_clang_O2, "clang-O2"),
 		SS_E2E__ONE(test_closefrom_small, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E_TEST(test_loop_small_limit),
+		SS_E2E_TEST(test_lost),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
