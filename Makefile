@@ -101,10 +101,11 @@ $(B)/lib/libstepscope.so: $(RT_OBJ) runtime/libstepscope.map
 	$(Q)$(CC) -shared -o $@ $(RT_OBJ) -Wl,-soname,libstepscope.so \
 		-Wl,--version-script=runtime/libstepscope.map $(RT_LIBS)
 
+# exec.c (execve/posix_spawn wrappers) only makes sense preloaded or shared
 $(B)/lib/libstepscope.a: $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $(RT_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o,$(RT_OBJ))
 
 $(TOOL_LIB): $(TOOL_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $(TOOL_OBJ)

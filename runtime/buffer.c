@@ -10,8 +10,16 @@
  * When a chunk fills, the thread takes the slow path below: close it, reserve
  * the next one.  That is the only place the hot path can make a syscall.
  *
- * Never: block the program (the lock is held for a few syscalls only), kill
- * it, or lose data silently - a dropped event is counted and reported in the
+ * The descriptor is the program's to close: daemons and launchers close
+ * every fd above 2 and then open their own files, which get our number.
+ * So the runtime's fd is kept high (F_DUPFD_CLOEXEC near RLIMIT_NOFILE),
+ * close-on-exec, and its identity (st_dev, st_ino) is checked before every
+ * use (once per chunk, never per event); a lost descriptor is reopened by
+ * path, else recording stops with one warning and a STOP marker.  Chunks
+ * already mapped stay valid whatever happens to the descriptor.
+ *
+ * Never: write into a file the runtime did not create, block the program
+ * (the lock is held for a few syscalls only), kill it, or lose data silently - a dropped event is counted and reported in the
  * trace (SS_EV_LOST) and a stop is marked (SS_EV_STOP) with one warning.
  */
 #include <errno.h>
@@ -19,10 +27,66 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+static void stop_recording(int reason, const char *why);
+
+/* Move fd out of the program's way: a close-on-exec copy near the top of
+ * RLIMIT_NOFILE (at least 1000), the original closed.  Returns the fd to
+ * use (fd itself if no higher number is free). */
+int ss_buf_fd_high(int fd)
+{
+	struct rlimit rl;
+	long base = 1000;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (long)rl.rlim_cur - 64 > base)
+		base = (long)rl.rlim_cur - 64;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
+	if (hi < 0)
+		hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+/* 1 if fd is open on the file (dev, ino). */
+int ss_buf_fd_is(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* The trace file's descriptor, checked: still the file we created, else
+ * reopened by path (and checked again); -1 when it is lost, recording
+ * stopped.  A descriptor that is no longer ours is never closed or used:
+ * it belongs to the program now.  Lock held. */
+int ss_buf_fd(void)
+{
+	if (ss_rt.fd < 0)
+		return -1;
+	if (ss_buf_fd_is(ss_rt.fd, ss_rt.dev, ss_rt.ino))
+		return ss_rt.fd;
+	ss_rt.fd = -2; /* not ours: forget the number, keep "file open" state */
+	int fd = open(ss_rt.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && ss_buf_fd_is(fd, ss_rt.dev, ss_rt.ino)) {
+		fd = ss_buf_fd_high(fd);
+		flock(fd, LOCK_SH | LOCK_NB); /* `record` waits while we write */
+		ss_rt.fd = fd;
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	stop_recording(SS_STOP_ERROR, "the program closed the trace file's descriptor "
+		       "and the file cannot be reopened");
+	return -1;
+}
 
 static const char *prog_name(void)
 {
@@ -30,11 +94,28 @@ static const char *prog_name(void)
 	return slash ? slash + 1 : ss_rt.hdr.exe_path;
 }
 
+/* In a forked child: the parent's descriptor is not closed (it may be the
+ * program's by now, which the identity check tells) but held, with the
+ * parent's lock on its trace, until the child's own file is open: `record`
+ * then waits for a daemon()'d child from its fork on. */
+void ss_buf_after_fork(void)
+{
+	if (ss_rt.fd >= 0 && ss_buf_fd_is(ss_rt.fd, ss_rt.dev, ss_rt.ino)) {
+		if (ss_rt.hold_fd >= 0 &&
+		    ss_buf_fd_is(ss_rt.hold_fd, ss_rt.hold_dev, ss_rt.hold_ino))
+			close(ss_rt.hold_fd);
+		ss_rt.hold_fd = ss_rt.fd;
+		ss_rt.hold_dev = ss_rt.dev;
+		ss_rt.hold_ino = ss_rt.ino;
+	}
+	ss_rt.fd = -1;
+}
+
 /* Create this process's file and write its header.  Lock held. */
 int ss_buf_open_file(void)
 {
-	if (ss_rt.fd >= 0)
-		return 0;
+	if (ss_rt.fd != -1)
+		return ss_rt.fd >= 0 ? 0 : -1;
 	if (ss_rt.stopped || ss_rt.disabled)
 		return -1;
 	char path[sizeof(ss_rt.path) + 1200];
@@ -71,7 +152,19 @@ int ss_buf_open_file(void)
 		ss_hot.gate = 0;
 		return -1;
 	}
+	struct stat st;
+	fd = ss_buf_fd_high(fd);
+	fstat(fd, &st);
+	ss_rt.dev = st.st_dev;
+	ss_rt.ino = st.st_ino;
+	/* held while this process may still write: `record` waits for it */
+	flock(fd, LOCK_SH | LOCK_NB);
 	ss_rt.fd = fd;
+	if (ss_rt.hold_fd >= 0) { /* the parent's trace, held since fork */
+		if (ss_buf_fd_is(ss_rt.hold_fd, ss_rt.hold_dev, ss_rt.hold_ino))
+			close(ss_rt.hold_fd);
+		ss_rt.hold_fd = -1;
+	}
 	ss_rt.file_off = SS_HEADER_SIZE;
 	snprintf(ss_rt.path, sizeof(ss_rt.path), "%s", path);
 	/* the first meta chunk: config, maps and modules */
@@ -117,15 +210,18 @@ uint64_t ss_buf_reserve(uint64_t size)
 		stop_recording(SS_STOP_SIZE_CAP, why);
 		return 0;
 	}
-	int err = posix_fallocate(ss_rt.fd, (off_t)off, (off_t)size);
+	int fd = ss_buf_fd();
+	if (fd < 0)
+		return 0;
+	int err = posix_fallocate(fd, (off_t)off, (off_t)size);
 	if (err == EOPNOTSUPP || err == EINVAL)
-		err = ftruncate(ss_rt.fd, (off_t)(off + size)) ? errno : 0;
+		err = ftruncate(fd, (off_t)(off + size)) ? errno : 0;
 	struct ss_chunk_header h = {
 		.magic = SS_CHUNK_MAGIC,
 		.kind = SS_CHUNK_EVENTS,
 		.size = size,
 	};
-	if (!err && pwrite(ss_rt.fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
+	if (!err && pwrite(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
 		err = errno ? errno : EIO;
 	if (err) {
 		char why[160];
@@ -138,11 +234,16 @@ uint64_t ss_buf_reserve(uint64_t size)
 	return off;
 }
 
-/* Map a reserved chunk, its pages populated.  No lock needed. */
+/* Map a reserved chunk, its pages populated.  No lock needed: the
+ * descriptor is checked again, and if it is no longer ours the chunk is
+ * left unassigned (ss_buf_reserve reopens or stops at the next chunk). */
 void *ss_buf_map(uint64_t off, uint64_t size)
 {
+	int fd = ss_rt.fd;
+	if (!ss_buf_fd_is(fd, ss_rt.dev, ss_rt.ino))
+		return NULL;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, ss_rt.fd, (off_t)off);
+		       MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
 	if (p == MAP_FAILED) {
 		char why[160];
 		snprintf(why, sizeof(why), "cannot map the trace file: %s",
@@ -191,7 +292,8 @@ void ss_buf_close_last(struct ss_thread *t)
 		munmap((char *)c + keep, size - keep);
 	}
 	ss_buf_close(t);
-	if (last && ftruncate(ss_rt.fd, (off_t)(off + keep)) == 0)
+	int fd = last ? ss_buf_fd() : -1;
+	if (fd >= 0 && ftruncate(fd, (off_t)(off + keep)) == 0)
 		ss_rt.file_off = off + keep;
 }
 
@@ -242,21 +344,19 @@ void ss_buf_mark_stop(struct ss_thread *t)
 	t->in_slow = 0;
 }
 
-/* Slow path of ss_emit: the thread has no chunk or its chunk is full. */
-struct ss_event *ss_buf_refill(struct ss_thread *t)
+/* Slow path of ss_emit: the thread has no chunk or its chunk is full.
+ * Stores `word` as the new chunk's first event, stamped after the refill
+ * (the slow path is not the program's time) but before the signals held
+ * back meanwhile are delivered: a handler that interrupted the refill runs
+ * right after this event, with its own true timestamps, so it nests under
+ * the call it interrupted. */
+void ss_buf_refill(struct ss_thread *t, uint64_t word)
 {
-	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
-		/* a signal handler interrupted the slow path, or recording
-		 * stopped meanwhile: drop, but count it */
-		if (ss_hot.gate & SS_GATE_EVENTS)
-			t->lost++;
-		return NULL;
-	}
-	t->in_slow = 1;
 	int saved = errno;
 	/* A signal handler that ran in here would find the chunk full and the
 	 * slow path busy, and lose its events: hold asynchronous signals back
-	 * until the new chunk is in place (faults stay deliverable). */
+	 * (before the slow path is marked busy) until the new chunk is in
+	 * place and this event is stored.  Faults stay deliverable. */
 	sigset_t hold, old;
 	sigfillset(&hold);
 	sigdelset(&hold, SIGSEGV);
@@ -265,6 +365,17 @@ struct ss_event *ss_buf_refill(struct ss_thread *t)
 	sigdelset(&hold, SIGFPE);
 	sigdelset(&hold, SIGTRAP);
 	pthread_sigmask(SIG_BLOCK, &hold, &old);
+	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
+		/* a signal handler interrupted another slow path (a step
+		 * boundary, a maps snapshot), or recording stopped meanwhile:
+		 * drop, but count it */
+		if (ss_hot.gate & SS_GATE_EVENTS)
+			t->lost++;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		errno = saved;
+		return;
+	}
+	t->in_slow = 1;
 	struct ss_event *e = NULL;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (t->state == SS_THREAD_NEW)
@@ -294,12 +405,15 @@ struct ss_event *ss_buf_refill(struct ss_thread *t)
 		}
 		if (t->inherit)
 			e = ss_frames_inherit(t, e, t->end);
-		t->pos = e + 1; /* claimed for the caller before signals run */
 	}
 	pthread_mutex_unlock(&ss_rt.lock);
+	if (e) {
+		e->word = word;
+		e->ts = ss_clock_now();
+		t->pos = e + 1;
+	}
 	atomic_signal_fence(memory_order_seq_cst);
 	t->in_slow = 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
-	return e;
 }

@@ -89,7 +89,15 @@ struct ss_runtime {
 	int dormant;                   /* another copy of the runtime is active */
 	int disabled;                  /* enabled: false, or a fatal error */
 	int stopped;                   /* size cap / disk full: no more chunks */
-	int fd;                        /* trace file, -1 until the first event */
+	int fd;                        /* trace file, -1 until the first event;
+	                                * kept high, close-on-exec, and checked
+	                                * against dev/ino before each use */
+	dev_t dev;                     /* identity of the file fd must be */
+	ino_t ino;
+	int hold_fd;                   /* forked child: the parent's trace, held
+	                                * (and its lock) until ours is open */
+	dev_t hold_dev;
+	ino_t hold_ino;
 	pid_t pid;
 	uint64_t file_off;             /* end of the file: next chunk goes here */
 	uint64_t cap_bytes;            /* max_trace_mb in bytes, 0 = none */
@@ -97,6 +105,7 @@ struct ss_runtime {
 	char dir[4096];                /* run directory */
 	char path[5400];               /* this process's trace file */
 	int own_dir;                   /* we made the run dir (no `record`) */
+	int handed;                    /* config came from STEPSCOPE__CONFIG */
 	struct ss_config cfg;
 	struct ss_file_header hdr;     /* template, written when the file opens */
 	/* meta chunk being filled */
@@ -135,7 +144,7 @@ SS_HIDDEN uint64_t ss_clock_realtime_ns(void);
 SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 
 /* buffer.c: chunks of the trace file */
-SS_HIDDEN struct ss_event *ss_buf_refill(struct ss_thread *t);
+SS_HIDDEN void ss_buf_refill(struct ss_thread *t, uint64_t word);
 SS_HIDDEN void ss_buf_close(struct ss_thread *t);
 SS_HIDDEN void ss_buf_close_last(struct ss_thread *t);
 SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
@@ -143,6 +152,10 @@ SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
 SS_HIDDEN int ss_buf_open_file(void);
+SS_HIDDEN int ss_buf_fd(void);
+SS_HIDDEN int ss_buf_fd_high(int fd);
+SS_HIDDEN int ss_buf_fd_is(int fd, dev_t dev, ino_t ino);
+SS_HIDDEN void ss_buf_after_fork(void);
 
 /* pool.c: chunks prepared ahead by a background thread */
 SS_HIDDEN void ss_pool_start(uint64_t size);
@@ -185,7 +198,7 @@ SS_HIDDEN void ss_thread_exit(void *arg);
 SS_HIDDEN void ss_thread_after_fork(void);
 
 /* window.c: steps and schedules */
-SS_HIDDEN void ss_window_init(void);
+SS_HIDDEN int ss_window_init(void);
 SS_HIDDEN void ss_window_on_enter(void);
 SS_HIDDEN void ss_window_on_exit(void);
 SS_HIDDEN void ss_window_begin_step(struct ss_thread *t, uint64_t step,
@@ -244,6 +257,9 @@ SS_HIDDEN int ss_filter_take_back(void *fn);
  * built with -finstrument-functions (both symbol tables) */
 SS_HIDDEN void ss_elfsym_each_function(int (*fn)(uintptr_t addr, const char *name,
 						 void *ctx), void *ctx);
+/* exec.c: children started with their own environment join the run */
+/* before main, after the config; weak: libstepscope.a leaves exec.c out */
+SS_HIDDEN void ss_exec_capture(void) __attribute__((weak));
 
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)
@@ -274,20 +290,20 @@ static inline uint64_t ss_clock_now(void)
 
 /* Append one event on the calling thread.  The slot is claimed before it is
  * written, so a signal handler that records events in between takes the
- * next slot instead of overwriting this one. */
+ * next slot instead of overwriting this one.  When the chunk is full the
+ * slow path stores the event itself, stamped before any signal held back
+ * during the refill runs, so a handler's events always come after it with
+ * later timestamps. */
 static inline void ss_emit(uint64_t word)
 {
 	struct ss_thread *t = &ss_tls;
 	uint64_t now = ss_clock_now();
 	struct ss_event *e = t->pos;
 	if (ss_unlikely(e == t->end)) {
-		e = ss_buf_refill(t); /* the slot comes claimed */
-		if (!e)
-			return;
-		now = ss_clock_now(); /* the slow path is not the program's time */
-	} else {
-		t->pos = e + 1;
+		ss_buf_refill(t, word);
+		return;
 	}
+	t->pos = e + 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	e->word = word;
 	atomic_signal_fence(memory_order_seq_cst);

@@ -193,7 +193,8 @@ void ss_pool_trim(void)
 			break;
 		}
 	}
-	if (end < ss_rt.file_off && ftruncate(ss_rt.fd, (off_t)end) == 0)
+	int fd = end < ss_rt.file_off ? ss_buf_fd() : -1;
+	if (fd >= 0 && ftruncate(fd, (off_t)end) == 0)
 		ss_rt.file_off = end;
 	pthread_mutex_unlock(&pool.mu);
 }

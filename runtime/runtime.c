@@ -30,6 +30,7 @@ struct ss_hot ss_hot;
 struct ss_runtime ss_rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
+	.hold_fd = -1,
 };
 __thread struct ss_thread ss_tls __attribute__((tls_model("initial-exec")));
 
@@ -120,15 +121,46 @@ static int pick_dir(void)
 
 static void owner_mark(char *buf, size_t len);
 
+/* The run's config as STEPSCOPE__CONFIG holds it: ss_config_dump's
+ * "key=value" lines, applied on top of the defaults. */
+static int load_handed(const char *dump, char *err, size_t errlen)
+{
+	ss_config_defaults(&ss_rt.cfg);
+	while (*dump) {
+		const char *nl = strchr(dump, '\n');
+		size_t n = nl ? (size_t)(nl - dump) : strlen(dump);
+		char line[SS_CONFIG_PATH_MAX + 128];
+		if (n >= sizeof(line)) {
+			snprintf(err, errlen, "STEPSCOPE__CONFIG: line too long");
+			return -1;
+		}
+		memcpy(line, dump, n);
+		line[n] = 0;
+		if (n && ss_config_set(&ss_rt.cfg, line, "STEPSCOPE__CONFIG", err, errlen))
+			return -1;
+		dump += n + (nl != NULL);
+	}
+	return ss_config_check(&ss_rt.cfg, err, errlen);
+}
+
+/* The first process of a run started without `record`: hand the config
+ * it resolved to every process it starts, so they never read the file
+ * (or pipe) again. */
+static void hand_on(void)
+{
+	char buf[16384];
+	size_t n = ss_config_dump(&ss_rt.cfg, buf, sizeof(buf));
+	if (n < sizeof(buf))
+		setenv("STEPSCOPE__CONFIG", buf, 1);
+}
+
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&ss_rt.lock, NULL);
 	if (ss_rt.dormant || ss_rt.disabled)
 		return;
 	ss_rt.pid = getpid();
-	if (ss_rt.fd >= 0)
-		close(ss_rt.fd);
-	ss_rt.fd = -1;
+	ss_buf_after_fork();
 	if (ss_rt.meta_base)
 		munmap(ss_rt.meta_base, ((struct ss_chunk_header *)ss_rt.meta_base)->size);
 	ss_rt.meta_base = ss_rt.meta_pos = ss_rt.meta_end = NULL;
@@ -175,10 +207,19 @@ static int other_copy_active(void)
 	return 0;
 }
 
+static void runtime_start(void);
+
 __attribute__((constructor(101))) static void ss_runtime_start(void)
 {
 	if (ss_rt.initialized)
 		return;
+	runtime_start();
+	if (ss_exec_capture) /* STEPSCOPE_DIR, STEPSCOPE__CONFIG are set now */
+		ss_exec_capture();
+}
+
+static void runtime_start(void)
+{
 	ss_rt.initialized = 1;
 	ss_rt.pid = getpid();
 	if (other_copy_active()) {
@@ -198,9 +239,23 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 		return;
 	}
 	char err[1024];
-	if (ss_config_resolve(&ss_rt.cfg, NULL, NULL, 0, err, sizeof(err))) {
-		fprintf(stderr, "stepscope: %s\n", err);
-		exit(2); /* before main: refuse rather than run unprofiled */
+	const char *handed = getenv("STEPSCOPE__CONFIG");
+	if (handed) {
+		/* a process of a run: the config was read once, by `record` or
+		 * the run's first process, and is never refused here */
+		ss_rt.handed = 1;
+		if (load_handed(handed, err, sizeof(err))) {
+			ss_warn("%s; not recording this process", err);
+			ss_rt.disabled = 1;
+			return;
+		}
+	} else {
+		if (ss_config_resolve(&ss_rt.cfg, NULL, NULL, 0, err, sizeof(err))) {
+			fprintf(stderr, "stepscope: %s\n", err);
+			exit(2); /* the run's first process, before main: refuse
+				  * rather than run unprofiled */
+		}
+		hand_on();
 	}
 	if (!ss_rt.cfg.enabled) {
 		ss_rt.disabled = 1;
@@ -232,7 +287,10 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 		return;
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
-	ss_window_init();
+	if (ss_window_init()) {
+		ss_rt.disabled = 1;
+		return;
+	}
 	ss_filter_init(); /* filter: names to addresses */
 	ss_filter_calibrate();
 	ss_stats_init(); /* stats: whole_run, log.every_n_steps */

@@ -154,7 +154,11 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_hot.watch = NULL;
 }
 
-void ss_window_init(void)
+/* 0, or -1 when this process is not to be recorded (its step.function
+ * is missing).  Only the first process of a run started without `record`
+ * refuses (exit 2, before its main); any other process runs untouched,
+ * with one line on stderr if it was built with instrumentation. */
+int ss_window_init(void)
 {
 	const struct ss_config *c = &ss_rt.cfg;
 	dl_iterate_phdr(self_cb, (void *)(uintptr_t)&ss_window_init);
@@ -165,6 +169,13 @@ void ss_window_init(void)
 		char err[512], where[SS_CONFIG_PATH_MAX + 80];
 		void *fn = ss_elfsym_lookup(c->step_function, err, sizeof(err));
 		if (!fn) {
+			ss_hot.gate = 0;
+			if (ss_rt.handed) {
+				uintptr_t lo, hi;
+				if (ss_elfsym_instrumented(&lo, &hi, 1))
+					ss_warn("%s; this process runs unrecorded", err);
+				return -1;
+			}
 			ss_config_where(c, "step.function", where, sizeof(where));
 			fprintf(stderr, "stepscope: %s%s\n", where, err);
 			exit(2);
@@ -176,6 +187,7 @@ void ss_window_init(void)
 		ss_window_begin_step(&ss_tls, 0, ss_clock_now());
 		pthread_mutex_unlock(&ss_rt.lock);
 	}
+	return 0;
 }
 
 __attribute__((noinline)) void ss_window_on_enter(void)

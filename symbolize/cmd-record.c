@@ -5,8 +5,8 @@
  *
  * Design: everything that can be refused is checked before the program
  * starts (config, output directory, PROG on PATH, the runtime library);
- * then the environment contract (STEPSCOPE_DIR, STEPSCOPE_CONFIG,
- * STEPSCOPE_SET, LD_PRELOAD) is set, the program is forked and waited
+ * then the environment contract (STEPSCOPE_DIR, STEPSCOPE__CONFIG: the
+ * resolved config, read once here; LD_PRELOAD) is set, the program is forked and waited
  * for, and SIGINT/SIGTERM sent to stepscope are passed on to it.  The exit
  * status is the program's (128+signal if it was killed).
  *
@@ -20,10 +20,12 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -137,28 +139,149 @@ static int ss_record_mkdirs(const char *path)
 	return 0;
 }
 
-/* Count *.sstrace in dir not listed in `before` (a \n-separated list). */
-static int ss_record_count(const char *dir, const char *before)
+/* The *.sstrace files in dir not listed in `before` (a \n-separated
+ * list): how many (images: an exec'd program gets a file of its own) and
+ * how many distinct processes wrote them (the pid in each header). */
+static int ss_record_count(const char *dir, const char *before, int *images)
 {
 	size_t sl = strlen(SS_FILE_SUFFIX);
 	struct dirent *de;
 	DIR *d = opendir(dir);
-	int n = 0;
+	uint64_t pids[1024];
+	int n = 0, np = 0;
 
+	*images = 0;
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
 		size_t l = strlen(de->d_name);
-		char key[NAME_MAX + 3];
+		char key[NAME_MAX + 3], path[PATH_MAX + NAME_MAX + 2];
+		struct ss_file_header h;
+		int fd, k;
 		if (l <= sl || strcmp(de->d_name + l - sl, SS_FILE_SUFFIX))
 			continue;
 		snprintf(key, sizeof(key), "\n%s\n", de->d_name);
 		if (before && strstr(before, key))
 			continue;
 		n++;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		memset(&h, 0, sizeof(h));
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+			h.pid = 0;
+		if (fd >= 0)
+			close(fd);
+		for (k = 0; k < np && pids[k] != h.pid; k++)
+			;
+		if (k == np && np < 1024)
+			pids[np++] = h.pid;
 	}
 	closedir(d);
-	return n;
+	*images = n;
+	return np;
+}
+
+/* Processes of the run that still write (a daemon()'d child, a worker
+ * left behind): each holds a shared lock on its trace file while it may
+ * write.  Waits for them, at most `limit` seconds, saying so once. */
+static void ss_record_wait_writers(const char *dir, int limit)
+{
+	size_t sl = strlen(SS_FILE_SUFFIX);
+	struct timespec nap = { 0, 50 * 1000 * 1000 };
+	int said = 0;
+
+	for (int round = 0; round < limit * 20; round++) {
+		struct dirent *de;
+		DIR *d = opendir(dir);
+		int busy = 0;
+		if (!d)
+			return;
+		while ((de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			char path[PATH_MAX + NAME_MAX + 2];
+			int fd;
+			if (l <= sl || strcmp(de->d_name + l - sl, SS_FILE_SUFFIX))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK)
+				busy++;
+			close(fd);
+		}
+		closedir(d);
+		if (!busy)
+			return;
+		if (!said++)
+			fprintf(stderr, "stepscope: waiting for %d process(es) of the run still "
+				"writing into %s (at most %d s)\n", busy, dir, limit);
+		nanosleep(&nap, NULL);
+	}
+	fprintf(stderr, "stepscope: %s: processes of the run still write after %d s; "
+		"their traces may be incomplete\n", dir, limit);
+}
+
+/* A config that is not a regular file (a pipe from -c <(...), /dev/stdin,
+ * a FIFO) is read once, here, with a time limit, into a private copy: a
+ * FIFO nobody writes to must not hang.  0 with *path pointing at the copy
+ * (or unchanged for a regular file), -1 with a message printed. */
+static int ss_record_read_config(const char **path, char *copy, size_t len)
+{
+	struct stat st;
+	char tmpl[] = "/tmp/stepscope-config-XXXXXX";
+	char buf[65536];
+	size_t n = 0;
+	int fd, out;
+
+	if (!*path || stat(*path, &st) || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+		return 0;
+	fd = open(*path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* the config reader says why */
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t r;
+		if (poll(&p, 1, 5000) == 0) {
+			fprintf(stderr, "stepscope: %s: nothing to read after 5 s (a FIFO "
+				"nobody writes to?); give a file or a pipe that is written\n", *path);
+			close(fd);
+			return -1;
+		}
+		r = read(fd, buf + n, sizeof(buf) - 1 - n);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (r <= 0 || (n += (size_t)r) == sizeof(buf) - 1)
+			break;
+	}
+	close(fd);
+	if (!mkdtemp(tmpl) ||
+	    snprintf(copy, len, "%s/%s", tmpl, strrchr(*path, '/') ? strrchr(*path, '/') + 1 : *path) >= (int)len ||
+	    (out = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+		fprintf(stderr, "stepscope: %s: cannot keep a copy: %s\n", *path, strerror(errno));
+		return -1;
+	}
+	if (write(out, buf, n) != (ssize_t)n) {
+		fprintf(stderr, "stepscope: %s: cannot keep a copy: %s\n", *path, strerror(errno));
+		close(out);
+		return -1;
+	}
+	close(out);
+	*path = copy;
+	return 0;
+}
+
+/* Remove the private copy of a piped config (and its directory). */
+static void ss_record_drop_copy(const char *copy)
+{
+	char dir[PATH_MAX];
+	if (!copy[0])
+		return;
+	unlink(copy);
+	snprintf(dir, sizeof(dir), "%s", copy);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = 0;
+	rmdir(dir);
 }
 
 static char *ss_record_list(const char *dir)
@@ -428,7 +551,8 @@ int cmd_record(int argc, char **argv)
 	const char *outdir = NULL, *cfgpath = NULL, **sets = NULL, *why;
 	int force = 0, i, status, nsets = 0, nrec;
 	char err[2048], dir[PATH_MAX], absdir[PATH_MAX], lib[PATH_MAX + 32];
-	char *prog_path = NULL, *before = NULL, *val = NULL;
+	char *prog_path = NULL, *before = NULL, *val = NULL, cfgcopy[PATH_MAX] = "";
+	int lockfd = -1, nimg, mpi_rank = 0;
 	struct ss_config cfg;
 	struct sigaction sa;
 	const char *prog, *base;
@@ -489,7 +613,13 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		}
 
-	if (ss_config_resolve(&cfg, cfgpath, sets, (size_t)nsets, err, sizeof(err))) {
+	if (ss_record_read_config(&cfgpath, cfgcopy, sizeof(cfgcopy))) {
+		free(sets);
+		return 2;
+	}
+	i = ss_config_resolve(&cfg, cfgpath, sets, (size_t)nsets, err, sizeof(err)) ? -1 : i;
+	ss_record_drop_copy(cfgcopy);
+	if (i < 0) {
 		fprintf(stderr, "stepscope: %s\n", err);
 		free(sets);
 		return 2;
@@ -533,14 +663,28 @@ int cmd_record(int argc, char **argv)
 				fprintf(stderr, "stepscope: %s: exists and is not a directory\n", outdir);
 				goto fail2;
 			}
-			/* ranks of one mpirun share RUN (record-mpi.c) */
-			if (!force && !ss_record_mpi_rank() && ss_record_dir_nonempty(outdir)) {
-				fprintf(stderr, "stepscope: %s: output directory is not empty (use --force to write into it anyway)\n",
-					outdir);
-				goto fail2;
-			}
 		} else if (ss_record_mkdirs(outdir)) {
 			fprintf(stderr, "stepscope: %s: cannot create: %s\n", outdir, strerror(errno));
+			goto fail2;
+		}
+		/* one record per directory: the second of two started
+		 * together is refused (the lock comes before the emptiness
+		 * check, so it also sees what the first one wrote); the ranks
+		 * of one mpirun share RUN (record-mpi.c) and its lock */
+		mpi_rank = ss_record_mpi_rank();
+		lockfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lockfd >= 0 && flock(lockfd, (mpi_rank ? LOCK_SH : LOCK_EX) | LOCK_NB) &&
+		    errno == EWOULDBLOCK) {
+			fprintf(stderr, "stepscope: %s: another stepscope record is writing into it\n",
+				outdir);
+			close(lockfd);
+			goto fail2;
+		}
+		if (!force && !mpi_rank && ss_record_dir_nonempty(outdir)) {
+			fprintf(stderr, "stepscope: %s: output directory is not empty (use --force to write into it anyway)\n",
+				outdir);
+			if (lockfd >= 0)
+				close(lockfd);
 			goto fail2;
 		}
 		snprintf(dir, sizeof(dir), "%s", outdir);
@@ -561,35 +705,15 @@ int cmd_record(int argc, char **argv)
 
 	/* the environment contract */
 	setenv("STEPSCOPE_DIR", absdir, 1);
-	if (cfg.source[0]) {
-		char abscfg[PATH_MAX];
-		if (realpath(cfg.source, abscfg))
-			setenv("STEPSCOPE_CONFIG", abscfg, 1);
-		else
-			setenv("STEPSCOPE_CONFIG", cfg.source, 1);
-	}
-	if (nsets) {
-		const char *old = getenv("STEPSCOPE_SET");
-		size_t len = old ? strlen(old) + 1 : 0;
-		for (int k = 0; k < nsets; k++)
-			len += strlen(sets[k]) + 1;
-		val = malloc(len + 1);
+	/* the config, read once here, handed to every process of the run:
+	 * none of them reads the file (or pipe) again */
+	{
+		size_t need = ss_config_dump(&cfg, NULL, 0) + 1;
+		val = malloc(need);
 		if (!val)
 			goto fail1;
-		/* --set first, then the inherited STEPSCOPE_SET: the order
-		 * ss_config_resolve applies them in, so the program runs with
-		 * exactly the config checked here */
-		val[0] = 0;
-		for (int k = 0; k < nsets; k++) {
-			if (val[0])
-				strcat(val, ",");
-			strcat(val, sets[k]);
-		}
-		if (old && *old) {
-			strcat(val, ",");
-			strcat(val, old);
-		}
-		setenv("STEPSCOPE_SET", val, 1);
+		ss_config_dump(&cfg, val, need);
+		setenv("STEPSCOPE__CONFIG", val, 1);
 	}
 	{
 		const char *old = getenv("LD_PRELOAD");
@@ -636,8 +760,15 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	ss_record_child = 0;
-	nrec = ss_record_count(absdir, before);
-	fprintf(stderr, "stepscope: recorded %d process(es) into %s\n", nrec, dir);
+	ss_record_wait_writers(absdir, 60);
+	if (lockfd >= 0)
+		close(lockfd);
+	nrec = ss_record_count(absdir, before, &nimg);
+	if (nimg > nrec)
+		fprintf(stderr, "stepscope: recorded %d process(es) (%d images, counting "
+			"each exec) into %s\n", nrec, nimg, dir);
+	else
+		fprintf(stderr, "stepscope: recorded %d process(es) into %s\n", nrec, dir);
 	ss_run_check_steps(absdir, &cfg);
 	if (nrec)
 		fprintf(stderr, "stepscope: next: stepscope symbolize %s\n", dir);

@@ -13,6 +13,11 @@
  *   s-rt-jump timer:      main -> spin() calls busy() until SIGALRM (1 ms
  *                         interval timer) was handled 20 times; on_alarm
  *                         calls tick(); prints "alarms N"
+ *   s-rt-jump itimer:     main -> churn() calls leaf() in a loop until a
+ *                         200 us interval timer was handled 300 times;
+ *                         on_tick (the handler) calls tick(); run with
+ *                         buffer_kb=64 so that many ticks land in a chunk
+ *                         refill; prints "ticks N"
  *   s-rt-jump deep:       main -> descend(10000) recursive; at the bottom
  *                         longjmp back to main, then after_jump() in main
  */
@@ -130,6 +135,26 @@ NOINLINE void spin(void)
 		busy();
 }
 
+static volatile sig_atomic_t ticks;
+
+NOINLINE void leaf(int i)
+{
+	SINK(i);
+}
+
+NOINLINE void churn(void)
+{
+	for (int i = 0; ticks < 300; i++)
+		leaf(i);
+}
+
+NOINLINE void on_tick(int sig)
+{
+	tick();
+	ticks++;
+	SINK(sig);
+}
+
 NOINLINE void descend(int n)
 {
 	if (n > 1)
@@ -163,6 +188,18 @@ int main(int argc, char **argv)
 		memset(&it, 0, sizeof(it));
 		setitimer(ITIMER_REAL, &it, NULL);
 		printf("alarms %d\n", (int)alarms);
+	} else if (!strcmp(mode, "itimer")) {
+		struct itimerval it = { { 0, 200 }, { 0, 200 } };
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_tick;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+		setitimer(ITIMER_REAL, &it, NULL);
+		churn();
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_REAL, &it, NULL);
+		printf("ticks %d\n", (int)ticks);
 	} else if (!strcmp(mode, "deep")) {
 		if (setjmp(env) == 0)
 			descend(10000);

@@ -38,7 +38,10 @@ static void expect_unwound(struct ss_e2e *t, const struct ss_e2e_trace *tr,
 static struct ss_e2e_trace *run(struct ss_e2e *t, const char *mode)
 {
 	ss_e2e_build(t, "rt-jump", NULL);
-	int st = ss_e2e_record(t, "rec", "rt-jump", mode);
+	int st = !strcmp(mode, "itimer")
+		? ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec "
+			    "--set buffer_kb=64 -- ./s-rt-jump itimer")
+		: ss_e2e_record(t, "rec", "rt-jump", mode);
 	SS_E2E_EXPECT_STATUS(t, st, 0);
 	char *out = strdup(t->out);
 	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec");
@@ -127,18 +130,65 @@ static void test_timer(void **state)
 	SS_E2E_EXPECT_CALLS(t, tr, "tick", 0, (size_t)alarms);
 	SS_E2E_EXPECT_INSIDE(t, tr, "tick", "on_alarm");
 	SS_E2E_EXPECT_INSIDE(t, tr, "busy", "spin");
-	/* asynchronous: inside whichever function the signal interrupted */
-	for (size_t i = 0; i < tr->nslices; i++) {
+	/* asynchronous: inside whichever function the signal interrupted;
+	 * an alarm that fires between setitimer and spin(), or after spin
+	 * returned, interrupts main itself */
+	const struct ss_e2e_slice *sp = ss_e2e_find(tr, "spin", 0);
+	for (size_t i = 0; sp && i < tr->nslices; i++) {
 		const struct ss_e2e_slice *s = &tr->slices[i];
 		if (strcmp(s->name, "on_alarm"))
 			continue;
 		const char *par = ss_e2e_parent_name(tr, s);
-		SS_E2E_CHECK(t, par && (!strcmp(par, "busy") || !strcmp(par, "spin")),
-			     "on_alarm at %lld ns: expected parent busy or spin, got %s",
-			     (long long)s->ts_ns, par ? par : "(none)");
+		int in_spin = s->ts_ns >= sp->ts_ns &&
+			      s->ts_ns + s->dur_ns <= sp->ts_ns + sp->dur_ns;
+		SS_E2E_CHECK(t, par && (in_spin ? !strcmp(par, "busy") || !strcmp(par, "spin")
+						: !strcmp(par, "main")),
+			     "on_alarm at %lld ns: expected parent %s, got %s",
+			     (long long)s->ts_ns, in_spin ? "busy or spin" : "main",
+			     par ? par : "(none)");
 		SS_E2E_CHECK(t, s->flags == 0, "on_alarm: unexpected flags 0x%x",
 			     s->flags);
 	}
+	ss_e2e_pass(t);
+}
+
+/* A 200 us interval timer with 64 KiB chunks: many ticks interrupt a chunk
+ * refill.  Each handler slice must nest under the function it interrupted
+ * (leaf or churn, main before or after churn) with its true length, and
+ * its tick() inside it. */
+static void test_itimer(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct ss_e2e_trace *tr = run(t, "itimer");
+	int ticks = 0;
+	const char *p = strstr(t->out, "ticks ");
+	SS_E2E_CHECK(t, p && sscanf(p, "ticks %d", &ticks) == 1 && ticks >= 300,
+		     "s-rt-jump itimer: expected \"ticks N\" (N >= 300), got: %s",
+		     t->out);
+	SS_E2E_EXPECT_CALLS(t, tr, "churn", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "on_tick", 0, (size_t)ticks);
+	SS_E2E_EXPECT_CALLS(t, tr, "tick", 0, (size_t)ticks);
+	SS_E2E_EXPECT_INSIDE(t, tr, "tick", "on_tick");
+	const struct ss_e2e_slice *ch = ss_e2e_find(tr, "churn", 0);
+	size_t bad = 0, empty = 0;
+	char first[256] = "";
+	for (size_t i = 0; ch && i < tr->nslices; i++) {
+		const struct ss_e2e_slice *s = &tr->slices[i];
+		if (strcmp(s->name, "on_tick"))
+			continue;
+		const char *par = ss_e2e_parent_name(tr, s);
+		int in_churn = s->ts_ns >= ch->ts_ns &&
+			       s->ts_ns + s->dur_ns <= ch->ts_ns + ch->dur_ns;
+		int ok = par && (in_churn ? !strcmp(par, "leaf") || !strcmp(par, "churn")
+					  : !strcmp(par, "main"));
+		if (!ok && !bad++)
+			snprintf(first, sizeof(first), "on_tick at %lld ns in %s",
+				 (long long)s->ts_ns, par ? par : "(none)");
+		empty += s->dur_ns <= 0;
+	}
+	SS_E2E_CHECK(t, bad == 0, "%zu of %d on_tick slices not under the function they "
+		     "interrupted (first: %s)", bad, ticks, first);
+	SS_E2E_CHECK(t, empty == 0, "%zu of %d on_tick slices have no length", empty, ticks);
 	ss_e2e_pass(t);
 }
 
@@ -163,6 +213,8 @@ int main(void)
 		SS_E2E_VARIANTS(test_siglongjmp),
 		SS_E2E_VARIANTS(test_raise),
 		SS_E2E_VARIANTS(test_timer),
+		SS_E2E__ONE(test_itimer, ss_e2e_gcc_O0, "gcc-O0"),
+		SS_E2E__ONE(test_itimer, ss_e2e_clang_O2, "clang-O2"),
 		SS_E2E__ONE(test_deep, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_deep, ss_e2e_clang_O0, "clang-O0"),
 	};
