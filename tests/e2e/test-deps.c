@@ -123,7 +123,7 @@ static void test_stamp(void **state)
 	/* a copy of the Makefile and scripts/, so the stamp's prerequisite
 	 * can be touched without touching the source tree */
 	SS_E2E_SH_OK(t, "mkdir src && cp \"$SS_E2E_SRC/Makefile\" src/ && "
-		     "cp -r \"$SS_E2E_SRC/scripts\" src/");
+		     "cp -r \"$SS_E2E_SRC/scripts\" \"$SS_E2E_SRC/runtime-mpi\" src/");
 	int st = ss_e2e_sh(t, ENV "make -s -C src build/.deps-ok");
 	SS_E2E_CHECK(t, st != 0, "make succeeded with gcc missing");
 	SS_E2E_CHECK(t, ss_e2e_sh(t, "test -e src/build/.deps-ok") != 0,
