@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh - make sure the Debian packages stepscope builds and tests with are
 # present.  As root, installs what is missing; otherwise names it in one line.
-pkgs="gcc make libdw-dev libelf-dev binutils-dev libcjson-dev libyaml-dev libcmocka-dev libunwind-dev pkg-config"
+pkgs="gcc make libdw-dev libelf-dev binutils-dev libcjson-dev libyaml-dev libcmocka-dev libunwind-dev pkg-config cmake"
 [ -n "$SS_DEPS_EXTRA" ] && pkgs="$pkgs $SS_DEPS_EXTRA"
 missing=""
 for p in $pkgs; do
