@@ -1,7 +1,8 @@
 /*
  * s-step-inlined.c - the step function inlined into the training loop (at
- * -O2 by gcc and clang; at -O0 not).  Calls: main 1, loop 1, and per step
- * train_step 1, work 2; 10 steps.
+ * -O2 by gcc and clang; at -O0 not): into loop, or with an argument into
+ * main itself.  Calls: main 1, loop 1 (none with an argument), and per
+ * step train_step 1, work 2; 10 steps.
  */
 #include <stdio.h>
 
@@ -26,9 +27,15 @@ static NOINLINE void loop(int n)
 		train_step(i);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	loop(10);
+	(void)argv;
+	if (argc > 1) {
+		for (int i = 0; i < 10; i++)
+			train_step(i);
+	} else {
+		loop(10);
+	}
 	printf("sink %ld\n", (long)fixture_sink);
 	return 0;
 }
