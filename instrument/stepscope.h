@@ -44,37 +44,40 @@ __attribute__((weak)) void stepscope_range_pop(void);
 __attribute__((weak)) int stepscope_recording(void);
 
 /* Not for direct use: the calls above go through these (never recorded as
- * calls themselves). */
-__attribute__((no_instrument_function)) static inline void
+ * calls themselves, and always inlined, so that they never show as a frame
+ * of the stack the runtime records when a step begins). */
+#define STEPSCOPE__HELPER                                                      \
+	__attribute__((no_instrument_function, always_inline, unused)) static inline
+STEPSCOPE__HELPER void
 stepscope__step(void)
 {
 	if (stepscope_step)
 		stepscope_step();
 }
-__attribute__((no_instrument_function)) static inline void
+STEPSCOPE__HELPER void
 stepscope__range_push(const char *name)
 {
 	if (stepscope_range_push)
 		stepscope_range_push(name);
 }
-__attribute__((no_instrument_function)) static inline void
+STEPSCOPE__HELPER void
 stepscope__range_pop(void)
 {
 	if (stepscope_range_pop)
 		stepscope_range_pop();
 }
-__attribute__((no_instrument_function)) static inline int
+STEPSCOPE__HELPER int
 stepscope__recording(void)
 {
 	return stepscope_recording ? stepscope_recording() : 0;
 }
-__attribute__((no_instrument_function)) static inline int
+STEPSCOPE__HELPER int
 stepscope__range_begin(const char *name)
 {
 	stepscope__range_push(name);
 	return 0;
 }
-__attribute__((no_instrument_function)) static inline void
+STEPSCOPE__HELPER void
 stepscope__range_end(int *unused)
 {
 	(void)unused;
