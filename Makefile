@@ -2,13 +2,21 @@
 #
 # Layout of outputs (all under build/, never committed):
 #   build/bin/stepscope, build/bin/stepscope-cc
-#   build/lib/libstepscope.so, build/lib/libstepscope.a, build/lib/pkgconfig/stepscope.pc
+#   build/lib/libstepscope.so.$(VERSION) (SONAME libstepscope.so.0, with the
+#     libstepscope.so.0 and libstepscope.so links), build/lib/libstepscope.a,
+#   build/lib/pkgconfig/stepscope.pc
 #   build/include/stepscope.h
 #   build/obj/...   objects; build/tests/... test programs
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# LIBDIR may be a multiarch one: make install PREFIX=/usr LIBDIR=/usr/lib/x86_64-linux-gnu
+LIBDIR  ?= $(PREFIX)/lib
 VERSION := 0.1.0
+SOMAJOR := 0
+# LIBDIR as seen from PREFIX (absolute when it is not under PREFIX): where
+# the installed stepscope and stepscope-cc look for the runtime
+LIBDIR_REL = $(if $(filter $(PREFIX)/%,$(LIBDIR)),$(patsubst $(PREFIX)/%,%,$(LIBDIR)),$(LIBDIR))
 
 CC      ?= cc
 ifeq ($(CC),cc)
@@ -54,7 +62,8 @@ TOOL_SRC  := $(filter-out symbolize/main.c,$(wildcard symbolize/*.c)) $(wildcard
 TOOL_OBJ  := $(patsubst %.c,$(OBJ)/tool/%.o,$(TOOL_SRC))
 TOOL_LIB  := $(OBJ)/libss-tool.a
 
-TARGETS := $(B)/lib/libstepscope.so $(B)/lib/libstepscope.a $(B)/bin/stepscope \
+RT_SO   := $(B)/lib/libstepscope.so.$(VERSION)
+TARGETS := $(RT_SO) $(B)/lib/libstepscope.so.$(SOMAJOR) $(B)/lib/libstepscope.so $(B)/lib/libstepscope.a $(B)/bin/stepscope \
            $(B)/bin/stepscope-cc $(B)/include/stepscope.h $(B)/lib/pkgconfig/stepscope.pc
 
 # Stamps: the Debian packages of a set (scripts/deps.sh) are all installed.
@@ -95,11 +104,24 @@ $(OBJ)/tool/%.o: %.c $(wildcard runtime/*.h symbolize/*.h) | $(DEPS_OK)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TOOL_CFLAGS) -c -o $@ $<
 
-$(B)/lib/libstepscope.so: $(RT_OBJ) runtime/libstepscope.map
+$(RT_SO): $(RT_OBJ) runtime/libstepscope.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -o $@ $(RT_OBJ) -Wl,-soname,libstepscope.so \
+	$(Q)$(CC) -shared -o $@ $(RT_OBJ) -Wl,-soname,libstepscope.so.$(SOMAJOR) \
 		-Wl,--version-script=runtime/libstepscope.map $(RT_LIBS)
+
+$(B)/lib/libstepscope.so.$(SOMAJOR): $(RT_SO)
+	$(Q)ln -sf $(notdir $<) $@
+$(B)/lib/libstepscope.so: $(B)/lib/libstepscope.so.$(SOMAJOR)
+	$(Q)ln -sf $(notdir $<) $@
+
+# `stepscope record` finds the runtime at <bindir>/../$(LIBDIR_REL); the
+# stamp's name changes with LIBDIR, so cmd-record.o is rebuilt
+LIBDIR_STAMP := $(B)/.libdir-$(subst /,_,$(LIBDIR_REL))
+$(LIBDIR_STAMP):
+	@mkdir -p $(dir $@) && rm -f $(B)/.libdir-* && touch $@
+$(OBJ)/tool/symbolize/cmd-record.o: $(LIBDIR_STAMP)
+$(OBJ)/tool/symbolize/cmd-record.o: TOOL_CFLAGS += -DSS_LIBDIR_REL='"$(LIBDIR_REL)"'
 
 # exec.c (execve/posix_spawn wrappers) only makes sense preloaded or shared
 $(B)/lib/libstepscope.a: $(RT_OBJ)
@@ -123,9 +145,19 @@ $(B)/include/stepscope.h: instrument/stepscope.h
 	@mkdir -p $(dir $@)
 	$(Q)install -m 644 $< $@
 
+# pc_file PREFIX,LIBDIR: stepscope.pc for them; an rpath only where the
+# dynamic loader would not look by itself (the list of stepscope-cc's is_sysdir)
+SYS_LIBDIRS := /lib /usr/lib /lib64 /usr/lib64 /lib32 /usr/lib32 /libx32 /usr/libx32 \
+               /lib/%-linux-gnu /usr/lib/%-linux-gnu /lib/%-linux-gnux32 /usr/lib/%-linux-gnux32 \
+               /lib/%-linux-gnueabihf /usr/lib/%-linux-gnueabihf
+pc_file = sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' -e 's|@VERSION@|$(VERSION)|' \
+	-e 's|@RPATH@|$(if $(filter $(SYS_LIBDIRS),$(patsubst %/,%,$(2))),,-Wl$(,)-rpath$(,)$${libdir} )|' \
+	instrument/stepscope.pc.in
+, := ,
+
 $(B)/lib/pkgconfig/stepscope.pc: instrument/stepscope.pc.in Makefile
 	@mkdir -p $(dir $@)
-	$(Q)sed -e 's|@PREFIX@|$(ABS_B)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(Q)$(call pc_file,$(ABS_B),$(ABS_B)/lib) > $@
 
 # ---------------------------------------------------------------- tests
 UNIT_SRC  := $(wildcard tests/unit/test-*.c)
@@ -161,26 +193,39 @@ examples: all
 	$(Q)$(MAKE) -C examples/mlp-mpi PROFILE=1
 
 # ---------------------------------------------------------------- install
-I_BIN := $(DESTDIR)$(PREFIX)/bin
-I_LIB := $(DESTDIR)$(PREFIX)/lib
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR  ?= $(DATADIR)/man
+I_BIN := $(DESTDIR)$(BINDIR)
+I_LIB := $(DESTDIR)$(LIBDIR)
 I_INC := $(DESTDIR)$(PREFIX)/include
-I_DOC := $(DESTDIR)$(PREFIX)/share/doc/stepscope
+I_DOC := $(DESTDIR)$(DATADIR)/doc/stepscope
+I_CFG := $(DESTDIR)$(DATADIR)/stepscope/configs
+I_MAN := $(DESTDIR)$(MANDIR)/man1
+MAN1  := $(wildcard docs/man/*.1)
 
 install: all
-	install -d $(I_BIN) $(I_LIB)/pkgconfig $(I_INC) $(I_DOC)
-	install -m 755 $(B)/bin/stepscope $(B)/bin/stepscope-cc $(I_BIN)/
-	install -m 755 $(B)/lib/libstepscope.so $(I_LIB)/
+	install -d $(I_BIN) $(I_LIB)/pkgconfig $(I_INC) $(I_DOC) $(I_CFG) $(I_MAN)
+	install -m 755 $(B)/bin/stepscope $(I_BIN)/
+	sed -e 's|^ss_libdir_rel=lib$$|ss_libdir_rel=$(LIBDIR_REL)|' instrument/stepscope-cc \
+		> $(I_BIN)/stepscope-cc && chmod 755 $(I_BIN)/stepscope-cc
+	install -m 755 $(RT_SO) $(I_LIB)/
+	ln -sf libstepscope.so.$(VERSION) $(I_LIB)/libstepscope.so.$(SOMAJOR)
+	ln -sf libstepscope.so.$(SOMAJOR) $(I_LIB)/libstepscope.so
 	install -m 644 $(B)/lib/libstepscope.a $(I_LIB)/
 	$(if $(HAVE_MPI),install -m 755 $(B)/lib/libstepscope-mpi.so $(I_LIB)/)
 	install -m 644 instrument/stepscope.h $(I_INC)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' instrument/stepscope.pc.in \
-		> $(I_LIB)/pkgconfig/stepscope.pc
-	install -m 644 README.md $(wildcard docs/*.md) $(I_DOC)/
+	$(call pc_file,$(PREFIX),$(LIBDIR)) > $(I_LIB)/pkgconfig/stepscope.pc
+	install -m 644 README.md LICENSE $(wildcard docs/*.md) $(I_DOC)/
+	install -m 644 $(wildcard configs/*.yaml) $(I_CFG)/
+	install -m 644 $(MAN1) $(I_MAN)/
 
 uninstall:
 	rm -f $(I_BIN)/stepscope $(I_BIN)/stepscope-cc $(I_LIB)/libstepscope.so \
-	      $(I_LIB)/libstepscope.a $(I_LIB)/libstepscope-mpi.so $(I_INC)/stepscope.h $(I_LIB)/pkgconfig/stepscope.pc
-	rm -rf $(I_DOC)
+	      $(I_LIB)/libstepscope.so.$(SOMAJOR) $(I_LIB)/libstepscope.so.$(VERSION) \
+	      $(I_LIB)/libstepscope.a $(I_LIB)/libstepscope-mpi.so $(I_INC)/stepscope.h \
+	      $(I_LIB)/pkgconfig/stepscope.pc $(addprefix $(I_MAN)/,$(notdir $(MAN1)))
+	rm -rf $(I_DOC) $(DESTDIR)$(DATADIR)/stepscope
 
 clean:
 	rm -rf $(B)

@@ -19,35 +19,75 @@ extern "C" {
 
 #if defined(STEPSCOPE_ENABLED) && STEPSCOPE_ENABLED
 
+/*
+ * The functions are weak references, called through the inline helpers
+ * below only when some loaded library defines them.  So annotated code
+ * links whether or not the link names libstepscope (a CMake compiler
+ * launcher without a linker launcher, plain `cc -finstrument-functions`),
+ * does nothing when run without the runtime, and records when `stepscope
+ * record` preloads it.
+ */
+
 /* End the current training step and begin the next one.  The program starts
  * in step 0; the k-th call begins step k.  Use it instead of `step.function`
  * in the config when no single function marks a step. */
-void stepscope_step(void);
+__attribute__((weak)) void stepscope_step(void);
 
 /* Open a named range on the calling thread; it shows as a slice named `name`
  * nested in the calls around it.  `name` is copied on first use. */
-void stepscope_range_push(const char *name);
+__attribute__((weak)) void stepscope_range_push(const char *name);
 
 /* Close the innermost range opened on the calling thread. */
-void stepscope_range_pop(void);
+__attribute__((weak)) void stepscope_range_pop(void);
 
 /* 1 while the runtime records events (inside an active step), else 0. */
-int stepscope_recording(void);
+__attribute__((weak)) int stepscope_recording(void);
 
-/* Not for direct use: the helpers behind STEPSCOPE_RANGE (never recorded
- * as calls themselves). */
-__attribute__((no_instrument_function)) static inline int
+/* Not for direct use: the calls above go through these (never recorded as
+ * calls themselves, and always inlined, so that they never show as a frame
+ * of the stack the runtime records when a step begins). */
+#define STEPSCOPE__HELPER                                                      \
+	__attribute__((no_instrument_function, always_inline, unused)) static inline
+STEPSCOPE__HELPER void
+stepscope__step(void)
+{
+	if (stepscope_step)
+		stepscope_step();
+}
+STEPSCOPE__HELPER void
+stepscope__range_push(const char *name)
+{
+	if (stepscope_range_push)
+		stepscope_range_push(name);
+}
+STEPSCOPE__HELPER void
+stepscope__range_pop(void)
+{
+	if (stepscope_range_pop)
+		stepscope_range_pop();
+}
+STEPSCOPE__HELPER int
+stepscope__recording(void)
+{
+	return stepscope_recording ? stepscope_recording() : 0;
+}
+STEPSCOPE__HELPER int
 stepscope__range_begin(const char *name)
 {
-	stepscope_range_push(name);
+	stepscope__range_push(name);
 	return 0;
 }
-__attribute__((no_instrument_function)) static inline void
+STEPSCOPE__HELPER void
 stepscope__range_end(int *unused)
 {
 	(void)unused;
-	stepscope_range_pop();
+	stepscope__range_pop();
 }
+
+#define stepscope_step() stepscope__step()
+#define stepscope_range_push(name) stepscope__range_push(name)
+#define stepscope_range_pop() stepscope__range_pop()
+#define stepscope_recording() stepscope__recording()
 
 #define STEPSCOPE__CAT2(a, b) a##b
 #define STEPSCOPE__CAT(a, b) STEPSCOPE__CAT2(a, b)

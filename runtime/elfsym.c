@@ -278,3 +278,61 @@ void ss_elfsym_each_function(int (*fn)(uintptr_t addr, const char *name, void *c
 	struct each_fn e = { fn, ctx, 0 };
 	dl_iterate_phdr(each_fn_cb, &e);
 }
+
+/* ------------------------------------------------------------ inlined step */
+
+struct inlined {
+	uintptr_t fn, pc;   /* the step function, a pc calling its entry hook */
+	uintptr_t base;     /* load address of the module holding fn */
+	int inside;         /* pc is in fn's own code */
+	int seen;           /* fn's symbol was found */
+};
+
+static int match_fn(const Sym *sym, const char *name, void *ctx)
+{
+	struct inlined *q = ctx;
+	if (ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
+	    q->base + sym->st_value != q->fn)
+		return 0;
+	q->seen = 1;
+	q->inside = q->pc >= q->fn && q->pc < q->fn + sym->st_size;
+	return 1;
+}
+
+static int inlined_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct inlined *q = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || q->fn < lo || q->fn >= lo + ph->p_memsz)
+			continue;
+		const char *path = info->dlpi_name;
+		if (!path || !*path)
+			path = "/proc/self/exe";
+		q->base = info->dlpi_addr;
+		each_symbol(path, match_fn, q);
+		return 1;
+	}
+	return 0;
+}
+
+/* Is the step function `fn` inlined where its entry hook was called from
+ * `pc` (the hook's return address)?  gcc and clang add the hooks before
+ * inlining, so an inlined copy still calls them with fn's address, from
+ * the caller's code: then the innermost open frame is the caller's, not
+ * the step function's.  Said once, on the program's stderr, with how to
+ * keep the function out of line.  Unknown (no symbol) counts as not
+ * inlined, as before. */
+int ss_elfsym_step_inlined(const char *name, void *fn, uintptr_t pc)
+{
+	struct inlined q = { (uintptr_t)fn, pc, 0, 0, 0 };
+	dl_iterate_phdr(inlined_cb, &q);
+	if (!q.seen || q.inside)
+		return 0;
+	ss_warn("step.function '%s' is inlined into its caller: steps are "
+		"counted, but it has no frame of its own; to keep it, mark it "
+		"__attribute__((noinline)) or build with "
+		"-fno-inline-functions-called-once", name);
+	return 1;
+}

@@ -240,6 +240,9 @@ SS_HIDDEN size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max
 /* Name of the function that starts at `addr` (dynamic symbols, then the
  * module's .symtab), copied into buf; 0, or -1 if none. */
 SS_HIDDEN int ss_elfsym_name(uintptr_t addr, char *buf, size_t len);
+/* Whether the step function `fn` ran inlined in the code at `pc` (its
+ * entry hook's return address); says so once on stderr (elfsym.c). */
+SS_HIDDEN int ss_elfsym_step_inlined(const char *name, void *fn, uintptr_t pc);
 
 /* rank.c: the MPI rank from the launcher's environment (SS_META_RANK) */
 SS_HIDDEN void ss_rank_init(void);

@@ -134,8 +134,14 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		inst_refresh();
 		size_t n = walk_frames(t, frames, 128);
 		/* in step.function mode the innermost frame is the step
-		 * function itself, whose entry is recorded right after */
-		size_t skip = (ss_hot.watch && n) ? 1 : 0;
+		 * function itself, whose entry is recorded right after;
+		 * unless the function was inlined there: then it is the
+		 * caller's, which stays (checked at the first window) */
+		static int step_inlined = -1;
+		if (ss_hot.watch && n && step_inlined < 0)
+			step_inlined = ss_elfsym_step_inlined(
+				c->step_function, ss_hot.watch, frames[0]);
+		size_t skip = (ss_hot.watch && n && step_inlined != 1) ? 1 : 0;
 		struct ss_meta_stack s = { t->tid, t->serial, n - skip };
 		ss_meta_write_ts(SS_META_STACK, ts, &s, sizeof(s), frames + skip,
 				 (n - skip) * sizeof(uint64_t));

@@ -311,9 +311,15 @@ static char *ss_record_list(const char *dir)
 	return s;
 }
 
-/* Runtime library next to this command: <exe dir>/../lib/libstepscope.so */
+/* Runtime library next to this command: <exe dir>/../lib/libstepscope.so.0,
+ * or where `make install LIBDIR=...` put it (SS_LIBDIR_REL: below the
+ * prefix, or absolute; a multiarch libdir) */
+#ifndef SS_LIBDIR_REL
+#define SS_LIBDIR_REL "lib"
+#endif
 static int ss_record_find_lib(char *out, size_t len)
 {
+	static const char *const dirs[] = {"lib", SS_LIBDIR_REL};
 	char exe[PATH_MAX], lib[PATH_MAX + 32], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -324,12 +330,17 @@ static int ss_record_find_lib(char *out, size_t len)
 	if (!slash)
 		return -1;
 	*slash = 0;
-	snprintf(lib, sizeof(lib), "%s/../lib/libstepscope.so", exe);
-	if (!realpath(lib, out) || access(out, R_OK)) {
-		snprintf(out, len, "%s", lib);
-		return -1;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dirs[i][0] == '/')
+			snprintf(lib, sizeof(lib), "%s/libstepscope.so.0", dirs[i]);
+		else
+			snprintf(lib, sizeof(lib), "%s/../%s/libstepscope.so.0",
+				 exe, dirs[i]);
+		if (realpath(lib, out) && !access(out, R_OK))
+			return 0;
 	}
-	return 0;
+	snprintf(out, len, "%s/../lib/libstepscope.so.0", exe);
+	return -1;
 }
 
 static int ss_record_new_run_dir(const char *base, const char *prog, char *out,

@@ -543,16 +543,24 @@ static const struct ss_slices_step *ss_slices_step_at(const struct ss_slicer *sl
 }
 
 /* The innermost frame of stack st (from 1) that is one of the `depth`
- * open calls below the slice, matched by function address; 0 if none. */
+ * open calls below the slice, matched by function address; 0 if none.
+ * When frame 0 is not the slice's function `self` but one of the open
+ * calls, the function was inlined into that caller (its hooks run from the
+ * caller's code): 1, nothing goes between them. */
 static size_t ss_slices_stack_caller(const struct ss_slicer *sl,
 				     const struct ss_stack *st,
-				     const struct ss_slices_fstack *calls, size_t depth)
+				     const struct ss_slices_fstack *calls, size_t depth,
+				     uint64_t self)
 {
 	uint32_t node = st->leaf;
 	size_t k, j;
 
 	if (!node || node > sl->nnodes || depth > calls->n)
 		return 0;
+	if (sl->nodes[node - 1].start != self)
+		for (j = depth; j-- > 0;)
+			if (calls->f[j].key == sl->nodes[node - 1].start)
+				return 1;
 	node = sl->nodes[node - 1].parent;
 	for (k = 1; k < st->n && node && node <= sl->nnodes; k++) {
 		uint64_t start = sl->nodes[node - 1].start;
@@ -596,7 +604,7 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 			sp->stack = ss_slices_stack(sl, w->stack);
 		if (sp->stack)
 			sp->stack_caller = ss_slices_stack_caller(sl, sp->stack,
-								&w->calls, depth);
+								&w->calls, depth, key);
 		if (flags & SS_SLICE_UNWOUND)
 			sp->unwind = w->why;
 	} else if (cat == SS_SLICE_RANGE) {
@@ -639,7 +647,7 @@ static void ss_slices_announce(struct ss_slices_walk *w)
 		s.stack = ss_slices_stack(w->sl, f->stack);
 		if (s.stack)
 			s.stack_caller = ss_slices_stack_caller(w->sl, s.stack,
-								&w->calls, st->n - 1);
+								&w->calls, st->n - 1, f->key);
 	}
 	w->sl->open_fn(w->sl->open_ctx, w->tid, &s);
 }

@@ -91,6 +91,26 @@ static size_t count_containing(const struct ss_e2e_trace *tr,
 
 /* ------------------------------------------------------------ C99 inline */
 
+/* The calls of s-cc-inline built at `opt`. */
+static void check_inline(struct ss_e2e *t, struct ss_e2e_trace *tr,
+			 const char *opt)
+{
+	/* gcc never instruments always_inline functions (the -O0 form of
+	 * inline.h), plain -finstrument-functions included */
+	int traced = strcmp(t->v->cc, "gcc") != 0 || strcmp(opt, "-O0") != 0;
+	if (!traced)
+		print_message("e2e: gcc -O0: sq and cube are always_inline, "
+			      "which gcc does not instrument: expecting 0\n");
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "use_b", 0, 2);
+	SS_E2E_EXPECT_CALLS(t, tr, "sq", 0, traced ? 7 : 0);
+	SS_E2E_EXPECT_CALLS(t, tr, "cube", 0, traced ? 2 : 0);
+	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0, traced ? 12 : 3);
+	if (traced)
+		SS_E2E_EXPECT_INSIDE(t, tr, "cube", "use_b");
+	SS_E2E_EXPECT_INSIDE(t, tr, "use_b", "main");
+}
+
 static void test_inline(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -113,21 +133,99 @@ static void test_inline(void **state)
 			"! grep -q stepscope-cc inline-b.d");
 	SS_E2E_SH_OK(t, WRAP " %s %s -o s-cc-inline main.o inline-b.o", cc,
 		     opt);
-	struct ss_e2e_trace *tr = run_and_load(t, "cc-inline");
-	/* gcc never instruments always_inline functions (the -O0 form of
-	 * inline.h), plain -finstrument-functions included */
-	int traced = strcmp(cc, "gcc") != 0 || strcmp(opt, "-O0") != 0;
-	if (!traced)
-		print_message("e2e: gcc -O0: sq and cube are always_inline, "
-			      "which gcc does not instrument: expecting 0\n");
-	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
-	SS_E2E_EXPECT_CALLS(t, tr, "use_b", 0, 2);
-	SS_E2E_EXPECT_CALLS(t, tr, "sq", 0, traced ? 7 : 0);
-	SS_E2E_EXPECT_CALLS(t, tr, "cube", 0, traced ? 2 : 0);
-	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0, traced ? 12 : 3);
-	if (traced)
-		SS_E2E_EXPECT_INSIDE(t, tr, "cube", "use_b");
-	SS_E2E_EXPECT_INSIDE(t, tr, "use_b", "main");
+	check_inline(t, run_and_load(t, "cc-inline"), opt);
+	ss_e2e_pass(t);
+}
+
+/* The same program built in one command, as training repositories'
+ * Makefiles do (cc/oneshot/Makefile: `$(CC) $(CFLAGS) a.c b.c -lm -o x`),
+ * with -fopenmp, -flto and -Ofast -march=native; and with -c of both files
+ * in one command.  Every build links as the plain one does and names sq
+ * and cube. */
+static void test_oneshot(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *cc = t->v->cc, *opt = t->v->opt;
+	int omp = ss_e2e_sh(t, "echo 'int main(void){return 0;}' > p.c && %s "
+			       "-fopenmp -o p p.c", cc) == 0;
+	char flags[4][64];
+	int n = 0;
+	snprintf(flags[n++], sizeof(flags[0]), "%s", opt);
+	if (omp)
+		snprintf(flags[n++], sizeof(flags[0]), "%s -fopenmp", opt);
+	else
+		print_message("e2e: %s -fopenmp cannot build here: not tried\n",
+			      cc);
+	snprintf(flags[n++], sizeof(flags[0]), "%s -flto", opt);
+	if (strcmp(opt, "-O0") != 0)
+		snprintf(flags[n++], sizeof(flags[0]), "-Ofast -march=native");
+	for (int i = 0; i < n; i++) {
+		SS_E2E_SH_OK(t, "rm -rf plain wrapped rec && mkdir plain wrapped");
+		/* the plain build links: a valid real-world build */
+		SS_E2E_SH_OK(t, "cd plain && make -s -f " E2E "/cc/oneshot/Makefile "
+			     "SRC=" E2E " CC=%s CFLAGS='%s'", cc, flags[i]);
+		SS_E2E_SH_OK(t, "cd wrapped && make -s -f " E2E
+			     "/cc/oneshot/Makefile SRC=" E2E
+			     " CC=\"$SS_E2E_BUILD/bin/stepscope-cc %s\" "
+			     "CFLAGS='%s' && cp s-cc-inline ..", cc, flags[i]);
+		expect_no_warning(t);
+		print_message("e2e: one shot, %s %s\n", cc, flags[i]);
+		check_inline(t, run_and_load(t, "cc-inline"),
+			     strstr(flags[i], "-O0") ? "-O0" : "-O2");
+	}
+	/* -c of both files in one command, then the link */
+	SS_E2E_SH_OK(t, "rm -rf rec s-cc-inline *.o && " WRAP " %s %s -std=c99 " INC
+		     " -c " E2E "/s-cc-inline.c " E2E "/cc/inline-b.c && "
+		     WRAP " %s -o s-cc-inline s-cc-inline.o inline-b.o",
+		     cc, opt, cc);
+	check_inline(t, run_and_load(t, "cc-inline"), opt);
+	ss_e2e_pass(t);
+}
+
+/* Objects built plainly with -finstrument-functions (no wrapper, so no
+ * definitions of the inline functions) fail to link through the wrapper,
+ * as they do without it; then one hint line names the functions and the
+ * fixes.  A function that is really missing gets no hint. */
+static void test_link_hint(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *cc = t->v->cc, *opt = t->v->opt;
+	if (!strcmp(opt, "-O0")) {
+		/* at -O0 they are always_inline: gcc does not instrument
+		 * them, clang does; the -O2 variants cover the hint */
+		ss_e2e_pass(t);
+		skip();
+	}
+	SS_E2E_SH_OK(t, "%s %s -g -std=c99 -finstrument-functions " INC
+		     " -c -o a.o " E2E "/s-cc-inline.c && %s %s -g -std=c99 "
+		     "-finstrument-functions " INC " -c -o b.o " E2E
+		     "/cc/inline-b.c", cc, opt, cc, opt);
+	int st = ss_e2e_sh(t, WRAP " %s -o s-cc-inline a.o b.o", cc);
+	SS_E2E_CHECK(t, st != 0, "link: expected it to fail");
+	size_t hints = 0;
+	const char *h = NULL;
+	for (const char *p = t->err; (p = strstr(p, "stepscope-cc: hint: "));
+	     p++) {
+		hints++;
+		h = p;
+	}
+	if (hints != 1 || !strstr(h, "hint: cube, sq: C99 inline") ||
+	    !strstr(h, "STEPSCOPE_EXCLUDE=cube,sq\n")) {
+		ss_e2e_show_last(t, st);
+		SS_E2E_FAIL(t, "stderr: expected one hint line naming cube, sq "
+			    "and STEPSCOPE_EXCLUDE=cube,sq, got %zu", hints);
+	}
+	/* the fix it names works */
+	SS_E2E_SH_OK(t, "STEPSCOPE_EXCLUDE=cube,sq " WRAP " %s %s -std=c99 "
+		     INC " -o s-cc-inline " E2E "/s-cc-inline.c " E2E
+		     "/cc/inline-b.c", cc, opt);
+	/* a function defined nowhere: the linker's message, no hint */
+	st = ss_e2e_sh(t, WRAP " %s %s " INC " -o m " E2E "/s-cc-missing.c",
+		       cc, opt);
+	SS_E2E_CHECK(t, st != 0 && strstr(t->err, "ss_cc_missing_fn") &&
+			    !strstr(t->err, "hint"),
+		     "missing function: expected the linker's error and no "
+		     "hint, got: %s", t->err);
 	ss_e2e_pass(t);
 }
 
@@ -340,24 +438,124 @@ static void test_makefile(void **state)
 	ss_e2e_pass(t);
 }
 
+/* The ranges and steps of s-cc-range, recorded: `rec` is the run dir. */
+static void check_range(struct ss_e2e *t, const char *rec)
+{
+	SS_E2E_CHECK(t, strstr(t->out, "recording 1") != NULL,
+		     "stdout: expected 'recording 1' (the API works under "
+		     "stepscope record), got: %s", t->out);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, rec);
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "work", 0, 3);
+	SS_E2E_EXPECT_COUNT(t, tr, "outer", "user_range", 0, 1);
+	SS_E2E_EXPECT_COUNT(t, tr, "iter", "user_range", 0, 3);
+	SS_E2E_EXPECT_INSIDE(t, tr, "iter", "work");
+}
+
+/* Build s-cc-range in DIR (cmake with `how`), run it alone (the API does
+ * nothing: "recording 0"), record it and check it. */
+static void cmake_range(struct ss_e2e *t, const char *dir, const char *how)
+{
+	SS_E2E_SH_OK(t, "cmake -S " E2E "/cc/cmake -B %s -DCMAKE_C_COMPILER=%s "
+		     "-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=%s %s "
+		     ">/dev/null && cmake --build %s >/dev/null && "
+		     "cp %s/s-cc-range . && ./s-cc-range",
+		     dir, t->v->cc, t->v->opt, how, dir, dir);
+	SS_E2E_CHECK(t, strstr(t->out, "recording 0") != NULL,
+		     "%s: run alone: expected 'recording 0', got: %s", dir,
+		     t->out);
+	char rec[64];
+	snprintf(rec, sizeof(rec), "rec-%s", dir);
+	int st = ss_e2e_record(t, rec, "cc-range", NULL);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	check_range(t, rec);
+}
+
 static void test_cmake(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	ss_e2e_need(t, "command -v cmake", "cmake", "cmake");
 	/* the launcher gets the compiler's full path first; the link is not
-	 * launched, so `stepscope record` preloads the runtime */
-	SS_E2E_SH_OK(t, "cmake -S " E2E "/cc/cmake -B bld -DCMAKE_C_COMPILER=%s "
-		     "-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE=%s "
-		     "-DCMAKE_C_COMPILER_LAUNCHER=\"$SS_E2E_BUILD/bin/stepscope-cc\" "
-		     "&& cmake --build bld && cp bld/s-cc-calls .",
-		     t->v->cc, t->v->opt);
+	 * launched, so `stepscope record` preloads the runtime; annotated
+	 * code links too (the stepscope.h API is weak) */
+	cmake_range(t, "bld", "-DCMAKE_C_COMPILER_LAUNCHER="
+		    "\"$SS_E2E_BUILD/bin/stepscope-cc\"");
+	SS_E2E_SH_OK(t, "cp bld/s-cc-calls . && ! ldd s-cc-calls | grep -q "
+		     "libstepscope && ! ldd s-cc-range | grep -q libstepscope");
 	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
-	/* with the linker launcher too, the program links the runtime */
+	/* with the linker launcher too, the programs link the runtime */
 	SS_E2E_SH_OK(t, "cmake -S " E2E "/cc/cmake -B bld2 -DCMAKE_C_COMPILER=%s "
 		     "-DCMAKE_C_COMPILER_LAUNCHER=\"$SS_E2E_BUILD/bin/stepscope-cc\" "
 		     "-DCMAKE_C_LINKER_LAUNCHER=\"$SS_E2E_BUILD/bin/stepscope-cc\" "
 		     "&& cmake --build bld2 && ldd bld2/s-cc-calls | grep -q "
-		     "libstepscope", t->v->cc);
+		     "libstepscope.so.0 && ldd bld2/s-cc-range | grep -q "
+		     "libstepscope.so.0", t->v->cc);
+	ss_e2e_pass(t);
+}
+
+/* pkg-config in the forms CMake projects use: every one links the runtime,
+ * and the rest of the link keeps its own --as-needed state: the project
+ * links -Wl,--no-as-needed -lm, so libm, which the program does not use, is
+ * NEEDED, exactly as without stepscope. */
+static void test_pkg_config(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	if (ss_e2e_sh(t, "command -v cmake && command -v pkg-config") != 0) {
+		print_message("e2e: skipped: cmake or pkg-config is missing\n");
+		ss_e2e_pass(t);
+		skip();
+	}
+	const char *pc = "PKG_CONFIG_PATH=\"$SS_E2E_BUILD/lib/pkgconfig\"";
+	SS_E2E_SH_OK(t, "cmake -S " E2E "/cc/cmake -B none -DCMAKE_C_COMPILER=%s "
+		     "-DSS_LIB=m -DSS_INCLUDE=\"$SS_E2E_SRC/instrument\" >/dev/null && "
+		     "cmake --build none >/dev/null",
+		     t->v->cc);
+	int libm = ss_e2e_sh(t, "readelf -d none/s-cc-range | grep -q "
+				"'NEEDED.*libm\\.so'") == 0;
+	SS_E2E_CHECK(t, libm, "without stepscope: expected libm needed "
+		     "(-Wl,--no-as-needed -lm)");
+	const char *forms[] = {"imported", "vars", "ldflags"};
+	for (size_t i = 0; i < 3; i++) {
+		char how[128];
+		snprintf(how, sizeof(how), "-DSS_PKG=%s -DSS_LIB=m", forms[i]);
+		SS_E2E_SH_OK(t, "%s cmake -S " E2E "/cc/cmake -B %s "
+			     "-DCMAKE_C_COMPILER=%s %s >/dev/null && "
+			     "%s cmake --build %s >/dev/null", pc, forms[i],
+			     t->v->cc, how, pc, forms[i]);
+		int st = ss_e2e_sh(t, "readelf -d %s/s-cc-range | grep -q "
+				      "'NEEDED.*libstepscope\\.so\\.0'",
+				   forms[i]);
+		SS_E2E_CHECK(t, st == 0, "pkg-config %s: expected the program "
+			     "to need libstepscope.so.0", forms[i]);
+		int m = ss_e2e_sh(t, "readelf -d %s/s-cc-range | grep -q "
+				    "'NEEDED.*libm\\.so'", forms[i]) == 0;
+		SS_E2E_CHECK(t, m == libm, "pkg-config %s: libm %s, as it is "
+			     "without stepscope %s (a flag leaked into the "
+			     "link)", forms[i], m ? "needed" : "dropped",
+			     libm ? "needed" : "dropped");
+		SS_E2E_SH_OK(t, "cp %s/s-cc-range . && rm -rf rec", forms[i]);
+		st = ss_e2e_record(t, "rec", "cc-range", NULL);
+		SS_E2E_EXPECT_STATUS(t, st, 0);
+		check_range(t, "rec");
+	}
+	ss_e2e_pass(t);
+}
+
+/* Annotated code built with plain `cc -finstrument-functions`, no wrapper
+ * and no libstepscope: links, does nothing alone, records when preloaded. */
+static void test_plain_annotated(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "%s %s -g -finstrument-functions -DSTEPSCOPE_ENABLED=1 "
+		     "-Wall -Wextra -Werror -I\"$SS_E2E_BUILD/include\" " INC
+		     " -o s-cc-range " E2E "/s-cc-range.c && ./s-cc-range && "
+		     "! ldd s-cc-range | grep -q libstepscope",
+		     t->v->cc, t->v->opt);
+	SS_E2E_CHECK(t, strstr(t->out, "recording 0") != NULL,
+		     "run alone: expected 'recording 0', got: %s", t->out);
+	int st = ss_e2e_record(t, "rec", "cc-range", NULL);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	check_range(t, "rec");
 	ss_e2e_pass(t);
 }
 
@@ -452,6 +650,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_inline),
+		SS_E2E_VARIANTS(test_oneshot),
+		SS_E2E_VARIANTS(test_link_hint),
 		SS_E2E_VARIANTS(test_missing_function),
 		SS_E2E_VARIANTS(test_openmp),
 		SS_E2E_VARIANTS(test_werror),
@@ -460,6 +660,8 @@ int main(void)
 		SS_E2E_VARIANTS(test_uninstrumented_object),
 		SS_E2E_VARIANTS(test_makefile),
 		SS_E2E_VARIANTS(test_cmake),
+		SS_E2E_VARIANTS(test_pkg_config),
+		SS_E2E_VARIANTS(test_plain_annotated),
 		SS_E2E_TEST(test_nvcc),
 		SS_E2E_VARIANTS(test_exclude),
 		SS_E2E_TEST(test_bad_compiler),
