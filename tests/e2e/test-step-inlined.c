@@ -78,11 +78,14 @@ static void check_inlined(struct ss_e2e *t, const char *caller,
 	SS_E2E_EXPECT_STATUS(t, st, 0);
 	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize -q --format "
 			"folded -o f.folded rec2 >/dev/null && "
-			"sed 's/ [0-9]*$//' f.folded | grep -v '^main$' | sort");
-	/* (main alone has a line when it had self time in the window) */
-	const char *want = in_main ? "main;train_step\nmain;train_step;work\n"
-				   : "main;loop\nmain;loop;train_step\n"
-				     "main;loop;train_step;work\n";
+			"sed 's/ [0-9]*$//' f.folded | grep -v '^s-step-inlined;main$' | sort");
+	/* (each line starts at the thread's name; main alone has a line when
+	 * it had self time in the window) */
+	const char *want = in_main ? "s-step-inlined;main;train_step\n"
+				     "s-step-inlined;main;train_step;work\n"
+				   : "s-step-inlined;main;loop\n"
+				     "s-step-inlined;main;loop;train_step\n"
+				     "s-step-inlined;main;loop;train_step;work\n";
 	SS_E2E_CHECK(t, !strcmp(t->out, want), "folded stacks: expected\n%s"
 		     "got\n%s", want, t->out);
 	SS_E2E_SH_OK(t, "rm -rf rec rec2 f.folded");
