@@ -82,7 +82,7 @@ static void ss_symbolize_usage(FILE *f)
 		"                           [--split-cycles] [--format FMT] [-q] DIR\n"
 		"\n"
 		"   -o, --output OUT   write the trace here (default DIR/trace.json, .perfetto-trace\n"
-		"                      or .folded by format)\n"
+		"                      or .folded by format; - is stdout)\n"
 		"   --format FMT       chrome (JSON, default), perfetto (protobuf) or folded\n"
 		"                      (stacks for flamegraph.pl / speedscope)\n"
 		"   --backend NAME     symbol reader: dw (libdw, default) or bfd (libbfd)\n"
@@ -292,7 +292,8 @@ int cmd_symbolize(int argc, char **argv)
 			continue;
 		}
 		fprintf(stderr, "stepscope: wrote %s (%llu events, %zu process%s)\n",
-			outs[i].path, (unsigned long long)n, run.n,
+			strcmp(outs[i].path, "-") ? outs[i].path : "standard output",
+			(unsigned long long)n, run.n,
 			run.n == 1 ? "" : "es");
 	}
 	goto done;

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "outfile.h"
 #include "util.h"
 
 /* field numbers */
@@ -165,6 +166,7 @@ struct ss_pf_cval {
 
 struct ss_perfetto {
 	struct ss_exporter ex;
+	struct ss_out of;        /* outfile.h: the output file */
 	FILE *f;
 	char *path;
 	int werr;
@@ -949,15 +951,8 @@ static int ss_pf_end(void *ctx, char *err, size_t errlen)
 	ss_pf_thread_flush(pf);
 	ss_pf_counters_flush(pf);
 	ss_pf_flush(pf);
-	if (fclose(pf->f) && !pf->werr)
-		pf->werr = errno ? errno : EIO;
 	pf->f = NULL;
-	if (pf->werr) {
-		snprintf(err, errlen, "%s: cannot write: %s", pf->path,
-			 strerror(pf->werr));
-		return -1;
-	}
-	return 0;
+	return ss_out_commit(&pf->of, pf->werr, err, errlen);
 }
 
 static void ss_pf_release(void *ctx)
@@ -965,8 +960,7 @@ static void ss_pf_release(void *ctx)
 	struct ss_perfetto *pf = ctx;
 	size_t i;
 
-	if (pf->f)
-		fclose(pf->f);
+	ss_out_abort(&pf->of);
 	for (i = 0; i < pf->nnames; i++)
 		free(pf->names[i]);
 	for (i = 0; i < pf->nctrs; i++)
@@ -1010,12 +1004,11 @@ struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 		free(pf);
 		return NULL;
 	}
-	pf->f = fopen(path, "wb");
-	if (!pf->f) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+	if (ss_out_open(&pf->of, path, err, errlen)) {
 		ss_pf_release(pf);
 		return NULL;
 	}
+	pf->f = pf->of.f;
 	pf->next_uuid = 1;
 	pf->next_seq = 1;
 	pf->ex.ctx = pf;
