@@ -13,7 +13,8 @@
  *
  * Runs inside the profiled program before main and inside the stepscope
  * command: it must never print, exit, keep mutable global state or leak on
- * an error path.  Every error is one line in the caller's buffer.
+ * an error path.  Every error is one line in the caller's buffer, control
+ * bytes escaped (\n, \x1b) by the public entry points.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -143,6 +144,75 @@ static void fmt(char *buf, size_t len, const char *f, ...)
 	va_start(ap, f);
 	vsnprintf(buf, len, f, ap);
 	va_end(ap);
+}
+
+/* how many characters byte b takes in a message: 1, 2 (\n \r \t \0) or 4 (\xNN) */
+static size_t esc_width(unsigned char b)
+{
+	if (b >= 0x20 && b != 0x7f)
+		return 1;
+	return b == '\n' || b == '\r' || b == '\t' || !b ? 2 : 4;
+}
+
+/* write byte b escaped at p (esc_width(b) characters) */
+static void esc_put(char *p, unsigned char b)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (esc_width(b) == 1) {
+		*p = (char)b;
+		return;
+	}
+	p[0] = '\\';
+	if (esc_width(b) == 2) {
+		p[1] = b == '\n' ? 'n' : b == '\r' ? 'r' : b == '\t' ? 't' : '0';
+		return;
+	}
+	p[1] = 'x';
+	p[2] = hex[b >> 4];
+	p[3] = hex[b & 15];
+}
+
+/*
+ * Escape the control bytes of the message in buf (newline, CR, ESC, DEL,
+ * ...) in place, so an error is always one line that a terminal prints as
+ * it is.  Backslashes stay as they are, so escaping twice changes nothing.
+ * Truncated (whole escapes only) to fit len.
+ */
+static void escape_controls(char *buf, size_t len)
+{
+	size_t n, keep = 0, total = 0, i;
+
+	if (!buf || !len)
+		return;
+	n = strlen(buf);
+	while (keep < n && total + esc_width((unsigned char)buf[keep]) <= len - 1)
+		total += esc_width((unsigned char)buf[keep++]);
+	if (total == keep) {
+		buf[keep] = 0;
+		return;
+	}
+	buf[total] = 0;
+	/* back to front: the output never overtakes the input still unread */
+	for (i = keep; i-- > 0;) {
+		unsigned char b = (unsigned char)buf[i];
+		total -= esc_width(b);
+		esc_put(buf + total, b);
+	}
+}
+
+/* n bytes of s, NULs and control bytes escaped, into out (for messages) */
+static void show_bytes(const char *s, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+
+	if (!len)
+		return;
+	for (size_t i = 0; i < n && o + esc_width((unsigned char)s[i]) < len; i++) {
+		esc_put(out + o, (unsigned char)s[i]);
+		o += esc_width((unsigned char)s[i]);
+	}
+	out[o] = 0;
 }
 
 static int64_t *int_field(struct ss_config *c, int k)
@@ -371,7 +441,8 @@ static int key_apply(struct ss_config *c, int k, const char *text, char *msg, si
 		}
 		for (const char *p = text; *p; p++) {
 			if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-				fmt(msg, len, "%s must not contain control characters", key->name);
+				fmt(msg, len, "%s must not contain control characters, got '%s'",
+				    key->name, text);
 				return -1;
 			}
 		}
@@ -419,6 +490,7 @@ void ss_config_where(const struct ss_config *c, const char *key, char *buf,
 	for (k = 0; k < I_NKEYS && strcmp(keys[k].name, key); k++)
 		;
 	key_where(c, k < I_NKEYS ? k : -1, buf, len);
+	escape_controls(buf, len);
 }
 
 /* was key k given (in a file or by an override)? */
@@ -496,6 +568,14 @@ static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
 			fmt(msg, sizeof(msg), "a key must be a plain name, got %s", node_kind(kn));
 			return load_fail(L, kn->start_mark, msg);
 		}
+		if (strlen((const char *)kn->data.scalar.value) != kn->data.scalar.length) {
+			char shown[SS_KEY_NAME_MAX];
+
+			show_bytes((const char *)kn->data.scalar.value, kn->data.scalar.length, shown,
+				   sizeof(shown));
+			fmt(msg, sizeof(msg), "a key must not contain a NUL byte, got '%s'", shown);
+			return load_fail(L, kn->start_mark, msg);
+		}
 		if (parent >= 0)
 			fmt(name, sizeof(name), "%s.%s", keys[parent].name, (const char *)kn->data.scalar.value);
 		else
@@ -568,6 +648,14 @@ static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
 		if (vn->type != YAML_SCALAR_NODE) {
 			fmt(msg, sizeof(msg), "%s must be %s, got %s", name, type_words(keys[k].type),
 			    node_kind(vn));
+			return load_fail(L, vn->start_mark, msg);
+		}
+		if (strlen((const char *)vn->data.scalar.value) != vn->data.scalar.length) {
+			char shown[SS_KEY_NAME_MAX];
+
+			show_bytes((const char *)vn->data.scalar.value, vn->data.scalar.length, shown,
+				   sizeof(shown));
+			fmt(msg, sizeof(msg), "%s must not contain a NUL byte, got '%s'", name, shown);
 			return load_fail(L, vn->start_mark, msg);
 		}
 		if (key_apply(L->c, k, node_is_null(vn) ? "" : (const char *)vn->data.scalar.value,
@@ -701,7 +789,7 @@ fail:
 	return NULL;
 }
 
-int ss_config_load_file(struct ss_config *c, const char *path, char *err, size_t errlen)
+static int config_load_file(struct ss_config *c, const char *path, char *err, size_t errlen)
 {
 	struct loader *L = NULL;
 	struct ss_config *copy = NULL;
@@ -803,8 +891,8 @@ static char *trim(char *s)
 	return s;
 }
 
-int ss_config_set(struct ss_config *c, const char *keyval, const char *origin, char *err,
-		  size_t errlen)
+static int config_set(struct ss_config *c, const char *keyval, const char *origin, char *err,
+		      size_t errlen)
 {
 	char line[SS_CONFIG_PATH_MAX + SS_KEY_NAME_MAX], where[SS_CONFIG_ORIGIN_MAX + 8];
 	char msg[SS_MSG_MAX], *eq, *key, *val, *p;
@@ -870,7 +958,7 @@ static int check_fail(const struct ss_config *c, int k, char *err, size_t errlen
 	return -1;
 }
 
-int ss_config_check(const struct ss_config *c, char *err, size_t errlen)
+static int config_check(const struct ss_config *c, char *err, size_t errlen)
 {
 	char msg[SS_MSG_MAX];
 	int at;
@@ -916,8 +1004,17 @@ int ss_config_check(const struct ss_config *c, char *err, size_t errlen)
 		}
 	}
 	if (c->mode == SS_SCHED_EVERY_N) {
-		int64_t need = c->wait + c->warmup + c->active;
+		int64_t need;
 
+		/* the three may each be up to INT64_MAX: a sum past it is a
+		 * cycle no every_n_steps can hold */
+		if (__builtin_add_overflow(c->wait, c->warmup, &need) ||
+		    __builtin_add_overflow(need, c->active, &need)) {
+			fmt(msg, sizeof(msg),
+			    "every_n_steps must be >= schedule.wait + schedule.warmup + schedule.active (more than %lld), got %lld",
+			    (long long)INT64_MAX, (long long)c->every_n_steps);
+			return check_fail(c, I_EVERY_N, err, errlen, msg);
+		}
 		if (c->every_n_steps < need) {
 			fmt(msg, sizeof(msg),
 			    "every_n_steps must be >= schedule.wait + schedule.warmup + schedule.active (%lld), got %lld",
@@ -926,6 +1023,35 @@ int ss_config_check(const struct ss_config *c, char *err, size_t errlen)
 		}
 	}
 	return 0;
+}
+
+/* The public entry points: every message they leave in err is one line. */
+int ss_config_load_file(struct ss_config *c, const char *path, char *err, size_t errlen)
+{
+	int rc = config_load_file(c, path, err, errlen);
+
+	if (rc)
+		escape_controls(err, errlen);
+	return rc;
+}
+
+int ss_config_set(struct ss_config *c, const char *keyval, const char *origin, char *err,
+		  size_t errlen)
+{
+	int rc = config_set(c, keyval, origin, err, errlen);
+
+	if (rc)
+		escape_controls(err, errlen);
+	return rc;
+}
+
+int ss_config_check(const struct ss_config *c, char *err, size_t errlen)
+{
+	int rc = config_check(c, err, errlen);
+
+	if (rc)
+		escape_controls(err, errlen);
+	return rc;
 }
 
 /* ------------------------------------------------------------ lookup order */

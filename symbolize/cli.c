@@ -4,8 +4,10 @@
  *
  * Design: one loop knows the options every command has; a command's own
  * options come first through its callback, so a command only says what
- * is its own.  Output files are written to OUT.tmp and renamed, so a
- * failed run never leaves a half-written file under the asked name.
+ * is its own.  Output files go through outfile.c: "-" is standard
+ * output, a regular file is written beside OUT and renamed (a failed run
+ * never leaves half a file under the asked name), a link or a device is
+ * written in place.
  *
  * Must never: change a message of a command (each names its command and
  * keeps its exit status: 2 usage or input, 1 internal).
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 int ss_cli_value(const struct ss_cli *c, int argc, char **argv, int *i,
 		 const char *opt, const char **v)
@@ -90,32 +93,27 @@ int ss_cli_parse(struct ss_cli *c, int argc, char **argv, ss_cli_own_fn own,
 	return SS_CLI_GO;
 }
 
-/* OUT.tmp, filled by fill, renamed to out: the exit status. */
+/* out (outfile.c: "-", a file, or a device written in place), filled by
+ * fill: the exit status. */
 static int ss_cli_write_file(const struct ss_cli *c, const char *out,
 			     ss_cli_write_fn fill, struct ss_agg *a, void *ctx)
 {
-	char *tmp;
-	FILE *f;
+	struct ss_out o;
+	char err[1024];
 
-	if (asprintf(&tmp, "%s.tmp", out) < 0) {
-		fprintf(stderr, "stepscope: %s: out of memory\n", c->cmd);
-		return 1;
-	}
-	f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "stepscope: %s: cannot create: %m\n", tmp);
-		free(tmp);
+	(void)c;
+	if (ss_out_open(&o, out, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
 		return 2;
 	}
-	fill(f, a, ctx);
-	if (fflush(f) || ferror(f) | fclose(f) || rename(tmp, out)) {
-		fprintf(stderr, "stepscope: %s: cannot write: %m\n", out);
-		unlink(tmp);
-		free(tmp);
+	fill(o.f, a, ctx);
+	if (ss_out_commit(&o, 0, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
+		ss_out_abort(&o);
 		return 1;
 	}
-	fprintf(stderr, "stepscope: wrote %s\n", out);
-	free(tmp);
+	fprintf(stderr, "stepscope: wrote %s\n", o.name);
+	ss_out_abort(&o);
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * the run directory, -o/--output, --backend and -q/--quiet, -h/--help,
  * the messages for a missing value, an unknown option or a second
  * directory; and, for flame and html, loading the run into an aggregator
- * and writing the output through OUT.tmp.
+ * and writing the output through outfile.h.
  *
  * A command describes itself in a struct ss_cli (its name for messages,
  * its usage, which shared options it takes) and passes its own options
@@ -60,8 +60,9 @@ int ss_cli_value(const struct ss_cli *c, int argc, char **argv, int *i,
 typedef void (*ss_cli_write_fn)(FILE *f, struct ss_agg *a, void *ctx);
 
 /* Load c->dir into an aggregator and write it with fill(ctx) to c->out
- * (default DIR/defname) through OUT.tmp, renamed when complete; says
- * "wrote OUT".  The exit status. */
+ * (default DIR/defname) through outfile.h ("-" is standard output, a
+ * regular file is replaced when complete, a link or device written in
+ * place); says "wrote OUT".  The exit status. */
 int ss_cli_agg_write(const struct ss_cli *c, const char *defname,
 		     ss_cli_write_fn fill, void *ctx);
 

@@ -30,6 +30,7 @@
 #include "agg.h"
 #include "cli.h"
 #include "cmds.h"
+#include "outfile.h"
 #include "overhead.h"
 #include "run.h"
 #include "stats-read.h"
@@ -210,13 +211,13 @@ static const char *ss_filter_clash(const struct ss_filter_rows *r, const char *p
 static int ss_filter_write(const char *path, const char *dir, const struct ss_filter_rows *r,
 			   const char *pick)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "stepscope: %s: cannot create: %m\n", tmp);
+	struct ss_out out;
+	char err[4200];
+	if (ss_out_open(&out, path, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
 		return 2;
 	}
+	FILE *f = out.f;
 	fprintf(f, "# stepscope filter %s: functions called often for very little time\n"
 		   "# rebuild:    STEPSCOPE_EXCLUDE_FILE=%s make CC=\"stepscope-cc gcc\"\n"
 		   "# or at run time: stepscope record --set filter.exclude_file=%s ...\n"
@@ -231,12 +232,11 @@ static int ss_filter_write(const char *path, const char *dir, const struct ss_fi
 		else
 			fprintf(f, "%s\n", r->rows[i].name);
 	}
-	if (fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "stepscope: %s: cannot write: %m\n", path);
-		remove(tmp);
-		return 1;
-	}
-	return 0;
+	int rc = ss_out_commit(&out, 0, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "stepscope: %s\n", err);
+	ss_out_abort(&out);
+	return rc ? 1 : 0;
 }
 
 int cmd_filter(int argc, char **argv)

@@ -5,7 +5,7 @@
  * graph per thread, stacked.
  *
  * Design: walk the run into an aggregator, draw its merged tree with
- * svg.c.  The file is written to OUT.tmp and renamed (cli.c), so a failed
+ * svg.c.  The file is written through outfile.c (cli.c), so a failed
  * run never leaves a half-written picture under the asked name.
  *
  * Must never: write anything but the SVG to the output file.
@@ -24,7 +24,7 @@ static void ss_flame_usage(FILE *f)
 	fprintf(f,
 		"usage: stepscope flame [-o OUT] [--width PX] [--threads] [--backend dw|bfd] [-q] DIR\n"
 		"\n"
-		"   -o, --output OUT   write the SVG here (default DIR/flame.svg)\n"
+		"   -o, --output OUT   write the SVG here (default DIR/flame.svg; - is stdout)\n"
 		"   --width PX         picture width (default 1200)\n"
 		"   --threads          one flame graph per thread, stacked\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"

@@ -7,7 +7,7 @@
  * Design: the run is walked once into an aggregator; the page is static
  * HTML with inline CSS and inline SVG (svg.c) - no script, no font, no
  * image or style sheet from the network, so it opens offline and can be
- * attached to a bug report.  Written to OUT.tmp, then renamed (cli.c).
+ * attached to a bug report.  Written through outfile.c (cli.c).
  *
  * Must never: reference an external resource, or print an unescaped name.
  */
@@ -37,7 +37,7 @@ static void ss_html_usage(FILE *f)
 	fprintf(f,
 		"usage: stepscope html [-o OUT] [--backend dw|bfd] [-q] DIR\n"
 		"\n"
-		"   -o, --output OUT   write the page here (default DIR/report.html)\n"
+		"   -o, --output OUT   write the page here (default DIR/report.html; - is stdout)\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n");
 }

@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "outfile.h"
 #include "reader.h"
 #include "run.h"
 #include "util.h"
@@ -513,13 +514,13 @@ static void ss_memplot_panel(FILE *f, const struct ss_memplot_series *v,
 static int ss_memplot_write_svg(const struct ss_memplot *mp, const char *path,
 				const char *dir, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "w");
+	struct ss_out out;
+	FILE *f;
 	int h = 2 * SS_MEMPLOT_PANEL_H + 40;
 
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+	if (ss_out_open(&out, path, err, errlen))
 		return -1;
-	}
+	f = out.f;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
 		SS_MEMPLOT_W, h, SS_MEMPLOT_W, h);
@@ -533,10 +534,11 @@ static int ss_memplot_write_svg(const struct ss_memplot *mp, const char *path,
 			 "Memory over time (every sample in the trace)",
 			 "seconds since the first sample", mp->ntraces > 1);
 	fprintf(f, "</svg>\n");
-	if (ferror(f) | fclose(f)) {
-		snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+	if (ss_out_commit(&out, 0, err, errlen)) {
+		ss_out_abort(&out);
 		return -1;
 	}
+	ss_out_abort(&out);
 	return 0;
 }
 
@@ -551,7 +553,7 @@ static void ss_memplot_usage(FILE *f)
 		"with memory.enabled: over steps (memory_profile.json) and over time (the\n"
 		"samples in the traces), and say when memory grows step after step.\n"
 		"\n"
-		"   -o, --output OUT   write the SVG here (default DIR/memory.svg)\n");
+		"   -o, --output OUT   write the SVG here (default DIR/memory.svg; - is stdout)\n");
 }
 
 int cmd_memory(int argc, char **argv)
@@ -587,7 +589,7 @@ int cmd_memory(int argc, char **argv)
 	} else {
 		ss_memplot_hints(&mp, stderr);
 		fprintf(stderr, "stepscope: wrote %s (%zu line%s over steps, %zu over time)\n",
-			out, mp.nsteps, mp.nsteps == 1 ? "" : "s", mp.ntime);
+			strcmp(out, "-") ? out : "standard output", mp.nsteps, mp.nsteps == 1 ? "" : "s", mp.ntime);
 	}
 	free(defout);
 	ss_memplot_free(&mp);

@@ -24,6 +24,7 @@
 #include "cmds.h"
 #include "ranks.h"
 #include "overhead.h"
+#include "outfile.h"
 #include "stats-read.h"
 
 #define SS_REPORT_NAME_MAX 55     /* like torch: longer names end in "..." */
@@ -55,7 +56,7 @@ static void ss_report_usage(FILE *f)
 		"   --compensate       subtract stepscope's own calibrated cost per recorded\n"
 		"                      call from Self and Total\n"
 		"   --format FMT       table (default), csv or json\n"
-		"   -o, --output FILE  write there instead of stdout\n"
+		"   -o, --output FILE  write there instead of stdout (- is stdout)\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n"
 		"\n"
@@ -495,16 +496,29 @@ static void ss_report_whole_json(FILE *f, const struct ss_stats_result *res,
 
 /* Done writing the report to f (stdout or -o): 0, or 1 when it could not
  * be written. */
-static int ss_report_close(FILE *f)
+/* The report's output (standard output unless -o): opened after the run
+ * is read, so a bad run leaves no file behind. */
+static FILE *ss_report_open(struct ss_out *out, const char *path)
 {
+	char err[1024];
+
+	if (ss_out_open(out, path ? path : "-", err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
+		return NULL;
+	}
+	return out->f;
+}
+
+static int ss_report_close(struct ss_out *out)
+{
+	char err[1024];
 	int rc = 0;
 
-	if (fflush(f) || ferror(f)) {
-		fprintf(stderr, "stepscope: report: cannot write the report: %m\n");
+	if (ss_out_commit(out, 0, err, sizeof(err))) {
+		fprintf(stderr, "stepscope: report: %s\n", err);
 		rc = 1;
 	}
-	if (f != stdout)
-		fclose(f);
+	ss_out_abort(out);
 	return rc;
 }
 
@@ -514,15 +528,15 @@ static int ss_report_whole_run(const struct ss_report_opts *o, const char *sortn
 	char err[1024];
 	size_t n;
 	int rc;
-	FILE *f = stdout;
+	struct ss_out out;
+	FILE *f;
 
 	rc = ss_stats_read(o->dir, o->backend, o->quiet, o->threads, &res, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "stepscope: report: %s\n", err);
 		return rc;
 	}
-	if (o->out && !(f = fopen(o->out, "w"))) {
-		fprintf(stderr, "stepscope: %s: cannot create: %m\n", o->out);
+	if (!(f = ss_report_open(&out, o->out))) {
 		ss_stats_result_release(&res);
 		return 2;
 	}
@@ -536,7 +550,7 @@ static int ss_report_whole_run(const struct ss_report_opts *o, const char *sortn
 		ss_report_whole_json(f, &res, res.rows, n, o, sortname);
 	else
 		ss_report_whole_table(f, &res, res.rows, n, o);
-	rc = ss_report_close(f);
+	rc = ss_report_close(&out);
 	ss_stats_result_release(&res);
 	return rc;
 }
@@ -604,7 +618,8 @@ int cmd_report(int argc, char **argv)
 	char err[1024];
 	size_t n;
 	int rc;
-	FILE *f = stdout;
+	struct ss_out out;
+	FILE *f;
 
 	rc = ss_cli_parse(&c, argc, argv, ss_report_option, &o);
 	if (rc != SS_CLI_GO)
@@ -647,8 +662,7 @@ int cmd_report(int argc, char **argv)
 		ss_agg_free(a);
 		return 1;
 	}
-	if (o.out && !(f = fopen(o.out, "w"))) {
-		fprintf(stderr, "stepscope: %s: cannot create: %m\n", o.out);
+	if (!(f = ss_report_open(&out, o.out))) {
 		ss_agg_free(a);
 		return 2;
 	}
@@ -670,7 +684,7 @@ int cmd_report(int argc, char **argv)
 		if (o.steps)
 			ss_report_steps_text(f, a);
 	}
-	rc = ss_report_close(f);
+	rc = ss_report_close(&out);
 	ss_agg_free(a);
 	return rc;
 }

@@ -82,7 +82,7 @@ static void ss_symbolize_usage(FILE *f)
 		"                           [--split-cycles] [--format FMT] [--details] [-q] DIR\n"
 		"\n"
 		"   -o, --output OUT   write the trace here (default DIR/trace.json, .perfetto-trace,\n"
-		"                      .folded or .speedscope.json by format)\n"
+		"                      .folded or .speedscope.json by format; - is stdout)\n"
 		"   --format FMT       chrome (JSON, default), perfetto (protobuf), folded\n"
 		"                      (stacks for flamegraph.pl) or speedscope (its own format:\n"
 		"                      a timeline per thread, steps on top)\n"
@@ -320,7 +320,8 @@ int cmd_symbolize(int argc, char **argv)
 			continue;
 		}
 		fprintf(stderr, "stepscope: wrote %s (%llu events, %zu process%s)\n",
-			outs[i].path, (unsigned long long)n, run.n,
+			strcmp(outs[i].path, "-") ? outs[i].path : "standard output",
+			(unsigned long long)n, run.n,
 			run.n == 1 ? "" : "es");
 		if (ss_symbolize_fmts[o.fmt].open == ss_export_folded_open && !i)
 			fprintf(stderr, "stepscope: folded values are self time in nanoseconds, "

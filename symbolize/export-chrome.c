@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "outfile.h"
 #include "version.h"
 
 #define SS_CHROME_BUF (1u << 20)
@@ -51,6 +52,7 @@ struct ss_chrome_writer {
 
 struct ss_chrome {
 	struct ss_exporter ex;
+	struct ss_out out;       /* outfile.h; fd is its descriptor */
 	int fd;
 	char *path;
 	char *bufs[2];
@@ -827,14 +829,9 @@ static int ss_chrome_end(void *ctx, char *err, size_t errlen)
 	SS_CHROME_LIT(c, "}}\n");
 	ss_chrome_flush(c);
 	ss_chrome_writer_stop(c);
-	if (close(c->fd) && !c->werr)
-		c->werr = errno ? errno : EIO;
 	c->fd = -1;
-	if (c->werr) {
-		snprintf(err, errlen, "%s: cannot write: %s", c->path,
-			 strerror(c->werr));
+	if (ss_out_commit(&c->out, c->werr, err, errlen))
 		rc = -1;
-	}
 	return rc;
 }
 
@@ -844,8 +841,7 @@ static void ss_chrome_release(void *ctx)
 	size_t i;
 
 	ss_chrome_writer_stop(c);
-	if (c->fd >= 0)
-		close(c->fd);
+	ss_out_abort(&c->out);
 	for (i = 0; i < c->capsyms; i++)
 		free(c->syms[i].head);
 	free(c->syms);
@@ -879,12 +875,11 @@ struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 		return NULL;
 	}
 	c->buf = c->bufs[0];
-	c->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (c->fd < 0) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+	if (ss_out_open(&c->out, path, err, errlen)) {
 		ss_chrome_release(c);
 		return NULL;
 	}
+	c->fd = fileno(c->out.f);  /* written with write(2) only */
 	/* without a writer thread the buffers are written inline */
 	if (!pthread_create(&c->w.th, NULL, ss_chrome_writer_main, c))
 		c->w.started = 1;

@@ -23,12 +23,14 @@
 #include "agg.h"
 #include "export.h"
 #include "util.h"
+#include "outfile.h"
 
 struct ss_folded {
 	struct ss_exporter ex;
 	struct ss_agg *agg;
 	struct ss_exporter *in;
 	char *path;
+	struct ss_out out;       /* outfile.h, opened at once, written at end */
 };
 
 static int ss_folded_begin(void *ctx, uint64_t t0)
@@ -176,26 +178,16 @@ static int ss_folded_end(void *ctx, char *err, size_t errlen)
 
 	if (f->in->end(f->in->ctx, err, errlen))
 		return -1;
-	out = fopen(f->path, "w");
-	if (!out) {
-		snprintf(err, errlen, "%s: cannot create: %s", f->path, strerror(errno));
-		return -1;
-	}
+	out = f->out.f;
 	rc = ss_folded_write(f->agg, out);
-	if (fclose(out))
-		rc = -1;
-	if (rc) {
-		snprintf(err, errlen, "%s: cannot write: %s", f->path,
-			 strerror(errno ? errno : EIO));
-		return -1;
-	}
-	return 0;
+	return ss_out_commit(&f->out, rc ? (errno ? errno : EIO) : 0, err, errlen);
 }
 
 static void ss_folded_release(void *ctx)
 {
 	struct ss_folded *f = ctx;
 
+	ss_out_abort(&f->out);
 	ss_agg_free(f->agg);
 	free(f->path);
 	free(f);
@@ -205,7 +197,6 @@ struct ss_exporter *ss_export_folded_open(const char *path, char *err,
 					  size_t errlen)
 {
 	struct ss_folded *f = calloc(1, sizeof(*f));
-	FILE *probe;
 
 	if (!f || !(f->agg = ss_agg_new()) || !(f->path = strdup(path))) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -214,13 +205,11 @@ struct ss_exporter *ss_export_folded_open(const char *path, char *err,
 		free(f);
 		return NULL;
 	}
-	probe = fopen(path, "w");  /* fail now, not after the whole walk */
-	if (!probe) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+	/* opened now, to fail before the whole walk; written at the end */
+	if (ss_out_open(&f->out, path, err, errlen)) {
 		ss_folded_release(f);
 		return NULL;
 	}
-	fclose(probe);
 	f->in = ss_agg_exporter(f->agg);
 	f->ex.ctx = f;
 	f->ex.begin = ss_folded_begin;

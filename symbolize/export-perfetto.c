@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "outfile.h"
 #include "util.h"
 
 /* field numbers */
@@ -183,6 +184,7 @@ struct ss_pf_cval {
 
 struct ss_perfetto {
 	struct ss_exporter ex;
+	struct ss_out of;        /* outfile.h: the output file */
 	FILE *f;
 	/* a writer thread hands full buffers to fwrite while the next one
 	 * fills (as export-chrome.c does): the kernel's copy overlaps the
@@ -1260,15 +1262,8 @@ static int ss_pf_end(void *ctx, char *err, size_t errlen)
 	ss_pf_counters_flush(pf);
 	ss_pf_flush(pf);
 	ss_pf_writer_stop(pf);
-	if (fclose(pf->f) && !pf->werr)
-		pf->werr = errno ? errno : EIO;
 	pf->f = NULL;
-	if (pf->werr) {
-		snprintf(err, errlen, "%s: cannot write: %s", pf->path,
-			 strerror(pf->werr));
-		return -1;
-	}
-	return 0;
+	return ss_out_commit(&pf->of, pf->werr, err, errlen);
 }
 
 static void ss_pf_release(void *ctx)
@@ -1277,11 +1272,10 @@ static void ss_pf_release(void *ctx)
 	size_t i;
 
 	ss_pf_writer_stop(pf);
-	if (pf->f)
-		fclose(pf->f);
 	free(pf->wbuf.p);
 	pthread_mutex_destroy(&pf->wmu);
 	pthread_cond_destroy(&pf->wcv);
+	ss_out_abort(&pf->of);
 	for (i = 0; i < pf->nnames; i++)
 		free(pf->names[i]);
 	for (i = 0; i < pf->nctrs; i++)
@@ -1330,12 +1324,11 @@ struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 	}
 	pthread_mutex_init(&pf->wmu, NULL);
 	pthread_cond_init(&pf->wcv, NULL);
-	pf->f = fopen(path, "wb");
-	if (!pf->f) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+	if (ss_out_open(&pf->of, path, err, errlen)) {
 		ss_pf_release(pf);
 		return NULL;
 	}
+	pf->f = pf->of.f;
 	/* without a writer thread the buffers are written inline */
 	if (!pthread_create(&pf->wth, NULL, ss_pf_writer_main, pf))
 		pf->wstarted = 1;

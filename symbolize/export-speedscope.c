@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "outfile.h"
 #include "util.h"
 #include "version.h"
 
@@ -42,6 +43,7 @@ struct ss_speedscope {
 	struct ss_exporter ex;
 	FILE *f;
 	char *path;
+	struct ss_out out;        /* outfile.h */
 	uint64_t t0;
 	int nprofiles;
 	/* frames: "name\tfile:line" keys, hashed */
@@ -392,11 +394,8 @@ static int ss_ss_end(void *ctx, char *err, size_t errlen)
 	}
 	fputs("]},\"name\":\"stepscope trace\",\"activeProfileIndex\":0,"
 	      "\"exporter\":\"stepscope " SS_TOOL_VERSION "\"}\n", p->f);
-	if ((ferror(p->f) | fclose(p->f)) != 0) {
-		snprintf(err, errlen, "%s: cannot write: %s", p->path,
-			 strerror(errno ? errno : EIO));
-		rc = -1;
-	}
+	rc = ss_out_commit(&p->out, ferror(p->f) ? (errno ? errno : EIO) : 0, err, errlen) ||
+	     rc ? -1 : 0;
 	p->f = NULL;
 	return rc;
 }
@@ -406,8 +405,7 @@ static void ss_ss_release(void *ctx)
 	struct ss_speedscope *p = ctx;
 	size_t i;
 
-	if (p->f)
-		fclose(p->f);
+	ss_out_abort(&p->out);
 	for (i = 0; i < p->nframes; i++)
 		free(p->frames[i]);
 	for (i = 0; i < p->nthreads; i++)
@@ -431,12 +429,11 @@ struct ss_exporter *ss_export_speedscope_open(const char *path, char *err,
 		free(p);
 		return NULL;
 	}
-	p->f = fopen(path, "w");
-	if (!p->f) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+	if (ss_out_open(&p->out, path, err, errlen)) {
 		ss_ss_release(p);
 		return NULL;
 	}
+	p->f = p->out.f;
 	p->ex.ctx = p;
 	p->ex.begin = ss_ss_begin;
 	p->ex.process = ss_ss_process;

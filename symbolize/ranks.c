@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "agg.h"
+#include "outfile.h"
 #include "ranks.h"
 #include "run.h"
 #include "svg.h"
@@ -342,20 +343,22 @@ int ss_ranks_report(const char *dir, const char *backend, int quiet, const char 
 {
 	struct ss_ranks R;
 	struct ss_run run;
-	FILE *f = stdout;
+	struct ss_out o = { 0 };
+	char err[4200];
 	int rc = ss_ranks_load(&R, &run, dir, backend, quiet);
 
-	if (!rc && out && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "stepscope: %s: cannot create: %m\n", out);
+	if (!rc && ss_out_open(&o, out ? out : "-", err, sizeof(err))) {
+		fprintf(stderr, "stepscope: %s\n", err);
 		rc = 2;
 	}
 	if (!rc) {
-		ss_ranks_text(f, &R, ss_ranks_nsteps(&R), limit);
-		if (f != stdout ? fclose(f) : fflush(f)) {
-			fprintf(stderr, "stepscope: %s: write failed: %m\n", out ? out : "stdout");
+		ss_ranks_text(o.f, &R, ss_ranks_nsteps(&R), limit);
+		if (ss_out_commit(&o, 0, err, sizeof(err))) {
+			fprintf(stderr, "stepscope: %s\n", err);
 			rc = 1;
 		}
 	}
+	ss_out_abort(&o);
 	ss_ranks_release(&R, &run);
 	return rc;
 }

@@ -6,12 +6,18 @@
  * EVENTS chunks per thread and fits the clock.  Records are copied out with
  * memcpy, so no field is ever read unaligned or past the end.
  *
- * Must never: read outside the mapping, loop on a zero or huge size, or
- * crash on arbitrary bytes.  Damage ends the walk with one warning; every
- * complete event before it is kept.
+ * Damage does not end the walk while a good chunk follows: the walk
+ * resyncs at the next plausible chunk header (8-byte aligned) and the
+ * warning names the file and the offset of what was skipped (the first
+ * damage, then the offsets of later ones).  A file cut exactly between
+ * chunks is found through the end record's event count.
+ *
+ * Must never: read outside the mapping, loop on a zero or huge size,
+ * crash on arbitrary bytes, or drop data without a warning.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,20 +77,41 @@ static int ss_reader_is_zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
-static void ss_reader_damage(struct ss_reader *r, uint64_t off, int truncated)
+/* Offsets of the damaged places after the first, for the warning. */
+#define SS_READER_MORE_SHOWN 4
+
+/* Damage at off: the first one is the warning (it must name the file and
+ * an offset); later ones are listed after it by offset (see ss_reader_open). */
+static void ss_reader_warn(struct ss_reader *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void ss_reader_warn(struct ss_reader *r, uint64_t off, const char *fmt, ...)
 {
+	va_list ap;
+
+	if (r->damaged) {
+		if (r->nmore < SS_READER_MORE_SHOWN)
+			r->more[r->nmore] = off;
+		r->nmore++;
+		return;
+	}
 	r->damaged = 1;
 	r->damage_offset = off;
+	va_start(ap, fmt);
+	vsnprintf(r->warning, sizeof(r->warning), fmt, ap);
+	va_end(ap);
+}
+
+static void ss_reader_damage(struct ss_reader *r, uint64_t off, int truncated)
+{
 	if (truncated)
-		snprintf(r->warning, sizeof(r->warning),
-			 "%s: truncated at offset %llu: kept %llu events before it",
-			 r->path, (unsigned long long)off,
-			 (unsigned long long)r->nevents);
+		ss_reader_warn(r, off, "%s: truncated at offset %llu: kept %llu events before it",
+			       r->path, (unsigned long long)off,
+			       (unsigned long long)r->nevents);
 	else
-		snprintf(r->warning, sizeof(r->warning),
-			 "%s: corrupt chunk at offset %llu: kept %llu events before it",
-			 r->path, (unsigned long long)off,
-			 (unsigned long long)r->nevents);
+		ss_reader_warn(r, off, "%s: corrupt chunk at offset %llu: kept %llu events before it",
+			       r->path, (unsigned long long)off,
+			       (unsigned long long)r->nevents);
 }
 
 /* A chunk's events were all counted or handed out: give its pages back,
@@ -102,18 +129,52 @@ static void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchu
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-/* Offset of the next page-aligned chunk header after `off`, 0 if none. */
-static uint64_t ss_reader_next_chunk(const struct ss_reader *r, uint64_t off)
+/* Whether ch, read at some offset, looks like a chunk header the runtime
+ * wrote: the magic, a known kind, a size of whole 8-byte words covering
+ * its own header, and for EVENTS a `used` of whole events that fits. */
+static int ss_reader_header_ok(const struct ss_chunk_header *ch)
+{
+	if (ch->magic != SS_CHUNK_MAGIC || ch->size < sizeof(*ch) || ch->size % 8 ||
+	    (ch->kind != SS_CHUNK_EVENTS && ch->kind != SS_CHUNK_META))
+		return 0;
+	if (ch->kind == SS_CHUNK_EVENTS &&
+	    (ch->used % sizeof(struct ss_event) || ch->used > ch->size - sizeof(*ch)))
+		return 0;
+	return 1;
+}
+
+/* Offset of the first plausible chunk header starting in [from, to) on an
+ * 8-byte boundary (chunks start on one: the header size and every chunk
+ * size are multiples of 8), or 0 if none.  The resync point after damage. */
+static uint64_t ss_reader_next_chunk(const struct ss_reader *r, uint64_t from, uint64_t to)
 {
 	struct ss_chunk_header ch;
+	uint64_t off;
 
-	for (off = (off | 4095) + 1; off + sizeof(ch) <= r->size; off += 4096) {
+	for (off = (from + 7) & ~UINT64_C(7); off < to && off + sizeof(ch) <= r->size; off += 8) {
+		uint32_t magic;
+		memcpy(&magic, r->map + off, sizeof(magic));
+		if (magic != SS_CHUNK_MAGIC)
+			continue;
 		memcpy(&ch, r->map + off, sizeof(ch));
-		if (ch.magic == SS_CHUNK_MAGIC && ch.size >= sizeof(ch) &&
-		    (ch.kind == SS_CHUNK_EVENTS || ch.kind == SS_CHUNK_META))
+		if (ss_reader_header_ok(&ch))
 			return off;
 	}
 	return 0;
+}
+
+/* Whether a chunk may follow at off: the end of the file, a chunk header,
+ * or space reserved and never written (a zero header). */
+static int ss_reader_boundary_ok(const struct ss_reader *r, uint64_t off)
+{
+	struct ss_chunk_header ch;
+
+	if (off >= r->size)
+		return 1;
+	if (r->size - off < sizeof(ch))
+		return ss_reader_is_zero(r->map + off, r->size - off);
+	memcpy(&ch, r->map + off, sizeof(ch));
+	return ss_reader_header_ok(&ch) || (!ch.magic && !ch.kind && !ch.size);
 }
 
 static int ss_reader_walk(struct ss_reader *r)
@@ -122,7 +183,7 @@ static int ss_reader_walk(struct ss_reader *r)
 	size_t cap = 0;
 
 	while (off < r->size) {
-		uint64_t remain = r->size - off;
+		uint64_t remain = r->size - off, size, next;
 		struct ss_chunk_header ch;
 		struct ss_rchunk c;
 
@@ -134,50 +195,151 @@ static int ss_reader_walk(struct ss_reader *r)
 		memcpy(&ch, r->map + off, sizeof(ch));
 		if (!ch.magic && !ch.kind && !ch.size) {
 			/* reserved but never written (the process died while
-			 * it was set up): chunks start on page boundaries, so
-			 * look for the next one instead of giving up */
-			uint64_t next = ss_reader_next_chunk(r, off);
+			 * it was set up): go on at the next chunk.  Data under
+			 * a zeroed header is damage, and said so. */
+			next = ss_reader_next_chunk(r, off + 8, r->size);
+			if (!ss_reader_is_zero(r->map + off, (next ? next : r->size) - off)) {
+				if (next)
+					ss_reader_warn(r, off, "%s: zeroed chunk header at offset %llu: skipped %llu bytes of data up to the next chunk at offset %llu",
+						       r->path, (unsigned long long)off,
+						       (unsigned long long)(next - off),
+						       (unsigned long long)next);
+				else
+					ss_reader_warn(r, off, "%s: zeroed chunk header at offset %llu: skipped the %llu bytes of data after it (no chunk follows)",
+						       r->path, (unsigned long long)off,
+						       (unsigned long long)remain);
+			}
 			if (!next)
 				break;
 			off = next;
 			continue;
 		}
-		if (ch.magic != SS_CHUNK_MAGIC || ch.size < sizeof(ch) ||
+		if (ch.magic != SS_CHUNK_MAGIC || ch.size < sizeof(ch) || ch.size % 8 ||
 		    (ch.kind != SS_CHUNK_EVENTS && ch.kind != SS_CHUNK_META)) {
-			ss_reader_damage(r, off, 0);
-			break;
+			/* resync: the next plausible header on an 8-byte boundary */
+			next = ss_reader_next_chunk(r, off + 8, r->size);
+			if (!next) {
+				ss_reader_damage(r, off, 0);
+				break;
+			}
+			ss_reader_warn(r, off, "%s: corrupt chunk header at offset %llu: skipped %llu bytes up to the next chunk at offset %llu",
+				       r->path, (unsigned long long)off,
+				       (unsigned long long)(next - off), (unsigned long long)next);
+			off = next;
+			continue;
+		}
+		/* a size that runs past the file, or does not end where a chunk
+		 * can follow, is wrong when a chunk header lies inside it: the
+		 * chunk ends there */
+		size = ch.size;
+		if (size > remain || !ss_reader_boundary_ok(r, off + size)) {
+			next = ss_reader_next_chunk(r, off + sizeof(ch),
+						    size > remain ? r->size : off + size);
+			if (next) {
+				ss_reader_warn(r, off, "%s: chunk at offset %llu says it is %llu bytes long, but the next chunk starts at offset %llu: read it up to there",
+					       r->path, (unsigned long long)off,
+					       (unsigned long long)ch.size, (unsigned long long)next);
+				size = next - off;
+			}
 		}
 		memset(&c, 0, sizeof(c));
 		c.offset = off;
 		c.kind = ch.kind;
 		c.data = r->map + off + sizeof(ch);
-		c.len = (ch.size > remain ? remain : ch.size) - sizeof(ch);
+		c.len = (size > remain ? remain : size) - sizeof(ch);
 		if (ch.kind == SS_CHUNK_EVENTS && !ch.serial && !ch.tid) {
 			/* prepared ahead by the runtime, never handed out */
-			if (ch.size > remain)
+			if (size > remain)
 				break;
-			off += ch.size;
+			off += size;
 			continue;
 		}
 		if (ch.kind == SS_CHUNK_EVENTS) {
+			uint64_t used = ch.used;
 			c.tid = ch.tid;
 			c.seq = ch.seq;
 			c.serial = ch.serial;
-			c.nevents = ss_reader_count_events(c.data, c.len, ch.used);
+			if (used % sizeof(struct ss_event) || used > ch.size - sizeof(ch) ||
+			    (used && used + sizeof(struct ss_event) <= c.len &&
+			     ss_reader_count_events(c.data + used, sizeof(struct ss_event), 0))) {
+				/* past the chunk, or events follow where it says
+				 * the chunk ends */
+				ss_reader_warn(r, off, "%s: chunk at offset %llu has a bad used field (%llu bytes; the chunk holds %llu): read its events up to the first empty one",
+					       r->path, (unsigned long long)off,
+					       (unsigned long long)used,
+					       (unsigned long long)(ch.size - sizeof(ch)));
+				used = 0;
+			}
+			c.nevents = ss_reader_count_events(c.data, c.len, used);
+			if (used && used <= c.len &&
+			    c.nevents < used / sizeof(struct ss_event))
+				ss_reader_warn(r, off + sizeof(ch) + c.nevents * sizeof(struct ss_event),
+					       "%s: empty event at offset %llu in the chunk at offset %llu, whose used field says %llu events: kept the %llu before it",
+					       r->path,
+					       (unsigned long long)(off + sizeof(ch) +
+								    c.nevents * sizeof(struct ss_event)),
+					       (unsigned long long)off,
+					       (unsigned long long)(used / sizeof(struct ss_event)),
+					       (unsigned long long)c.nevents);
 			r->nevents += c.nevents;
 			ss_reader_drop_chunk(r, &c);
+		} else if (ch.used % 8 || ch.used > ch.size - sizeof(ch)) {
+			ss_reader_warn(r, off, "%s: chunk at offset %llu has a bad used field (%llu bytes; the chunk holds %llu): read its records up to the end marker",
+				       r->path, (unsigned long long)off,
+				       (unsigned long long)ch.used,
+				       (unsigned long long)(ch.size - sizeof(ch)));
 		} else if (ch.used && ch.used < c.len) {
 			c.len = ch.used;
 		}
 		if (ss_reader_add_chunk(r, &cap, &c))
 			return -1;
-		if (ch.size > remain) {
+		if (size > remain) {
 			ss_reader_damage(r, r->size, 1);
 			break;
 		}
-		off += ch.size;
+		off += size;
 	}
 	return 0;
+}
+
+/* The end-of-run record counts the events written in closed chunks: a
+ * file with fewer lost the rest (cut at a chunk boundary, say).  Only
+ * said when no damage was seen, which already says what was lost. */
+static void ss_reader_check_end(struct ss_reader *r)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	struct ss_meta_end e;
+	int have = 0;
+
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m))
+		if (m.type == SS_META_END && m.len >= sizeof(e)) {
+			memcpy(&e, m.data, sizeof(e));
+			have = 1;
+		}
+	if (!have || r->damaged || e.events <= r->nevents)
+		return;
+	ss_reader_warn(r, r->size, "%s: ends at offset %zu with %llu of the %llu events written: the rest of the file is missing",
+		       r->path, r->size, (unsigned long long)r->nevents,
+		       (unsigned long long)e.events);
+}
+
+/* "; also damaged at offsets A, B (and N more)" after the first warning. */
+static void ss_reader_warn_more(struct ss_reader *r)
+{
+	size_t n = strlen(r->warning), i;
+
+	if (!r->nmore)
+		return;
+	for (i = 0; i < r->nmore && i < SS_READER_MORE_SHOWN && n < sizeof(r->warning); i++) {
+		n += (size_t)snprintf(r->warning + n, sizeof(r->warning) - n, "%s%llu",
+				      i ? ", " : "; also damaged at offset ",
+				      (unsigned long long)r->more[i]);
+	}
+	if (r->nmore > SS_READER_MORE_SHOWN && n < sizeof(r->warning))
+		snprintf(r->warning + n, sizeof(r->warning) - n, " and %zu more places",
+			 r->nmore - SS_READER_MORE_SHOWN);
 }
 
 static uint64_t ss_reader_thread_key(const struct ss_rchunk *c)
@@ -416,6 +578,8 @@ struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
+	ss_reader_check_end(r);
+	ss_reader_warn_more(r);
 	ss_reader_fit_clock(r);
 	return r;
 fail:

@@ -7,8 +7,9 @@
  * per-thread events without copying or allocating.
  *
  * The reader never trusts the file: every length is bounded and every
- * offset checked, damaged chunks end the walk with one warning and all
- * complete data before them is kept.  It never writes to the file.
+ * offset checked; damage is skipped up to the next good chunk header with
+ * one warning line naming the file and offsets (docs/trace-format.md,
+ * "Damaged files").  It never writes to the file.
  */
 #ifndef SS_READER_H
 #define SS_READER_H
@@ -52,8 +53,10 @@ struct ss_reader {
 	int64_t shift_ns;           /* added to every time: hosts of an MPI run
 	                             * on one clock (mpi-clock.c); 0 otherwise */
 	int damaged;                /* a chunk was cut short or corrupt */
-	uint64_t damage_offset;
-	char warning[512];          /* the one-line warning, "" if none */
+	uint64_t damage_offset;     /* of the first damage */
+	uint64_t more[4];           /* offsets of the next damaged places */
+	size_t nmore;               /* damaged places after the first */
+	char warning[768];          /* the one-line warning, "" if none */
 };
 
 /* Open and index `path`.  Returns NULL with a one-line message in err

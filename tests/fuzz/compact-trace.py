@@ -7,8 +7,8 @@ Usage: compact-trace.py IN OUT [MAX_EVENTS]
 Chunks are reserved at buffer_kb and mostly zero; the copy keeps the header,
 each META chunk up to its end-of-records marker and each EVENTS chunk up to
 its first zero event (at most MAX_EVENTS per chunk, default 200), drops
-unassigned pool chunks, and fixes `size`/`used` so the result is a valid,
-complete trace (see runtime/format.h).  Never modifies IN.
+unassigned pool chunks, and fixes `size`/`used` and the end record's event
+count so the result is a valid, complete trace (see runtime/format.h).  Never modifies IN.
 """
 import struct
 import sys
@@ -24,6 +24,8 @@ def main():
     hsize = struct.unpack_from("<I", data, 16)[0]
     out = bytearray(data[:hsize])
     off = hsize
+    kept = 0        # events kept, for the end record
+    end_at = []     # offsets in out of SS_META_END payloads
     while off + CHUNK.size <= len(data):
         f = list(CHUNK.unpack_from(data, off))
         magic, kind, size = f[0], f[1], f[2]
@@ -39,6 +41,7 @@ def main():
                    and struct.unpack_from("<Q", body, 16 * n)[0]):
                 n += 1
             keep = body[:16 * n]
+            kept += n
             f[7] = len(keep)
         else:
             p = 0
@@ -46,12 +49,18 @@ def main():
                 typ, _, rsize = struct.unpack_from("<HHI", body, p)
                 if not typ or rsize < 16:
                     break
+                if typ == 6:  # SS_META_END: events is its first field
+                    end_at.append(len(out) + CHUNK.size + p + 16)
                 p += (rsize + 7) & ~7
             keep = body[:p] + bytes(16)  # with the zero terminator
             f[7] = 0
         f[2] = CHUNK.size + len(keep)
         out += CHUNK.pack(*f) + keep
         off += size
+    # the end record counts the events written: make it match what is
+    # kept, or the reader rightly says the rest of the file is missing
+    for at in end_at:
+        struct.pack_into("<Q", out, at, kept)
     open(dst, "wb").write(out)
 
 

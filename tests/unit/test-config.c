@@ -78,6 +78,8 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
+static void expect_set_error(const char *keyval, const char *origin, const char *message);
+
 /* load `text` as c.yaml and check it; "" when good, else the message */
 static const char *load_text(struct ss_config *c, const char *text)
 {
@@ -344,6 +346,96 @@ static void test_bad_files(void **state)
 			fail_msg("bad config #%zu:\n%s\n  expected: %s\n  got:      %s", i,
 				 bad_files[i].yaml, bad_files[i].message, got);
 	}
+}
+
+/* the sum wait + warmup + active must not wrap around and let a short
+ * every_n_steps through (UBSan: signed overflow) */
+static void test_every_n_overflow(void **state)
+{
+	struct ss_config c;
+	char err[ERR_MAX];
+
+	assert_string_equal(load_text(&c, "every_n_steps: 10\n"
+					  "schedule: {wait: 9223372036854775807, warmup: 1, active: 1}\n"),
+			    "c.yaml:1:1: every_n_steps must be >= schedule.wait + schedule.warmup + "
+			    "schedule.active (more than 9223372036854775807), got 10");
+	assert_string_equal(load_text(&c, "every_n_steps: 9223372036854775807\n"
+					  "schedule: {wait: 4611686018427387904, warmup: 4611686018427387904, active: 1}\n"),
+			    "c.yaml:1:1: every_n_steps must be >= schedule.wait + schedule.warmup + "
+			    "schedule.active (more than 9223372036854775807), got 9223372036854775807");
+	/* the largest cycle that fits is still accepted */
+	assert_string_equal(load_text(&c, "every_n_steps: 9223372036854775807\n"
+					  "schedule: {wait: 9223372036854775805, warmup: 1, active: 1}\n"),
+			    "");
+	/* the same through overrides */
+	ss_config_defaults(&c);
+	assert_int_equal(ss_config_set(&c, "schedule.wait=9223372036854775807", "--set", err, sizeof(err)), 0);
+	assert_int_equal(ss_config_set(&c, "schedule.active=9223372036854775807", "--set", err, sizeof(err)), 0);
+	assert_int_equal(ss_config_set(&c, "every_n_steps=5", "--set", err, sizeof(err)), 0);
+	assert_int_equal(ss_config_check(&c, err, sizeof(err)), -1);
+	assert_string_equal(err, "--set every_n_steps=5: every_n_steps must be >= schedule.wait + "
+			    "schedule.warmup + schedule.active (more than 9223372036854775807), got 5");
+}
+
+/* control bytes in keys and values: one line, the bytes escaped */
+static const struct {
+	const char *yaml;
+	size_t len;             /* 0: strlen */
+	const char *message;
+} control_files[] = {
+	{ "\"sched\\nule\": {active: 1}\n", 0,
+	  "c.yaml:1:1: unknown key 'sched\\nule' (did you mean 'schedule'?)" },
+	{ "\"\\e[31mred\": 1\n", 0,
+	  "c.yaml:1:1: unknown key '\\x1b[31mred' (docs/config.md lists the keys)" },
+	{ "step: {function: \"train\\r\\nstep\"}\n", 0,
+	  "c.yaml:1:18: step.function must not contain control characters, got 'train\\r\\nstep'" },
+	{ "output_dir: \"out\\e]0;title\\a\"\n", 0,
+	  "c.yaml:1:13: output_dir must not contain control characters, got 'out\\x1b]0;title\\x07'" },
+	{ "stats: \"win\\tdow\\x7f\"\n", 0,
+	  "c.yaml:1:8: stats must be 'window' or 'whole_run', got 'win\\tdow\\x7f'" },
+	{ "buffer_kb: \"64\\n\"\n", 0,
+	  "c.yaml:1:12: buffer_kb must be an integer, got '64\\n'" },
+	{ "step: {function: \"a\\0b\"}\n", 0,
+	  "c.yaml:1:18: step.function must not contain a NUL byte, got 'a\\0b'" },
+	{ "\"sched\\0ule\": 1\n", 0,
+	  "c.yaml:1:1: a key must not contain a NUL byte, got 'sched\\0ule'" },
+	/* raw bytes in the file: libyaml refuses them, still one line */
+	{ "enabled: tr\033ue\n", 0,
+	  "c.yaml: control characters are not allowed at byte 11" },
+	{ "enabled: true\0\n", 15,
+	  "c.yaml: control characters are not allowed at byte 13" },
+};
+
+static void test_control_bytes(void **state)
+{
+	struct ss_config c;
+	char err[ERR_MAX];
+
+	for (size_t i = 0; i < sizeof(control_files) / sizeof(control_files[0]); i++) {
+		FILE *f = fopen("c.yaml", "wb");
+		size_t n = control_files[i].len ? control_files[i].len : strlen(control_files[i].yaml);
+
+		assert_non_null(f);
+		assert_int_equal(fwrite(control_files[i].yaml, 1, n, f), n);
+		fclose(f);
+		ss_config_defaults(&c);
+		err[0] = 0;
+		if (ss_config_load_file(&c, "c.yaml", err, sizeof(err)) == 0)
+			ss_config_check(&c, err, sizeof(err));
+		if (strcmp(err, control_files[i].message))
+			fail_msg("control config #%zu:\n  expected: %s\n  got:      %s", i,
+				 control_files[i].message, err);
+	}
+	expect_set_error("schedule.act\nive=3", "--set",
+			 "--set schedule.act\\nive=3: unknown key 'schedule.act\\nive' (did you mean 'schedule.active'?)");
+	expect_set_error("buffer_kb=1\033[2J", "--set",
+			 "--set buffer_kb=1\\x1b[2J: buffer_kb must be an integer, got '1\\x1b[2J'");
+	expect_set_error("step.function=f\rg", "STEPSCOPE_SET",
+			 "STEPSCOPE_SET step.function=f\\rg: step.function must not contain control characters, got 'f\\rg'");
+	/* a small buffer keeps whole escapes only */
+	ss_config_defaults(&c);
+	assert_int_equal(ss_config_set(&c, "\033\033=1", "--set", err, 12), -1);
+	assert_string_equal(err, "--set \\x1b");
 }
 
 /* a refused file leaves the config as it was */
@@ -744,6 +836,8 @@ int main(void)
 		cmocka_unit_test_setup(test_empty_and_comment_only, test_setup),
 		cmocka_unit_test_setup(test_modes_from_file, test_setup),
 		cmocka_unit_test_setup(test_bad_files, test_setup),
+		cmocka_unit_test_setup(test_every_n_overflow, test_setup),
+		cmocka_unit_test_setup(test_control_bytes, test_setup),
 		cmocka_unit_test_setup(test_bad_file_changes_nothing, test_setup),
 		cmocka_unit_test_setup(test_unreadable_files, test_setup),
 		cmocka_unit_test_setup(test_small_err_buffer, test_setup),

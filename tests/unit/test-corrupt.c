@@ -8,7 +8,10 @@
  * when it opens, every thread's events are a prefix of that thread's
  * events in the whole trace, and a warning names the file and an offset.
  * A corrupted trace must not crash anything, and every events chunk that
- * lies wholly before the first changed byte is kept as it was.
+ * lies wholly before the first changed byte is kept as it was.  Damage to
+ * one chunk header (a cut between chunks, a flipped byte, a zeroed header,
+ * a bad `used`) is warned about with the file and offset, and every other
+ * chunk is still read: the reader resyncs at the next chunk header.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -268,12 +271,249 @@ static void test_random_corruption(void **state)
 	}
 }
 
+/* ---------------------------------------------------------------- damage
+ * at chunk headers: the reader must say what it skipped (file and offset)
+ * and keep every chunk it did not have to skip. */
+
+static const struct seed *seed_named(const char *name)
+{
+	for (size_t i = 0; i < nseeds; i++)
+		if (!strcmp(seeds[i].name, name))
+			return &seeds[i];
+	fail_msg("no seed %s in tests/fuzz/corpus", name);
+	return NULL;
+}
+
+static struct ss_reader *open_copy(const uint8_t *data, size_t len)
+{
+	char err[1024];
+	struct ss_reader *r;
+
+	put_file(data, len);
+	r = ss_reader_open(tpath, err, sizeof(err));
+	if (!r)
+		fail_msg("refused: %s", err);
+	return r;
+}
+
+/* Events the reader kept in the chunk at `offset`, or -1 if it has none. */
+static long long chunk_events(const struct ss_reader *r, uint64_t offset)
+{
+	for (size_t k = 0; k < r->nchunks; k++)
+		if (r->chunks[k].offset == offset)
+			return (long long)r->chunks[k].nevents;
+	return -1;
+}
+
+static void expect_warning(const struct ss_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void expect_warning(const struct ss_reader *r, const char *fmt, ...)
+{
+	char want[1024], msg[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(want, sizeof(want), "%s: %s", tpath, msg);
+	if (strcmp(r->warning, want))
+		fail_msg("warning\n  got:  %s\n  want: %s", r->warning, want);
+}
+
+/* A trace cut exactly between two chunks: the end record (in the first
+ * chunk) says how many events were written, so the cut is seen. */
+static void test_cut_at_chunk_boundary(void **state)
+{
+	(void)state;
+	const struct seed *s = seed_named("threads.seed");
+	struct ss_reader *whole = open_copy(s->data, s->size), *r;
+	uint64_t kept = 0;
+
+	assert_int_equal(whole->nchunks, 5);
+	assert_int_equal(whole->nevents, 152);
+	for (size_t k = 1; k < whole->nchunks; k++) {
+		uint64_t cut = whole->chunks[k].offset;
+		r = open_copy(s->data, cut);
+		assert_int_equal(r->nevents, kept);
+		expect_warning(r, "ends at offset %llu with %llu of the 152 events written: "
+			       "the rest of the file is missing",
+			       (unsigned long long)cut, (unsigned long long)kept);
+		assert_int_equal(r->damage_offset, cut);
+		ss_reader_free(r);
+		kept += whole->chunks[k].nevents;
+	}
+	/* the whole file: no warning */
+	r = open_copy(s->data, s->size);
+	assert_string_equal(r->warning, "");
+	ss_reader_free(r);
+	ss_reader_free(whole);
+}
+
+/* Every byte of every chunk header flipped, one at a time, two ways: no
+ * other chunk is lost, and damage to magic, kind, size or used is
+ * warned about with the file and the chunk's offset. */
+static void test_flipped_header_byte(void **state)
+{
+	(void)state;
+	static const uint8_t masks[] = { 0xff, 0x01, 0x08, 0x80 };
+	const struct seed *s = seed_named("threads.seed");
+	struct ss_reader *whole = open_copy(s->data, s->size);
+	uint8_t *copy = malloc(s->size);
+
+	assert_non_null(copy);
+	for (size_t k = 0; k < whole->nchunks; k++) {
+		uint64_t at = whole->chunks[k].offset;
+		for (size_t b = 0; b < sizeof(struct ss_chunk_header); b++) {
+			for (size_t m = 0; m < sizeof(masks); m++) {
+				memcpy(copy, s->data, s->size);
+				copy[at + b] ^= masks[m];
+				struct ss_reader *r = open_copy(copy, s->size);
+				for (size_t j = 0; j < whole->nchunks; j++) {
+					if (j == k || whole->chunks[j].kind != SS_CHUNK_EVENTS)
+						continue;
+					if (chunk_events(r, whole->chunks[j].offset) !=
+					    (long long)whole->chunks[j].nevents)
+						fail_msg("byte %zu of the chunk at %llu ^ 0x%02x: the chunk at %llu "
+							 "lost events (%lld of %llu): %s", b,
+							 (unsigned long long)at, masks[m],
+							 (unsigned long long)whole->chunks[j].offset,
+							 chunk_events(r, whole->chunks[j].offset),
+							 (unsigned long long)whole->chunks[j].nevents,
+							 r->warning);
+				}
+				/* magic, kind, size; used of an events chunk */
+				int vital = b < 16 || (b >= 48 && b < 56 &&
+						       whole->chunks[k].kind == SS_CHUNK_EVENTS);
+				/* the warning points into this chunk: at its header, its end,
+				 * or where a size made too small says it ends */
+				uint64_t end = at + 64 + whole->chunks[k].len;
+				char off[32];
+				snprintf(off, sizeof(off), "offset %llu",
+					 (unsigned long long)r->damage_offset);
+				if (vital && (strncmp(r->warning, tpath, strlen(tpath)) ||
+					      !strstr(r->warning, off) || r->damage_offset < at ||
+					      r->damage_offset > end))
+					fail_msg("byte %zu of the chunk at %llu ^ 0x%02x: want a warning "
+						 "naming the file and an offset in [%llu, %llu], got '%s'",
+						 b, (unsigned long long)at, masks[m],
+						 (unsigned long long)at, (unsigned long long)end,
+						 r->warning);
+				ss_reader_free(r);
+			}
+		}
+	}
+	free(copy);
+	ss_reader_free(whole);
+}
+
+/* The exact warnings for the damage the issue names. */
+static void test_header_damage_messages(void **state)
+{
+	(void)state;
+	const struct seed *s = seed_named("threads.seed");
+	struct ss_reader *whole = open_copy(s->data, s->size), *r;
+	uint8_t *copy = malloc(s->size);
+	struct ss_chunk_header ch;
+	/* the second events chunk (0-based chunk 2) and the one after it */
+	uint64_t at = whole->chunks[2].offset, next = whole->chunks[3].offset;
+	uint64_t n2 = whole->chunks[2].nevents;
+
+	assert_non_null(copy);
+	/* magic flipped: skipped up to the next chunk, the rest kept */
+	memcpy(copy, s->data, s->size);
+	copy[at] ^= 0x01;
+	r = open_copy(copy, s->size);
+	expect_warning(r, "corrupt chunk header at offset %llu: skipped %llu bytes up to the "
+		       "next chunk at offset %llu", (unsigned long long)at,
+		       (unsigned long long)(next - at), (unsigned long long)next);
+	assert_int_equal(r->nevents, 152 - n2);
+	ss_reader_free(r);
+
+	/* a zeroed header: its data is not reserved space, so it is damage */
+	memcpy(copy, s->data, s->size);
+	memset(copy + at, 0, sizeof(ch));
+	r = open_copy(copy, s->size);
+	expect_warning(r, "zeroed chunk header at offset %llu: skipped %llu bytes of data up to "
+		       "the next chunk at offset %llu", (unsigned long long)at,
+		       (unsigned long long)(next - at), (unsigned long long)next);
+	assert_int_equal(r->nevents, 152 - n2);
+	ss_reader_free(r);
+
+	/* used past the chunk: every event read, the field named */
+	memcpy(copy, s->data, s->size);
+	memcpy(&ch, copy + at, sizeof(ch));
+	ch.used = 4096;
+	memcpy(copy + at, &ch, sizeof(ch));
+	r = open_copy(copy, s->size);
+	expect_warning(r, "chunk at offset %llu has a bad used field (4096 bytes; the chunk holds "
+		       "%llu): read its events up to the first empty one", (unsigned long long)at,
+		       (unsigned long long)(ch.size - sizeof(ch)));
+	assert_int_equal(r->nevents, 152);
+	ss_reader_free(r);
+
+	/* used too small (a whole number of events): events follow it */
+	memcpy(copy, s->data, s->size);
+	memcpy(&ch, copy + at, sizeof(ch));
+	ch.used = 16 * 3;
+	memcpy(copy + at, &ch, sizeof(ch));
+	r = open_copy(copy, s->size);
+	expect_warning(r, "chunk at offset %llu has a bad used field (48 bytes; the chunk holds "
+		       "%llu): read its events up to the first empty one", (unsigned long long)at,
+		       (unsigned long long)(ch.size - sizeof(ch)));
+	assert_int_equal(r->nevents, 152);
+	ss_reader_free(r);
+
+	/* size 8 bytes too long: read up to the next chunk, nothing lost */
+	memcpy(copy, s->data, s->size);
+	memcpy(&ch, copy + at, sizeof(ch));
+	ch.size += 8;
+	memcpy(copy + at, &ch, sizeof(ch));
+	r = open_copy(copy, s->size);
+	expect_warning(r, "chunk at offset %llu says it is %llu bytes long, but the next chunk "
+		       "starts at offset %llu: read it up to there", (unsigned long long)at,
+		       (unsigned long long)ch.size, (unsigned long long)next);
+	assert_int_equal(r->nevents, 152);
+	ss_reader_free(r);
+
+	/* two headers in a row: one skip over both */
+	memcpy(copy, s->data, s->size);
+	copy[at] ^= 0x01;
+	copy[next + 4] ^= 0x01;
+	r = open_copy(copy, s->size);
+	expect_warning(r, "corrupt chunk header at offset %llu: skipped %llu bytes up to the "
+		       "next chunk at offset %llu", (unsigned long long)at,
+		       (unsigned long long)(whole->chunks[4].offset - at),
+		       (unsigned long long)whole->chunks[4].offset);
+	assert_int_equal(r->nevents, 152 - n2 - whole->chunks[3].nevents);
+	ss_reader_free(r);
+
+	/* two damaged places apart: the first is the warning, the next listed */
+	memcpy(copy, s->data, s->size);
+	copy[whole->chunks[1].offset] ^= 0x01;
+	copy[next] ^= 0x01;
+	r = open_copy(copy, s->size);
+	expect_warning(r, "corrupt chunk header at offset %llu: skipped %llu bytes up to the "
+		       "next chunk at offset %llu; also damaged at offset %llu",
+		       (unsigned long long)whole->chunks[1].offset,
+		       (unsigned long long)(at - whole->chunks[1].offset),
+		       (unsigned long long)at, (unsigned long long)next);
+	assert_int_equal(r->nevents, 152 - whole->chunks[1].nevents - whole->chunks[3].nevents);
+	ss_reader_free(r);
+
+	free(copy);
+	ss_reader_free(whole);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_corpus_replays),
 		cmocka_unit_test(test_cut_at_every_byte),
 		cmocka_unit_test(test_random_corruption),
+		cmocka_unit_test(test_cut_at_chunk_boundary),
+		cmocka_unit_test(test_flipped_header_byte),
+		cmocka_unit_test(test_header_damage_messages),
 	};
 	return cmocka_run_group_tests(tests, load_seeds, drop_seeds);
 }
