@@ -1012,6 +1012,7 @@ static void ss_pf_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name
 		       sizeof(*t), 64))
 		return;
 	t = &pf->threads[pf->nthreads++];
+	memset(t, 0, sizeof(*t));   /* sub[]: no child track yet */
 	t->pid = pid;
 	t->tid = tid;
 	t->uuid = pf->next_uuid++;
