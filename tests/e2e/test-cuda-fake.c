@@ -276,6 +276,24 @@ static void test_fake_cupti(void **state)
 	cJSON *root = events(t, "run");
 	check_trace(t, root);
 	cJSON_Delete(root);
+	/* Perfetto: the tracks, the slices by name, a flow start per launch
+	 * of device work and an end per kernel or copy */
+	SS_E2E_SH_OK(t, SS " symbolize --format perfetto run");
+	if (ss_e2e_sh(t, "command -v protoc") == 0) {
+		SS_E2E_SH_OK(t, "protoc --decode_raw < run/trace.perfetto-trace > pf.txt && "
+				"for s in '2: \"GPU 0\"' '2: \"stream 7\"' '2: \"stream 9\"' "
+				"'2: \"CUDA API, thread ' '23: \"gemm_fwd\"' '23: \"gemm_bwd\"' "
+				"'23: \"sgd_update\"' '23: \"Memcpy HtoD\"' "
+				"'23: \"cudaLaunchKernel\"' '^ *47: 0x' '^ *48: 0x'; do "
+				"grep -c \"$s\" pf.txt | tr '\\n' ' '; done");
+		SS_E2E_CHECK(t, !strcmp(t->out, "1 1 1 1 3 6 3 3 15 21 21 "),
+			     "perfetto: expected tracks GPU 0, stream 7, stream 9, CUDA API "
+			     "once each, 3 gemm_fwd, 6 gemm_bwd, 3 sgd_update, 3 Memcpy "
+			     "HtoD, 15 cudaLaunchKernel, 21 flow starts and ends; got %s",
+			     t->out);
+	} else {
+		printf("note: no protoc: the Perfetto GPU tracks are not checked\n");
+	}
 
 	/* gpu.enabled off (the default): no GPU records */
 	SS_E2E_SH_OK(t, FAKE_ENV " " SS " record " SETS " -o run2 -- ./s-cuda-fake %d",
