@@ -39,8 +39,8 @@ struct ss_exporter {
 	void (*stack_nodes)(void *ctx, uint64_t pid,
 			    const struct ss_stack_node *nodes, size_t n);
 	/* Optional: process pid's GPU activity (gpu.enabled: kernels, copies
-	 * and CUDA API calls, docs/cuda.md), after its counters; only called
-	 * when there is some.  NULL: ignored. */
+	 * and CUDA API calls, docs/cuda.md), after its threads and before its
+	 * slices; only called when there is some.  NULL: ignored. */
 	void (*gpu)(void *ctx, uint64_t pid, const struct ss_gpu_data *g);
 	/* Finish and close; 0, or -1 with a message in err. */
 	int (*end)(void *ctx, char *err, size_t errlen);

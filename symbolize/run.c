@@ -243,6 +243,9 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 		for (e = 0; e < nex; e++)
 			ex[e]->thread(ex[e]->ctx, r->hdr.pid, r->threads[t].tid, tn);
 	}
+	/* GPU activity before the slices: a consumer can then place each
+	 * launch in the host functions as they come (gpu-report.c) */
+	run_feed_gpu(r, ex, nex);
 	for (t = 0; t < r->nthreads; t++)
 		ss_slicer_thread(sl, t, fn, ctx);
 	/* record.stack: the frames the slices' stacks name */
@@ -262,5 +265,4 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 			ex[e]->counter(ex[e]->ctx, r->hdr.pid, c.track,
 				       ss_reader_ns(r, m.ts), (double)c.value);
 	}
-	run_feed_gpu(r, ex, nex);
 }

@@ -295,6 +295,21 @@ static void test_fake_cupti(void **state)
 		printf("note: no protoc: the Perfetto GPU tracks are not checked\n");
 	}
 
+	/* report: device time per launching function (3 steps: 5 kernels of
+	 * 200 us, a 4096-byte copy and a 1024-byte set of 1 ns a byte each)
+	 * and the GPU share of each recorded step */
+	SS_E2E_SH_OK(t, SS " report run | awk '/^CUDA time by/ {on = 1} "
+			"on && ($1 == \"forward\" || $1 == \"backward\" || $1 == \"step\" || "
+			"$1 == \"load_batch\" || $1 == \"zero_grad\") {print $1, $2, $3, $4} "
+			"/^ *Step +Host +GPU/ {st = 1; next} st && NF == 5 {print \"step\", $1, $3}'");
+	SS_E2E_CHECK(t, !strcmp(t->out, "step 0ns 3.015ms 0\n"
+					"backward 1.800ms 1.800ms 9\n"
+					"forward 1.200ms 1.200ms 6\n"
+					"load_batch 12.288us 12.288us 3\n"
+					"zero_grad 3.072us 3.072us 3\n"
+					"step 1 1.005ms\nstep 2 1.005ms\nstep 3 1.005ms\n"),
+		     "report: CUDA self/total and per-step GPU time: got\n%s", t->out);
+
 	/* gpu.enabled off (the default): no GPU records */
 	SS_E2E_SH_OK(t, FAKE_ENV " " SS " record " SETS " -o run2 -- ./s-cuda-fake %d",
 		     STEPS);
