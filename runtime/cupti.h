@@ -6,9 +6,10 @@
  * only the leading fields gpu.c reads are declared; records are walked
  * with cuptiActivityGetNextRecord, so the full record sizes never matter.
  * tests/unit/test-cupti-abi.c checks every offset against the installed
- * headers when they are present.  Versions: CUpti_ActivityKernel9 (also
- * the prefix of Kernel4..10), CUpti_ActivityMemcpy6, CUpti_ActivityMemset4,
- * CUpti_ActivityAPI.
+ * headers when they are present.  Versions: CUpti_ActivityKernel9 (CUDA
+ * 13.0's current CUpti_ActivityKernel10 has the same offsets up to name:
+ * start 16, deviceId 40, gridX 52, correlationId 92, name 104),
+ * CUpti_ActivityMemcpy6, CUpti_ActivityMemset4, CUpti_ActivityAPI.
  */
 #ifndef SS_CUPTI_H
 #define SS_CUPTI_H
