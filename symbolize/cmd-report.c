@@ -642,18 +642,19 @@ int cmd_report(int argc, char **argv)
 	rc = ss_agg_walk(o.dir, o.backend, o.quiet, exs, exs[1] ? 2 : 1, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "stepscope: %s\n", err);
-		if (exs[1])
-			ss_exporter_free(exs[1]);
+		ss_exporter_free(exs[1]);
 		ss_agg_free(a);
 		return rc;
 	}
 	if (ex->end(ex->ctx, err, sizeof(err))) {
 		fprintf(stderr, "stepscope: report: %s\n", err);
+		ss_exporter_free(exs[1]);
 		ss_agg_free(a);
 		return 1;
 	}
 	if (o.out && !(f = fopen(o.out, "w"))) {
 		fprintf(stderr, "stepscope: %s: cannot create: %m\n", o.out);
+		ss_exporter_free(exs[1]);
 		ss_agg_free(a);
 		return 2;
 	}
@@ -677,8 +678,7 @@ int cmd_report(int argc, char **argv)
 		if (exs[1])
 			ss_gpu_report_print(f, exs[1]);
 	}
-	if (exs[1])
-		ss_exporter_free(exs[1]);
+	ss_exporter_free(exs[1]); /* NULL: nothing */
 	rc = ss_report_close(f);
 	ss_agg_free(a);
 	return rc;
