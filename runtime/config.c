@@ -59,6 +59,8 @@ enum key_index {
 	I_MEMORY_ENABLED,
 	I_MEMORY_INTERVAL,
 	I_MEMORY_EVERY_N,
+	I_GPU,
+	I_GPU_ENABLED,
 	I_STATS,
 	I_LOG,
 	I_LOG_EVERY_N,
@@ -115,6 +117,8 @@ static const struct key keys[I_NKEYS] = {
 	[I_MEMORY_ENABLED] = { "memory.enabled", T_BOOL, F(memory_enabled), 0, NOF, I_MEMORY, ANY_MODE },
 	[I_MEMORY_INTERVAL] = { "memory.interval_ms", T_INT, F(memory_interval_ms), 0, 1, 60000, I_MEMORY, ANY_MODE },
 	[I_MEMORY_EVERY_N] = { "memory.every_n_steps", T_INT, F(memory_every_n_steps), 0, 1, BIG, I_MEMORY, ANY_MODE },
+	[I_GPU] = { "gpu", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
+	[I_GPU_ENABLED] = { "gpu.enabled", T_BOOL, F(gpu_enabled), 0, NOF, I_GPU, ANY_MODE },
 	[I_STATS] = { "stats", T_STATS, F(stats), 0, NOF, -1, ANY_MODE },
 	[I_LOG] = { "log", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
 	[I_LOG_EVERY_N] = { "log.every_n_steps", T_INT, F(log_every_n_steps), 0, 0, BIG, I_LOG, ANY_MODE },
@@ -514,6 +518,7 @@ void ss_config_defaults(struct ss_config *c)
 	c->memory_enabled = 0;
 	c->memory_interval_ms = 10;
 	c->memory_every_n_steps = 100;
+	c->gpu_enabled = 0;
 	c->stats = SS_STATS_WINDOW;
 	c->log_every_n_steps = 0;
 }

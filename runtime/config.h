@@ -62,6 +62,7 @@ struct ss_config {
 	int memory_enabled;                    /* memory.enabled: false */
 	int64_t memory_interval_ms;            /* memory.interval_ms: 10, 1..60000 */
 	int64_t memory_every_n_steps;          /* memory.every_n_steps: 100, > 0 */
+	int gpu_enabled;                       /* gpu.enabled: false (CUPTI) */
 	enum ss_stats_scope stats;             /* stats: window */
 	int64_t log_every_n_steps;             /* log.every_n_steps: 0 = never */
 	/* filter: which calls are recorded (runtime/filter.c, docs/filters.md);

@@ -190,7 +190,54 @@ enum ss_meta_type {
 	/* struct ss_meta_sync: a clock-sync point; ts is the file clock when
 	 * every rank left the same barrier (libstepscope-mpi, docs/mpi.md). */
 	SS_META_SYNC = 21,
+	/* GPU activity from CUPTI (gpu.enabled, runtime/gpu.c, docs/cuda.md).
+	 * Times in these records are CUPTI's GPU clock (ns); a GPU_CLOCK
+	 * record pairs one reading of it with the file clock. */
+	SS_META_GPU_CLOCK = 30,  /* struct ss_meta_gpu_clock */
+	SS_META_GPU_KERNEL = 31, /* struct ss_meta_gpu_kernel + name, NUL-terminated */
+	SS_META_GPU_COPY = 32,   /* struct ss_meta_gpu_copy: memcpy or memset */
+	SS_META_GPU_API = 33,    /* struct ss_meta_gpu_api + name, NUL-terminated */
 };
+
+struct ss_meta_gpu_clock {
+	uint64_t gpu_ns;             /* cuptiGetTimestamp() */
+	uint64_t ticks;              /* file clock read right after */
+};
+_Static_assert(sizeof(struct ss_meta_gpu_clock) == 16, "gpu clock size");
+
+struct ss_meta_gpu_kernel {
+	uint64_t start, end;         /* GPU clock, ns */
+	uint32_t correlation;        /* ties it to its launch (SS_META_GPU_API) */
+	uint32_t device, stream;
+	int32_t grid[3], block[3];
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ss_meta_gpu_kernel) == 56, "gpu kernel size");
+
+enum ss_gpu_copy_kind {
+	SS_GPU_MEMSET = 0,           /* else CUPTI's CUpti_ActivityMemcpyKind: */
+	SS_GPU_HTOD = 1,
+	SS_GPU_DTOH = 2,
+	SS_GPU_DTOD = 8,
+};
+
+struct ss_meta_gpu_copy {
+	uint64_t start, end;         /* GPU clock, ns */
+	uint64_t bytes;
+	uint32_t correlation;
+	uint32_t device, stream;
+	uint32_t kind;               /* enum ss_gpu_copy_kind (CUPTI copyKind) */
+};
+_Static_assert(sizeof(struct ss_meta_gpu_copy) == 40, "gpu copy size");
+
+struct ss_meta_gpu_api {
+	uint64_t start, end;         /* GPU clock, ns */
+	uint32_t correlation;
+	uint32_t cbid;               /* CUPTI callback id */
+	uint32_t tid;                /* OS thread id */
+	uint32_t driver;             /* 1: driver API, 0: runtime API */
+};
+_Static_assert(sizeof(struct ss_meta_gpu_api) == 32, "gpu api size");
 
 enum ss_rank_source {
 	SS_RANK_ENV_OMPI = 1,        /* OMPI_COMM_WORLD_RANK / _SIZE */

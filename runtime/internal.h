@@ -228,6 +228,10 @@ SS_HIDDEN void ss_memory_start(void);
 SS_HIDDEN void ss_memory_on_step(uint64_t step); /* lock held; never blocks */
 SS_HIDDEN void ss_memory_stop(void);
 
+/* gpu.c: CUPTI activity (gpu.enabled) */
+SS_HIDDEN void ss_gpu_on_window(int open); /* lock held */
+SS_HIDDEN void ss_gpu_stop(void);          /* lock not held */
+
 /* stack.c: native call stacks at recorded entries (record.stack) */
 SS_HIDDEN void ss_stack_init(void);     /* before main; sets ss_hot.stacks */
 SS_HIDDEN void ss_stack_capture(void);  /* right after an ENTER was emitted */

@@ -304,6 +304,7 @@ static void runtime_start(void)
 __attribute__((destructor(101))) static void ss_runtime_end(void)
 {
 	ss_memory_stop(); /* first: its last sample takes the lock */
+	ss_gpu_stop();    /* its final flush takes the lock too */
 	if (!ss_rt.initialized || ss_rt.dormant || ss_rt.disabled)
 		return;
 	struct ss_thread *self = &ss_tls;

@@ -22,6 +22,7 @@
 #include "agg.h"
 #include "cli.h"
 #include "cmds.h"
+#include "gpu-report.h"
 #include "ranks.h"
 #include "overhead.h"
 #include "outfile.h"
@@ -651,18 +652,23 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	ex = ss_agg_exporter(a);
-	rc = ss_agg_walk(o.dir, o.backend, o.quiet, &ex, 1, err, sizeof(err));
+	/* gpu.enabled: device time per host function and step */
+	struct ss_exporter *exs[2] = { ex, ss_gpu_report_new() };
+	rc = ss_agg_walk(o.dir, o.backend, o.quiet, exs, exs[1] ? 2 : 1, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "stepscope: %s\n", err);
+		ss_exporter_free(exs[1]);
 		ss_agg_free(a);
 		return rc;
 	}
 	if (ex->end(ex->ctx, err, sizeof(err))) {
 		fprintf(stderr, "stepscope: report: %s\n", err);
+		ss_exporter_free(exs[1]);
 		ss_agg_free(a);
 		return 1;
 	}
 	if (!(f = ss_report_open(&out, o.out))) {
+		ss_exporter_free(exs[1]);
 		ss_agg_free(a);
 		return 2;
 	}
@@ -683,7 +689,10 @@ int cmd_report(int argc, char **argv)
 		ss_report_table(f, a, rows, n, &o);
 		if (o.steps)
 			ss_report_steps_text(f, a);
+		if (exs[1])
+			ss_gpu_report_print(f, exs[1]);
 	}
+	ss_exporter_free(exs[1]); /* NULL: nothing */
 	rc = ss_report_close(&out);
 	ss_agg_free(a);
 	return rc;

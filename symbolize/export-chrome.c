@@ -854,6 +854,125 @@ static void ss_chrome_release(void *ctx)
 	free(c);
 }
 
+/* ------------------------------------------------------------ GPU */
+
+/* The Chrome pid of device `dev` of process `pid`: one track group per
+ * device ("GPU 0"), never a real pid. */
+static uint64_t ss_chrome_gpu_pid(uint64_t pid, uint32_t dev)
+{
+	return (UINT64_C(1) << 40) + (pid << 8) + (dev & 0xff);
+}
+
+static void ss_chrome_gpu_head(struct ss_chrome *c, const char *ph, uint64_t pid,
+			       uint64_t tid, uint64_t ns)
+{
+	ss_chrome_sep(c);
+	SS_CHROME_LIT(c, "{\"ph\":\"");
+	ss_chrome_str(c, ph);
+	SS_CHROME_LIT(c, "\",\"pid\":");
+	ss_chrome_u64(c, pid);
+	SS_CHROME_LIT(c, ",\"tid\":");
+	ss_chrome_u64(c, tid);
+	SS_CHROME_LIT(c, ",\"ts\":");
+	ss_chrome_us(c, ns > c->t0 ? ns - c->t0 : 0);
+}
+
+/* Names of the device groups and stream tracks, once each. */
+static void ss_chrome_gpu_tracks(struct ss_chrome *c, uint64_t pid,
+				 const struct ss_gpu_data *g)
+{
+	char text[96];
+	for (size_t i = 0; i < g->n; i++) {
+		const struct ss_gpu_op *o = &g->ops[i], *p = NULL;
+		if (o->type == SS_GPU_API)
+			continue;
+		for (size_t j = 0; j < i && !p; j++)
+			if (g->ops[j].type != SS_GPU_API && g->ops[j].device == o->device &&
+			    g->ops[j].stream == o->stream)
+				p = &g->ops[j];
+		if (p)
+			continue;
+		uint64_t gp = ss_chrome_gpu_pid(pid, o->device);
+		int dev_seen = 0;
+		for (size_t j = 0; j < i && !dev_seen; j++)
+			dev_seen = g->ops[j].type != SS_GPU_API && g->ops[j].device == o->device;
+		if (!dev_seen) {
+			snprintf(text, sizeof(text), "GPU %u", o->device);
+			ss_chrome_process(c, gp, text);
+			ss_chrome_sep(c);
+			SS_CHROME_LIT(c, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":");
+			ss_chrome_u64(c, gp);
+			snprintf(text, sizeof(text), ",\"args\":{\"labels\":\"pid %llu\"}}",
+				 (unsigned long long)pid);
+			ss_chrome_lit(c, text, strlen(text));
+		}
+		snprintf(text, sizeof(text), "stream %u", o->stream);
+		ss_chrome_thread(c, gp, o->stream, text);
+	}
+}
+
+/* Kernels and copies on their device and stream, CUDA API calls on the
+ * host thread that made them, and a flow arrow from each launch to the
+ * work it started (id: the correlation id, per process). */
+static void ss_chrome_gpu(void *ctx, uint64_t pid, const struct ss_gpu_data *g)
+{
+	struct ss_chrome *c = ctx;
+	char text[256];
+
+	ss_chrome_gpu_tracks(c, pid, g);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct ss_gpu_op *o = &g->ops[i];
+		int api = o->type == SS_GPU_API;
+		uint64_t gp = ss_chrome_gpu_pid(pid, o->device);
+		ss_chrome_gpu_head(c, "X", api ? pid : gp, api ? o->tid : o->stream,
+				   o->start_ns);
+		SS_CHROME_LIT(c, ",\"dur\":");
+		ss_chrome_us(c, o->end_ns - o->start_ns);
+		SS_CHROME_LIT(c, ",\"name\":\"");
+		ss_chrome_str(c, o->name);
+		if (o->type == SS_GPU_KERNEL)
+			snprintf(text, sizeof(text),
+				 "\",\"cat\":\"kernel\",\"args\":{\"grid\":[%d,%d,%d],"
+				 "\"block\":[%d,%d,%d],\"device\":%u,\"stream\":%u,"
+				 "\"correlation\":%u}}",
+				 o->grid[0], o->grid[1], o->grid[2], o->block[0],
+				 o->block[1], o->block[2], o->device, o->stream,
+				 o->correlation);
+		else if (o->type == SS_GPU_COPY)
+			snprintf(text, sizeof(text),
+				 "\",\"cat\":\"%s\",\"args\":{\"bytes\":%llu,"
+				 "\"GB/s\":%.3f,\"device\":%u,\"stream\":%u,"
+				 "\"correlation\":%u}}",
+				 o->kind == SS_GPU_MEMSET ? "memset" : "memcpy",
+				 (unsigned long long)o->bytes,
+				 o->end_ns > o->start_ns
+					 ? (double)o->bytes / (double)(o->end_ns - o->start_ns)
+					 : 0.0,
+				 o->device, o->stream, o->correlation);
+		else
+			snprintf(text, sizeof(text),
+				 "\",\"cat\":\"%s\",\"args\":{\"cbid\":%u,"
+				 "\"correlation\":%u}}",
+				 o->kind ? "cuda_driver" : "cuda_runtime", o->cbid,
+				 o->correlation);
+		ss_chrome_lit(c, text, strlen(text));
+		c->ex.events++;
+		const struct ss_gpu_op *l = api ? NULL : ss_gpu_launch(g, o->correlation);
+		if (!l)
+			continue;
+		uint64_t id = (pid << 32) | o->correlation;
+		snprintf(text, sizeof(text),
+			 ",\"name\":\"launch\",\"cat\":\"cuda_flow\",\"id\":%llu,"
+			 "\"bind_id\":%llu}",
+			 (unsigned long long)id, (unsigned long long)id);
+		ss_chrome_gpu_head(c, "s", pid, l->tid, l->start_ns);
+		ss_chrome_lit(c, text, strlen(text));
+		ss_chrome_gpu_head(c, "f", gp, o->stream, o->start_ns);
+		SS_CHROME_LIT(c, ",\"bp\":\"e\"");
+		ss_chrome_lit(c, text, strlen(text));
+	}
+}
+
 struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 					  size_t errlen)
 {
@@ -889,6 +1008,7 @@ struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 	c->ex.thread = ss_chrome_thread;
 	c->ex.slice = ss_chrome_slice;
 	c->ex.counter = ss_chrome_counter;
+	c->ex.gpu = ss_chrome_gpu;
 	c->ex.stack_nodes = ss_chrome_stack_nodes;
 	c->ex.end = ss_chrome_end;
 	c->ex.release = ss_chrome_release;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu.h"
 #include "slices.h"
 
 /* A step slice ends where the next step begins; viewers given two slices
@@ -37,6 +38,10 @@ struct ss_exporter {
 	 * in exporters that read s->stack only (or ignore stacks). */
 	void (*stack_nodes)(void *ctx, uint64_t pid,
 			    const struct ss_stack_node *nodes, size_t n);
+	/* Optional: process pid's GPU activity (gpu.enabled: kernels, copies
+	 * and CUDA API calls, docs/cuda.md), after its threads and before its
+	 * slices; only called when there is some.  NULL: ignored. */
+	void (*gpu)(void *ctx, uint64_t pid, const struct ss_gpu_data *g);
 	/* Finish and close; 0, or -1 with a message in err. */
 	int (*end)(void *ctx, char *err, size_t errlen);
 	void (*release)(void *ctx);

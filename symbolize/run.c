@@ -198,6 +198,18 @@ static void ss_run_route_slice(void *ctx, uint64_t tid, const struct ss_slice *s
 		rt->ex[e]->slice(rt->ex[e]->ctx, rt->pid, tid, s);
 }
 
+/* gpu.enabled: the GPU tracks of one process */
+static void run_feed_gpu(struct ss_reader *r, struct ss_exporter **ex, size_t nex)
+{
+	struct ss_gpu_data g;
+	if (ss_gpu_read(r, &g) || !g.n)
+		return;
+	for (size_t e = 0; e < nex; e++)
+		if (ex[e]->gpu)
+			ex[e]->gpu(ex[e]->ctx, r->hdr.pid, &g);
+	ss_gpu_release(&g);
+}
+
 void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t nex,
 		 ss_slice_fn fn, void *ctx)
 {
@@ -231,6 +243,9 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 		for (e = 0; e < nex; e++)
 			ex[e]->thread(ex[e]->ctx, r->hdr.pid, r->threads[t].tid, tn);
 	}
+	/* GPU activity before the slices: a consumer can then place each
+	 * launch in the host functions as they come (gpu-report.c) */
+	run_feed_gpu(r, ex, nex);
 	for (t = 0; t < r->nthreads; t++)
 		ss_slicer_thread(sl, t, fn, ctx);
 	/* record.stack: the frames the slices' stacks name */
