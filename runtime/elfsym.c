@@ -150,14 +150,22 @@ struct inst_ranges {
 	size_t n, max;
 };
 
-static int inst_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The file of a loaded module built with -finstrument-functions, or NULL. */
+static const char *instrumented_path(const struct dl_phdr_info *info)
 {
-	struct inst_ranges *r = data;
 	const char *path = info->dlpi_name;
 	if (!path || !*path)
 		path = "/proc/self/exe";
 	if (!strncmp(path, "linux-vdso", 10) ||
 	    !find_in_file(path, "__cyg_profile_func_enter", 1))
+		return NULL;
+	return path;
+}
+
+static int inst_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct inst_ranges *r = data;
+	if (!instrumented_path(info))
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum && r->n < r->max; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -261,11 +269,8 @@ static int each_fn_sym(const Sym *sym, const char *name, void *ctx)
 static int each_fn_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct each_fn *e = data;
-	const char *path = info->dlpi_name;
-	if (!path || !*path)
-		path = "/proc/self/exe";
-	if (!strncmp(path, "linux-vdso", 10) ||
-	    !find_in_file(path, "__cyg_profile_func_enter", 1))
+	const char *path = instrumented_path(info);
+	if (!path)
 		return 0;
 	e->bias = info->dlpi_addr;
 	each_symbol(path, each_fn_sym, e);

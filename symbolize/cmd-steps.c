@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agg.h"
 #include "cli.h"
 #include "cmds.h"
 #include "run.h"
@@ -93,19 +94,6 @@ static int ss_steps_by_weight(const void *a, const void *b)
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
 	return strcmp(x->name, y->name);
-}
-
-static const char *ss_steps_time(uint64_t ns, char *buf, size_t len)
-{
-	if (ns >= 1000000000ull)
-		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
-	else if (ns >= 1000000)
-		snprintf(buf, len, "%.3fms", (double)ns / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, len, "%.3fus", (double)ns / 1e3);
-	else
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	return buf;
 }
 
 /* Coefficient of variation of one call's duration, in percent. */
@@ -191,7 +179,7 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 			printf("  %-32s %8llu  %-24s %5.1f%% %12s %6.0f%%\n", f->name,
 			       (unsigned long long)f->calls, ss_steps_pname(f->parent),
 			       f->acts_total ? 100.0 * (double)f->total / (double)f->acts_total : 0.0,
-			       ss_steps_time(ss_steps_median(f), t1, sizeof(t1)),
+			       ss_agg_fmt_time(ss_steps_median(f), t1, sizeof(t1)),
 			       ss_steps_spread(f));
 		}
 	}
