@@ -151,6 +151,8 @@ SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
 SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
+SS_HIDDEN void ss_buf_prefault(void *p, uint64_t size);
+SS_HIDDEN void ss_buf_ready(struct ss_thread *t);
 SS_HIDDEN int ss_buf_open_file(void);
 SS_HIDDEN int ss_buf_fd(void);
 SS_HIDDEN int ss_buf_fd_high(int fd);

@@ -1,11 +1,11 @@
 /*
  * pool.c - event chunks reserved and paged in ahead of time.
  *
- * Paging in a fresh chunk of the trace file (fallocate, then mmap with
- * MAP_POPULATE: the kernel allocates and zeroes every page) costs more than
- * recording the events that fill it.  A background thread, "stepscope-buf",
- * keeps a few chunks ready and unmaps the full ones, so a thread whose chunk
- * fills only swaps pointers.  When the pool is empty, the thread maps a
+ * Paging in a fresh chunk of the trace file (fallocate, mmap, then a write
+ * fault on every page: ss_buf_prefault) costs more than recording the
+ * events that fill it.  A background thread, "stepscope-buf", keeps a few
+ * chunks ready, writable page by page, and unmaps the full ones, so a thread
+ * whose chunk fills only swaps pointers and takes no page fault.  When the pool is empty, the thread maps a
  * chunk itself, as before: the pool is an optimisation, never a dependency.
  *
  * A ready chunk carries a valid header with serial 0 ("unassigned"); the
@@ -22,7 +22,7 @@
 
 #include "internal.h"
 
-#define POOL_READY 3
+#define POOL_READY 8
 #define POOL_RETIRED 16
 
 static struct {
