@@ -161,6 +161,7 @@ SS_HIDDEN void ss_buf_after_fork(void);
 
 /* pool.c: chunks prepared ahead by a background thread */
 SS_HIDDEN void ss_pool_start(uint64_t size);
+SS_HIDDEN void ss_pool_fill(uint64_t size);
 SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size, uint64_t *offp);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
 SS_HIDDEN void ss_pool_after_fork(void);

@@ -126,6 +126,37 @@ void ss_pool_start(uint64_t size)
 	pthread_mutex_unlock(&pool.mu);
 }
 
+/* When a window opens (ss_rt.lock held, before its step begins): fill the
+ * pool now, so that the threads' first events in the window (the workers'
+ * first chunks) find chunks ready instead of mapping their own in the
+ * first step.  Same lock order as the pool thread: ss_rt.lock, then
+ * pool.mu, never held while a chunk is paged in. */
+void ss_pool_fill(uint64_t size)
+{
+	ss_pool_start(size);
+	for (;;) {
+		pthread_mutex_lock(&pool.mu);
+		int more = pool.started && pool.pid == getpid() && !pool.closing &&
+			   pool.size == size && pool.nready < POOL_READY;
+		pthread_mutex_unlock(&pool.mu);
+		uint64_t off = more ? ss_buf_reserve(size) : 0;
+		struct ss_chunk_header *c = off ? ss_buf_map(off, size) : NULL;
+		if (!c)
+			return;
+		pthread_mutex_lock(&pool.mu);
+		if (pool.nready < POOL_READY) {
+			pool.ready_off[pool.nready] = off;
+			pool.ready[pool.nready++] = c;
+			c = NULL;
+		}
+		pthread_mutex_unlock(&pool.mu);
+		if (c) { /* the pool thread filled it meanwhile: stays unassigned */
+			munmap(c, size);
+			return;
+		}
+	}
+}
+
 /* A ready chunk of `size` bytes, or NULL (the caller maps one itself). */
 struct ss_chunk_header *ss_pool_take(uint64_t size, uint64_t *offp)
 {

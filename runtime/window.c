@@ -129,7 +129,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		/* the work of opening a window is done first and the step
 		 * begins after it (SS_META_WINDOW_OPEN spans it): creating the
 		 * file, maps, stats, the frame walk, the filter and the
-		 * thread's first chunk are no step's time */
+		 * threads' first chunks are no step's time */
 		if (ss_rt.fd >= 0)
 			ss_meta_maps_if_changed();
 		else
@@ -150,6 +150,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_frames_forget_all();
 		ss_filter_on_window();
 		ss_buf_ready(t);
+		ss_pool_fill(ss_rt.chunk_bytes); /* the other threads' first chunks */
 		uint64_t begin = ss_clock_now();
 		struct ss_meta_window_open w = { t->tid, t->serial, step, begin };
 		ss_meta_write_ts(SS_META_WINDOW_OPEN, ts, &w, sizeof(w), NULL, 0);
