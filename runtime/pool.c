@@ -23,6 +23,10 @@
 #include "internal.h"
 
 #define POOL_READY 8
+/* the thread refills only once the pool is down to POOL_LOW, then up to
+ * POOL_READY: a few chunks taken (the first events of a window's threads)
+ * cost no paging-in during the step that took them */
+#define POOL_LOW 4
 #define POOL_RETIRED 16
 
 static struct {
@@ -31,6 +35,7 @@ static struct {
 	int started;
 	int busy;                       /* a reserved chunk is being paged in */
 	int closing;                    /* at exit: prepare no more */
+	int filling;                    /* below POOL_LOW since last full */
 	pid_t pid;
 	uint64_t size;
 	int nready, nretired;
@@ -75,7 +80,11 @@ static void *pool_main(void *arg)
 			pthread_mutex_lock(&pool.mu);
 			continue;
 		}
-		if (pool.nready < POOL_READY && (ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped) {
+		if (pool.nready <= POOL_LOW)
+			pool.filling = 1;
+		else if (pool.nready >= POOL_READY)
+			pool.filling = 0;
+		if (pool.filling && (ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped) {
 			uint64_t size = pool.size;
 			pthread_mutex_unlock(&pool.mu);
 			uint64_t off = 0;
@@ -243,5 +252,6 @@ void ss_pool_after_fork(void)
 	pool.nready = pool.nretired = 0;
 	pool.started = 0;
 	pool.busy = 0;    /* the parent's thread was preparing, not ours */
+	pool.filling = 0;
 	pool.closing = 0;
 }
