@@ -211,19 +211,28 @@ uint64_t ss_buf_reserve(uint64_t size)
 		stop_recording(SS_STOP_SIZE_CAP, why);
 		return 0;
 	}
-	int fd = ss_buf_fd();
-	if (fd < 0)
-		return 0;
-	int err = posix_fallocate(fd, (off_t)off, (off_t)size);
-	if (err == EOPNOTSUPP || err == EINVAL)
-		err = ftruncate(fd, (off_t)(off + size)) ? errno : 0;
 	struct ss_chunk_header h = {
 		.magic = SS_CHUNK_MAGIC,
 		.kind = SS_CHUNK_EVENTS,
 		.size = size,
 	};
-	if (!err && pwrite(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
-		err = errno ? errno : EIO;
+	int err = 0;
+	for (int tries = 0;; tries++) {
+		int fd = ss_buf_fd();
+		if (fd < 0)
+			return 0;
+		err = posix_fallocate(fd, (off_t)off, (off_t)size);
+		if (err == EOPNOTSUPP || err == EINVAL)
+			err = ftruncate(fd, (off_t)(off + size)) ? errno : 0;
+		if (!err && pwrite(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
+			err = errno ? errno : EIO;
+		/* the program closed the descriptor between the check and
+		 * the call (closefrom in another thread than the pool's):
+		 * check again, which reopens it, and retry */
+		if (err == EBADF && tries < 2)
+			continue;
+		break;
+	}
 	if (err) {
 		char why[160];
 		snprintf(why, sizeof(why), "cannot grow the trace file: %s",
@@ -244,6 +253,8 @@ void *ss_buf_map(uint64_t off, uint64_t size)
 	if (!ss_buf_fd_is(fd, ss_rt.dev, ss_rt.ino))
 		return NULL;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED && errno == EBADF)
+		return NULL; /* closed since the check: left unassigned */
 	if (p == MAP_FAILED) {
 		char why[160];
 		snprintf(why, sizeof(why), "cannot map the trace file: %s",
@@ -333,7 +344,9 @@ static struct ss_chunk_header *new_chunk(struct ss_thread *t)
 	ss_pool_start(size);
 	uint64_t off = 0;
 	struct ss_chunk_header *c = ss_pool_take(size, &off);
-	if (!c) {
+	/* twice: a descriptor closed under ss_buf_map is reopened by the
+	 * next ss_buf_reserve */
+	for (int tries = 0; !c && tries < 2 && !ss_rt.stopped; tries++) {
 		off = ss_buf_reserve(size);
 		c = off ? ss_buf_map(off, size) : NULL;
 	}
