@@ -4,7 +4,8 @@
  * Design: the file is created on a process's first event (so uninstrumented
  * programs that inherit the preload leave no empty traces).  Each thread
  * writes fixed 16-byte events into a chunk of the file reserved with
- * fallocate() and mapped MAP_SHARED|MAP_POPULATE: stores land in the page
+ * fallocate(), mapped MAP_SHARED and pre-faulted for writing (ss_buf_prefault)
+ * before a thread gets it: stores land in the page
  * cache, so a process killed by SIGKILL or the OOM killer keeps everything
  * it recorded, and a full disk shows up as an error here instead of SIGBUS.
  * When a chunk fills, the thread takes the slow path below: close it, reserve
@@ -210,19 +211,28 @@ uint64_t ss_buf_reserve(uint64_t size)
 		stop_recording(SS_STOP_SIZE_CAP, why);
 		return 0;
 	}
-	int fd = ss_buf_fd();
-	if (fd < 0)
-		return 0;
-	int err = posix_fallocate(fd, (off_t)off, (off_t)size);
-	if (err == EOPNOTSUPP || err == EINVAL)
-		err = ftruncate(fd, (off_t)(off + size)) ? errno : 0;
 	struct ss_chunk_header h = {
 		.magic = SS_CHUNK_MAGIC,
 		.kind = SS_CHUNK_EVENTS,
 		.size = size,
 	};
-	if (!err && pwrite(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
-		err = errno ? errno : EIO;
+	int err = 0;
+	for (int tries = 0;; tries++) {
+		int fd = ss_buf_fd();
+		if (fd < 0)
+			return 0;
+		err = posix_fallocate(fd, (off_t)off, (off_t)size);
+		if (err == EOPNOTSUPP || err == EINVAL)
+			err = ftruncate(fd, (off_t)(off + size)) ? errno : 0;
+		if (!err && pwrite(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h))
+			err = errno ? errno : EIO;
+		/* the program closed the descriptor between the check and
+		 * the call (closefrom in another thread than the pool's):
+		 * check again, which reopens it, and retry */
+		if (err == EBADF && tries < 2)
+			continue;
+		break;
+	}
 	if (err) {
 		char why[160];
 		snprintf(why, sizeof(why), "cannot grow the trace file: %s",
@@ -242,8 +252,9 @@ void *ss_buf_map(uint64_t off, uint64_t size)
 	int fd = ss_rt.fd;
 	if (!ss_buf_fd_is(fd, ss_rt.dev, ss_rt.ino))
 		return NULL;
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	if (p == MAP_FAILED && errno == EBADF)
+		return NULL; /* closed since the check: left unassigned */
 	if (p == MAP_FAILED) {
 		char why[160];
 		snprintf(why, sizeof(why), "cannot map the trace file: %s",
@@ -251,7 +262,35 @@ void *ss_buf_map(uint64_t off, uint64_t size)
 		stop_recording(SS_STOP_ERROR, why);
 		return NULL;
 	}
+	ss_buf_prefault(p, size);
 	return p;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Make every page of a fresh chunk writable now, so that the thread that
+ * records into it takes no page fault.  MAP_POPULATE is not enough: on a
+ * shared file mapping it maps the pages read-only, and the first store to
+ * each 4 KiB page still faults (the file system's page_mkwrite: block
+ * allocation, dirty accounting) inside whatever user function was running.
+ * MADV_POPULATE_WRITE (Linux >= 5.14) takes those write faults here, in one
+ * call; older kernels get the same by a store to every page.  The store
+ * writes back the byte it read: the chunk's header, already in the file,
+ * stays intact, and nobody else writes an unassigned chunk.  Pages the
+ * kernel writes back later (dirty_expire, memory pressure) are made
+ * read-only again and fault once more on the next store: rare, not zero. */
+void ss_buf_prefault(void *p, uint64_t size)
+{
+	static int no_populate;
+	if (!no_populate && madvise(p, size, MADV_POPULATE_WRITE) == 0)
+		return;
+	if (errno == EINVAL)
+		no_populate = 1; /* kernel without it: touch from now on */
+	volatile char *b = p;
+	for (uint64_t o = 4095; o < size; o += 4096)
+		b[o] = b[o];
 }
 
 /* Reserve `size` bytes at the end of the file and map them.  Lock held. */
@@ -305,7 +344,9 @@ static struct ss_chunk_header *new_chunk(struct ss_thread *t)
 	ss_pool_start(size);
 	uint64_t off = 0;
 	struct ss_chunk_header *c = ss_pool_take(size, &off);
-	if (!c) {
+	/* twice: a descriptor closed under ss_buf_map is reopened by the
+	 * next ss_buf_reserve */
+	for (int tries = 0; !c && tries < 2 && !ss_rt.stopped; tries++) {
 		off = ss_buf_reserve(size);
 		c = off ? ss_buf_map(off, size) : NULL;
 	}
@@ -320,6 +361,22 @@ static struct ss_chunk_header *new_chunk(struct ss_thread *t)
 	c->serial = t->serial;
 	ss_clock_pair(&c->calib_ticks, &c->calib_ns);
 	return c;
+}
+
+/* When a window opens (lock held, the thread's slow path busy): give the
+ * stepping thread its chunk now, before its step begins, so that its first
+ * event takes no refill.  Lost events and inherited frames are left to the
+ * refill, which writes them at the head of a chunk. */
+void ss_buf_ready(struct ss_thread *t)
+{
+	if (t->chunk || t->lost || t->inherit || ss_rt.stopped || ss_rt.disabled)
+		return;
+	struct ss_chunk_header *c = new_chunk(t);
+	if (!c)
+		return;
+	t->chunk = c;
+	t->pos = (struct ss_event *)(c + 1);
+	t->end = (struct ss_event *)((char *)c + c->size) - 1;
 }
 
 /* Recording stopped while this thread had a chunk: mark it in the

@@ -190,6 +190,11 @@ enum ss_meta_type {
 	/* struct ss_meta_sync: a clock-sync point; ts is the file clock when
 	 * every rank left the same barrier (libstepscope-mpi, docs/mpi.md). */
 	SS_META_SYNC = 21,
+	/* struct ss_meta_window_open: what the runtime did when a window
+	 * opened (maps snapshot, frame walk, stats, filter, the stepping
+	 * thread's first chunk), from ts to end_ts; the window's first step
+	 * (its SS_META_STEP) begins at end_ts, so none of it is step time. */
+	SS_META_WINDOW_OPEN = 22,
 	/* GPU activity from CUPTI (gpu.enabled, runtime/gpu.c, docs/cuda.md).
 	 * Times in these records are CUPTI's GPU clock (ns); a GPU_CLOCK
 	 * record pairs one reading of it with the file clock. */
@@ -260,6 +265,13 @@ _Static_assert(sizeof(struct ss_meta_rank) == 48, "rank size");
 struct ss_meta_sync {
 	uint64_t round;              /* 0, 1, ...: the same on every rank */
 	uint64_t real_ns;            /* CLOCK_REALTIME right after ts */
+};
+
+struct ss_meta_window_open {
+	uint64_t tid;                /* the stepping thread */
+	uint64_t serial;
+	uint64_t step;               /* the window's first step */
+	uint64_t end_ts;             /* same clock as ts: the work's end */
 };
 
 enum ss_step_action {

@@ -151,6 +151,8 @@ SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
 SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
+SS_HIDDEN void ss_buf_prefault(void *p, uint64_t size);
+SS_HIDDEN void ss_buf_ready(struct ss_thread *t);
 SS_HIDDEN int ss_buf_open_file(void);
 SS_HIDDEN int ss_buf_fd(void);
 SS_HIDDEN int ss_buf_fd_high(int fd);
@@ -159,6 +161,7 @@ SS_HIDDEN void ss_buf_after_fork(void);
 
 /* pool.c: chunks prepared ahead by a background thread */
 SS_HIDDEN void ss_pool_start(uint64_t size);
+SS_HIDDEN void ss_pool_fill(uint64_t size);
 SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size, uint64_t *offp);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
 SS_HIDDEN void ss_pool_after_fork(void);

@@ -1,11 +1,11 @@
 /*
  * pool.c - event chunks reserved and paged in ahead of time.
  *
- * Paging in a fresh chunk of the trace file (fallocate, then mmap with
- * MAP_POPULATE: the kernel allocates and zeroes every page) costs more than
- * recording the events that fill it.  A background thread, "stepscope-buf",
- * keeps a few chunks ready and unmaps the full ones, so a thread whose chunk
- * fills only swaps pointers.  When the pool is empty, the thread maps a
+ * Paging in a fresh chunk of the trace file (fallocate, mmap, then a write
+ * fault on every page: ss_buf_prefault) costs more than recording the
+ * events that fill it.  A background thread, "stepscope-buf", keeps a few
+ * chunks ready, writable page by page, and unmaps the full ones, so a thread
+ * whose chunk fills only swaps pointers and takes no page fault.  When the pool is empty, the thread maps a
  * chunk itself, as before: the pool is an optimisation, never a dependency.
  *
  * A ready chunk carries a valid header with serial 0 ("unassigned"); the
@@ -22,7 +22,11 @@
 
 #include "internal.h"
 
-#define POOL_READY 3
+#define POOL_READY 8
+/* the thread refills only once the pool is down to POOL_LOW, then up to
+ * POOL_READY: a few chunks taken (the first events of a window's threads)
+ * cost no paging-in during the step that took them */
+#define POOL_LOW 4
 #define POOL_RETIRED 16
 
 static struct {
@@ -31,6 +35,7 @@ static struct {
 	int started;
 	int busy;                       /* a reserved chunk is being paged in */
 	int closing;                    /* at exit: prepare no more */
+	int filling;                    /* below POOL_LOW since last full */
 	pid_t pid;
 	uint64_t size;
 	int nready, nretired;
@@ -75,7 +80,11 @@ static void *pool_main(void *arg)
 			pthread_mutex_lock(&pool.mu);
 			continue;
 		}
-		if (pool.nready < POOL_READY && (ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped) {
+		if (pool.nready <= POOL_LOW)
+			pool.filling = 1;
+		else if (pool.nready >= POOL_READY)
+			pool.filling = 0;
+		if (pool.filling && (ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped) {
 			uint64_t size = pool.size;
 			pthread_mutex_unlock(&pool.mu);
 			uint64_t off = 0;
@@ -124,6 +133,37 @@ void ss_pool_start(uint64_t size)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_unlock(&pool.mu);
+}
+
+/* When a window opens (ss_rt.lock held, before its step begins): fill the
+ * pool now, so that the threads' first events in the window (the workers'
+ * first chunks) find chunks ready instead of mapping their own in the
+ * first step.  Same lock order as the pool thread: ss_rt.lock, then
+ * pool.mu, never held while a chunk is paged in. */
+void ss_pool_fill(uint64_t size)
+{
+	ss_pool_start(size);
+	for (;;) {
+		pthread_mutex_lock(&pool.mu);
+		int more = pool.started && pool.pid == getpid() && !pool.closing &&
+			   pool.size == size && pool.nready < POOL_READY;
+		pthread_mutex_unlock(&pool.mu);
+		uint64_t off = more ? ss_buf_reserve(size) : 0;
+		struct ss_chunk_header *c = off ? ss_buf_map(off, size) : NULL;
+		if (!c)
+			return;
+		pthread_mutex_lock(&pool.mu);
+		if (pool.nready < POOL_READY) {
+			pool.ready_off[pool.nready] = off;
+			pool.ready[pool.nready++] = c;
+			c = NULL;
+		}
+		pthread_mutex_unlock(&pool.mu);
+		if (c) { /* the pool thread filled it meanwhile: stays unassigned */
+			munmap(c, size);
+			return;
+		}
+	}
 }
 
 /* A ready chunk of `size` bytes, or NULL (the caller maps one itself). */
@@ -212,5 +252,6 @@ void ss_pool_after_fork(void)
 	pool.nready = pool.nretired = 0;
 	pool.started = 0;
 	pool.busy = 0;    /* the parent's thread was preparing, not ours */
+	pool.filling = 0;
 	pool.closing = 0;
 }

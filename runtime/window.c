@@ -126,10 +126,15 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 	};
 	if (act == SS_STEP_RECORD && !(ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped &&
 	    !ss_rt.disabled) {
+		/* the work of opening a window is done first and the step
+		 * begins after it (SS_META_WINDOW_OPEN spans it): creating the
+		 * file, maps, stats, the frame walk, the filter and the
+		 * threads' first chunks are no step's time */
 		if (ss_rt.fd >= 0)
 			ss_meta_maps_if_changed();
+		else
+			ss_buf_open_file(); /* config, calibration, maps */
 		ss_stats_write_all(); /* stats: whole_run, kept if the run dies */
-		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
 		uint64_t frames[128];
 		inst_refresh();
 		size_t n = walk_frames(t, frames, 128);
@@ -142,12 +147,19 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 			step_inlined = ss_elfsym_step_inlined(
 				c->step_function, ss_hot.watch, frames[0]);
 		size_t skip = (ss_hot.watch && n && step_inlined != 1) ? 1 : 0;
-		struct ss_meta_stack s = { t->tid, t->serial, n - skip };
-		ss_meta_write_ts(SS_META_STACK, ts, &s, sizeof(s), frames + skip,
-				 (n - skip) * sizeof(uint64_t));
 		ss_frames_forget_all();
 		ss_filter_on_window();
+		ss_buf_ready(t);
+		ss_pool_fill(ss_rt.chunk_bytes); /* the other threads' first chunks */
+		uint64_t begin = ss_clock_now();
+		struct ss_meta_window_open w = { t->tid, t->serial, step, begin };
+		ss_meta_write_ts(SS_META_WINDOW_OPEN, ts, &w, sizeof(w), NULL, 0);
+		ss_meta_write_ts(SS_META_STEP, begin, &m, sizeof(m), NULL, 0);
+		struct ss_meta_stack s = { t->tid, t->serial, n - skip };
+		ss_meta_write_ts(SS_META_STACK, begin, &s, sizeof(s), frames + skip,
+				 (n - skip) * sizeof(uint64_t));
 		ss_hot.gate = (ss_hot.gate & SS_GATE_STATS) | SS_GATE_REC;
+		ss_pool_start(ss_rt.chunk_bytes); /* wake it: chunks for the window */
 	} else {
 		if (act != SS_STEP_RECORD)
 			ss_hot.gate &= SS_GATE_STATS;

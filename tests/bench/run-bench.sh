@@ -18,7 +18,9 @@
 #   record    libstepscope recording every call of the whole run
 #   uftrace   `uftrace record` of an -finstrument-functions build without
 #             libstepscope (two hook sets in one process would fight)
-# Then the other sections: build time through stepscope-cc, symbolize
+# First, fidelity.sh: the figures of issue 14 against the true floor (hooks
+# linked in, a ring in cache).  Then the other sections: build time
+# through stepscope-cc, symbolize
 # throughput, record.stack, stats: whole_run, filter (the rebuild with
 # `stepscope filter`'s list).
 set -eu
@@ -40,6 +42,12 @@ mkdir -p "$W"
 [ -n "${SS_BENCH_KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
 uft=""
 command -v uftrace >/dev/null && uft=yes
+
+# ---------------------------------------------------------------- fidelity
+# (issue 14) the recording's own costs against the true floor, uftrace
+# and /dev/shm, page faults in the program's thread, and examples/mlp's
+# first recorded step: tests/bench/fidelity.sh, which also runs alone
+CC=$CC sh "$SRC/fidelity.sh"
 
 # ---------------------------------------------------------------- hot path
 echo "bench: building variants in $W"

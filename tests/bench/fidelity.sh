@@ -1,0 +1,116 @@
+#!/bin/sh
+# fidelity.sh - `make bench`, first section: the figures of issue 14
+# ("numbers you can trust") side by side, in one run.  Also runs alone:
+#   sh tests/bench/fidelity.sh            (after `make all`)
+#
+# Leaf loop (b-faults: a tiny leaf called N times from a loop; it prints the
+# page faults its own thread took during the loop, from getrusage
+# RUSAGE_THREAD).  Each variant runs with SS_BENCH_FID_CALLS and a quarter
+# of it, SS_BENCH_FID_RUNS rounds, the variants in turn within a round; the
+# added ns per enter+exit pair is the slope between the two call counts
+# (median whole-run wall times, minus the plain build's slope), so start-up
+# and exit are not counted.  Variants:
+#   plain     the same source without -finstrument-functions
+#   floor     hooks-ring.c linked into the executable: rdtsc + a 16-byte
+#             store into a thread-local ring (initial-exec TLS) that stays
+#             in cache, no file
+#   stepscope libstepscope recording every call into a directory on the
+#             machine's disk (SS_BENCH_FID_DIR, default under /var/tmp)
+#   shm       the same into /dev/shm
+#   uftrace   `uftrace record` of the instrumented build, if installed
+# Then examples/mlp recorded with wait 1, warmup 1, active 6: the first
+# recorded step against the median of the other five.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=$top/build
+SRC=$top/tests/bench
+N=${SS_BENCH_FID_CALLS:-4000000}
+NL=$((N / 4))
+RUNS=${SS_BENCH_FID_RUNS:-3}
+CC=${CC:-gcc}
+[ "$CC" = cc ] && CC=gcc
+W=${SS_BENCH_FID_DIR:-$(mktemp -d /var/tmp/stepscope-fid.XXXXXX)}
+SHM=$(mktemp -d /dev/shm/stepscope-fid.XXXXXX 2>/dev/null || echo "")
+mkdir -p "$W"
+trap 'rm -rf "$W" ${SHM:+"$SHM"}' EXIT
+uft=""
+command -v uftrace >/dev/null && uft=yes
+RT=$B/lib/libstepscope.so
+INST="-O2 -g -finstrument-functions -fno-omit-frame-pointer"
+$CC -O2 -g -o "$W/plain" "$SRC/b-faults.c"
+$CC $INST -o "$W/inst" "$SRC/b-faults.c"
+$CC $INST -o "$W/floor" "$SRC/b-faults.c" "$SRC/hooks-ring.c"
+printf 'max_trace_mb: 0\n' > "$W/all.yaml"
+
+cmd() { # variant -> command (without the call count)
+	case $1 in
+	plain) echo "$W/plain" ;;
+	floor) echo "$W/floor" ;;
+	stepscope) echo "env STEPSCOPE_DIR=$W/trace STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$RT $W/inst" ;;
+	shm) echo "env STEPSCOPE_DIR=$SHM/trace STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$RT $W/inst" ;;
+	uftrace) echo "uftrace record -d $W/uftrace.data $W/inst" ;;
+	esac
+}
+V="plain floor stepscope"
+[ -n "$SHM" ] && V="$V shm"
+[ -n "$uft" ] && V="$V uftrace"
+echo "fidelity: leaf loop, $N and $NL calls, $RUNS rounds of: $V"
+: > "$W/runs"
+r=0
+while [ $r -lt "$RUNS" ]; do
+	for v in $V; do
+		for n in $N $NL; do
+			rm -rf "$W/trace" "$W/uftrace.data" ${SHM:+"$SHM/trace"}
+			mkdir -p "$W/trace" ${SHM:+"$SHM/trace"}
+			t0=$(date +%s%N)
+			out=$($(cmd $v) "$n" 2>/dev/null | grep '^calls' || true)
+			t1=$(date +%s%N)
+			echo "$v $n $((t1 - t0)) $out" >> "$W/runs"
+		done
+	done
+	r=$((r + 1))
+done
+
+# examples/mlp: first recorded step vs the median of the others
+M=$top/examples/mlp
+(cd "$M" && "$B/bin/stepscope-cc" $CC -O2 -std=gnu11 -pthread -o "$W/mlp" train.c data.c model.c pool.c -lm)
+rm -rf "$W/mrun"
+"$B/bin/stepscope" record -o "$W/mrun" --set step.function=train_step --set schedule.wait=1 \
+	--set schedule.warmup=1 --set schedule.active=6 -- "$W/mlp" --steps 10 >/dev/null 2>&1
+"$B/bin/stepscope" symbolize -q -o "$W/mlp.json" "$W/mrun" >/dev/null 2>&1
+# the ProfilerStep#k slices' durations, in step order
+tr '{' '\n' < "$W/mlp.json" | sed -n 's/.*"name":"ProfilerStep#\([0-9]*\)".*"dur":\([0-9.]*\).*/\1 \2/p' |
+	sort -n > "$W/steps"
+
+awk -v n="$N" -v nl="$NL" -v runs="$RUNS" -v stepsf="$W/steps" '
+function med(a, k,   i, j, x) {
+	for (i = 2; i <= k; i++)
+		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}
+{ c = ++cnt[$1, $2]; t[$1, $2, c] = $3; seen[$1] = 1
+  if ($2 == n && $4 == "calls") { f = ++fc[$1]; flt[$1, f] = $7 + $9 } }
+END {
+	for (k in cnt) { split(k, p, SUBSEP); for (i = 1; i <= cnt[k]; i++) a[i] = t[p[1], p[2], i]; m[p[1], p[2]] = med(a, cnt[k]) }
+	for (v in seen) slope[v] = (m[v, n] - m[v, nl]) / (n - nl)
+	for (v in seen) add[v] = slope[v] - slope["plain"]
+	for (v in fc) { for (i = 1; i <= fc[v]; i++) a[i] = flt[v, i]; faults[v] = med(a, fc[v]) }
+	printf "\nfidelity (issue 14): added ns per enter+exit pair, slope %d..%d calls, medians of %d\n", nl, n, runs
+	printf "  %-46s %9.2f ns\n", "stepscope, trace on this machine'"'"'s disk", add["stepscope"]
+	printf "  %-46s %9.2f ns\n", "floor: rdtsc + 16-byte store, ring in cache", add["floor"]
+	if ("shm" in seen) printf "  %-46s %9.2f ns\n", "stepscope, trace in /dev/shm", add["shm"]
+	if ("uftrace" in seen) printf "  %-46s %9.2f ns\n", "uftrace record", add["uftrace"]
+	printf "  %-46s %9.2f x   (goal <= 1.3x)\n", "stepscope / floor", add["stepscope"] / add["floor"]
+	if ("uftrace" in seen) printf "  %-46s %9.2f x   (goal >= 5x)\n", "uftrace / stepscope", add["uftrace"] / add["stepscope"]
+	printf "  %-46s %9.0f     (goal 0; %d calls)\n", "page faults in the program thread (disk)", faults["stepscope"], n
+	if ("shm" in faults) printf "  %-46s %9.0f\n", "page faults in the program thread (shm)", faults["shm"]
+	k = 0
+	while ((getline line < stepsf) > 0) { split(line, x, " "); d[++k] = x[2] }
+	if (k >= 2) {
+		for (i = 2; i <= k; i++) o[i - 1] = d[i]
+		mo = med(o, k - 1)
+		printf "  examples/mlp (wait 1, warmup 1, active 6): first recorded step %.0f us, median of the other %d %.0f us: %.2fx  (goal <= 1.25x)\n",
+			d[1], k - 1, mo, d[1] / mo
+	} else
+		printf "  examples/mlp: no recorded steps found\n"
+}' "$W/runs"
