@@ -110,7 +110,7 @@ static struct ss_e2e_trace *record_checked(struct ss_e2e *t, const char *clean,
 {
 	struct ss_e2e_trace *tr = NULL;
 	int within = 0;
-	for (int attempt = 0; attempt < 3 && within < need; attempt++) {
+	for (int attempt = 0; attempt < 3 && (!attempt || within < need); attempt++) {
 		if (attempt)
 			fprintf(stderr, "  busy machine: recording again\n");
 		SS_E2E_SH_OK(t, "rm -rf %s", clean);
