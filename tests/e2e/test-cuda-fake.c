@@ -36,44 +36,11 @@
 
 enum { STEPS = 5, RECORDED = 3 };
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	if (buf)
-		buf[fread(buf, 1, (size_t)n, f)] = 0;
-	fclose(f);
-	return buf;
-}
-
 static cJSON *events(struct ss_e2e *t, const char *run)
 {
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s/trace.json", t->dir, run);
-	char *text = slurp(path);
-	SS_E2E_CHECK(t, text != NULL, "cannot read %s", path);
-	cJSON *root = cJSON_Parse(text);
-	free(text);
-	SS_E2E_CHECK(t, root != NULL, "%s is not JSON", path);
-	return root;
-}
-
-static int lines_with(const char *text, const char *what)
-{
-	int n = 0;
-	for (const char *p = text; p && *p;) {
-		const char *end = strchr(p, '\n');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		const char *hit = strstr(p, what);
-		n += hit && hit < p + len;
-		p = end ? end + 1 : NULL;
-	}
-	return n;
+	char rel[256];
+	snprintf(rel, sizeof(rel), "%s/trace.json", run);
+	return ss_e2e_load_json(t, rel);
 }
 
 static const char *str(const cJSON *e, const char *k)
@@ -270,7 +237,7 @@ static void test_fake_cupti(void **state)
 	ss_e2e_build(t, "cuda-fake", "-L. -lcudart -Wl,-rpath,\"$PWD\"");
 	SS_E2E_SH_OK(t, FAKE_ENV " " SS " record " SETS " --set gpu.enabled=true "
 			"-o run -- ./s-cuda-fake %d", STEPS);
-	SS_E2E_CHECK(t, lines_with(t->err, "gpu:") == 0,
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "gpu:") == 0,
 		     "record with the fake CUPTI: expected no gpu line, got: %s", t->err);
 	ss_e2e_symbolize(t, "run");
 	cJSON *root = events(t, "run");
@@ -321,9 +288,9 @@ static void test_fake_cupti(void **state)
 	/* CUPTI not there: one line, host functions only */
 	SS_E2E_SH_OK(t, "STEPSCOPE_CUPTI_LIBRARY=\"$PWD/no-such-cupti.so\" " SS " record "
 			SETS " --set gpu.enabled=true -o run3 -- ./s-cuda-fake %d", STEPS);
-	SS_E2E_CHECK(t, lines_with(t->err, "gpu:") == 1 &&
-			     lines_with(t->err, "stepscope: gpu: cannot load ") == 1 &&
-			     lines_with(t->err, "no-such-cupti.so") == 1,
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "gpu:") == 1 &&
+			     ss_e2e_lines_with(t->err, "stepscope: gpu: cannot load ") == 1 &&
+			     ss_e2e_lines_with(t->err, "no-such-cupti.so") == 1,
 		     "missing CUPTI: expected one 'gpu: cannot load' line, got: %s", t->err);
 	ss_e2e_symbolize(t, "run3");
 	root = events(t, "run3");

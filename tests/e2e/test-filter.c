@@ -23,43 +23,7 @@
 #define CFG "printf 'step: {function: train_step}\\nwindow: {start_step: 1, end_step: 2}\\n' > c.yaml"
 #define NTINY 100000
 
-struct row {
-	char name[128];
-	unsigned long long calls, total;
-};
-
-/* Rows of `report --format csv`: name, ..., total_ns (6th), calls (10th),
- * clipped (11th). */
-static size_t parse_csv(const char *text, struct row *rows, size_t max)
-{
-	size_t n = 0;
-	const char *line = strchr(text, '\n'); /* skip the header */
-	while (line && *++line && n < max) {
-		char *field[12];
-		char buf[512];
-		size_t len = strcspn(line, "\n"), nf = 0;
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-		memcpy(buf, line, len);
-		buf[len] = 0;
-		for (char *p = buf, *c; nf < 12; p = c + 1) {
-			field[nf++] = p;
-			if (!(c = strchr(p, ',')))
-				break;
-			*c = 0;
-		}
-		if (nf == 11) {
-			snprintf(rows[n].name, sizeof(rows[n].name), "%s", field[0]);
-			rows[n].total = strtoull(field[5], NULL, 10);
-			rows[n].calls = strtoull(field[9], NULL, 10);
-			n++;
-		}
-		line = strchr(line, '\n');
-	}
-	return n;
-}
-
-static unsigned long long calls_of(const struct row *rows, size_t n, const char *name)
+static unsigned long long calls_of(const struct ss_e2e_row *rows, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(rows[i].name, name))
@@ -73,11 +37,11 @@ static void expect_counts(struct ss_e2e *t, const char *dir, unsigned long long 
 			  unsigned long long op, unsigned long long caller,
 			  unsigned long long tiny)
 {
-	struct row rows[32];
+	struct ss_e2e_row rows[32];
 	const char *names[4] = { "train_step", "op_long", "helper_caller", "tiny" };
 	unsigned long long want[4] = { step, op, caller, tiny };
 	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv %s", dir);
-	size_t n = parse_csv(t->out, rows, 32);
+	size_t n = ss_e2e_report_rows(t->out, rows, 32);
 	for (int i = 0; i < 4; i++) {
 		unsigned long long got = calls_of(rows, n, names[i]);
 		if (got != want[i]) {
@@ -88,7 +52,7 @@ static void expect_counts(struct ss_e2e *t, const char *dir, unsigned long long 
 	}
 }
 
-static const struct row *row_of(const struct row *rows, size_t n, const char *name)
+static const struct ss_e2e_row *row_of(const struct ss_e2e_row *rows, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(rows[i].name, name))
@@ -101,7 +65,7 @@ static const struct row *row_of(const struct row *rows, size_t n, const char *na
  * every self pair_ns per direct callee. */
 static void check_overhead(struct ss_e2e *t, const char *dir)
 {
-	struct row m[32], c[32];
+	struct ss_e2e_row m[32], c[32];
 	size_t nm, nc;
 	unsigned long long pair;
 	const char *p;
@@ -116,13 +80,13 @@ static void check_overhead(struct ss_e2e *t, const char *dir)
 				strstr(t->out, "% of recorded time (100003 calls x "),
 		     "report: no 'stepscope overhead: N%% of recorded time (100003 calls x P ns)' line");
 	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv %s", dir);
-	nm = parse_csv(t->out, m, 32);
+	nm = ss_e2e_report_rows(t->out, m, 32);
 	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv --compensate %s", dir);
-	nc = parse_csv(t->out, c, 32);
+	nc = ss_e2e_report_rows(t->out, c, 32);
 	const char *names[3] = { "train_step", "helper_caller", "tiny" };
 	unsigned long long below[3] = { NTINY + 2, NTINY, 0 };
 	for (int i = 0; i < 3; i++) {
-		const struct row *a = row_of(m, nm, names[i]), *b = row_of(c, nc, names[i]);
+		const struct ss_e2e_row *a = row_of(m, nm, names[i]), *b = row_of(c, nc, names[i]);
 		SS_E2E_CHECK(t, a && b, "no row %s", names[i]);
 		unsigned long long want = a->total > below[i] * pair ? a->total - below[i] * pair : 0;
 		SS_E2E_CHECK(t, b->total == want, "--compensate: %s total %llu, expected %llu - %llu * %llu",
@@ -155,9 +119,9 @@ static void test_exclude(void **state)
 		     NTINY);
 	SS_E2E_SH_OK(t, SS " report --whole-run --limit 0 --format csv whole");
 	{
-		struct row rows[32];
-		size_t n = parse_csv(t->out, rows, 32);
-		const struct row *tiny = row_of(rows, n, "tiny");
+		struct ss_e2e_row rows[32];
+		size_t n = ss_e2e_report_rows(t->out, rows, 32);
+		const struct ss_e2e_row *tiny = row_of(rows, n, "tiny");
 		SS_E2E_CHECK(t, tiny && tiny->calls == 2 * NTINY && tiny->total == 0,
 			     "whole run: tiny %llu calls, %llu ns; expected %d calls, 0 ns",
 			     tiny ? tiny->calls : 0, tiny ? tiny->total : 0, 2 * NTINY);

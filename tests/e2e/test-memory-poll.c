@@ -81,52 +81,6 @@ static const struct want_dev want_devs[] = {
 	{ "cuda:1", 250000000ull, 250000000ull, 42949672960ull },
 };
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf)
-		buf[fread(buf, 1, (size_t)n, f)] = 0;
-	fclose(f);
-	return buf;
-}
-
-static cJSON *load_json(struct ss_e2e *t, const char *rel)
-{
-	char path[4200];
-
-	snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
-	char *text = slurp(path);
-	SS_E2E_CHECK(t, text != NULL, "cannot read %s", path);
-	cJSON *root = cJSON_Parse(text);
-	free(text);
-	SS_E2E_CHECK(t, root != NULL, "%s is not JSON", path);
-	return root;
-}
-
-/* Lines of `text` that contain `what`. */
-static int lines_with(const char *text, const char *what)
-{
-	int n = 0;
-
-	for (const char *p = text; p && *p;) {
-		const char *end = strchr(p, '\n');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		const char *hit = strstr(p, what);
-		n += hit && hit < p + len;
-		p = end ? end + 1 : NULL;
-	}
-	return n;
-}
-
 static void build_fake(struct ss_e2e *t)
 {
 	SS_E2E_SH_OK(t, "gcc -shared -fPIC -O2 -Wall -Wextra -Werror -o libnvml-fake.so "
@@ -310,23 +264,23 @@ static void test_fake_nvml(void **state)
 	ss_e2e_build(t, "memory", NULL);
 	SS_E2E_SH_OK(t, FAKE_ENV " " SS " record " SETS " -o run -- ./s-memory %d 1",
 		     STEPS);
-	SS_E2E_CHECK(t, lines_with(t->err, "memory:") == 0 &&
-			     lines_with(t->err, "lib-nvml-fake") == 0,
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory:") == 0 &&
+			     ss_e2e_lines_with(t->err, "lib-nvml-fake") == 0,
 		     "record with the fake NVML: expected no memory info line, got: %s",
 		     t->err);
 	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "run");
 	SS_E2E_EXPECT_CALLS(t, tr, "step", 0, STEPS);
 
-	cJSON *trace = load_json(t, "run/trace.json");
+	cJSON *trace = ss_e2e_load_json(t, "run/trace.json");
 	check_counters(t, trace, 1);
 	cJSON_Delete(trace);
-	cJSON *prof = load_json(t, "run/memory_profile.json");
+	cJSON *prof = ss_e2e_load_json(t, "run/memory_profile.json");
 	check_profile(t, prof, 1);
 	cJSON_Delete(prof);
 
 	SS_E2E_SH_OK(t, SS " memory run");
-	SS_E2E_CHECK(t, lines_with(t->err, "stepscope: host memory grew in ") == 1 &&
-			     lines_with(t->err, "a leak?") == 1,
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "stepscope: host memory grew in ") == 1 &&
+			     ss_e2e_lines_with(t->err, "a leak?") == 1,
 		     "stepscope memory: expected one leak hint, for host; got: %s", t->err);
 	SS_E2E_CHECK(t, !strstr(t->err, "cuda:0 memory grew") &&
 			     !strstr(t->err, "cuda:1 memory grew"),
@@ -345,7 +299,7 @@ static void test_fake_visible(void **state)
 	ss_e2e_build(t, "memory", NULL);
 	SS_E2E_SH_OK(t, FAKE_ENV " CUDA_VISIBLE_DEVICES=GPU-fake-1 " SS " record "
 			SETS " -o run -- ./s-memory 6 1");
-	cJSON *prof = load_json(t, "run/memory_profile.json");
+	cJSON *prof = ss_e2e_load_json(t, "run/memory_profile.json");
 	const cJSON *e;
 	int k = 0;
 	cJSON_ArrayForEach(e, prof) {
@@ -381,14 +335,14 @@ static void test_no_nvml(void **state)
 	} else {
 		SS_E2E_SH_OK(t, "env -u STEPSCOPE_NVML_LIBRARY " SS " record " SETS
 				" -o run -- ./s-memory 6 1");
-		SS_E2E_CHECK(t, lines_with(t->err, "memory:") == 1 &&
-				     lines_with(t->err, nodriver) == 1,
+		SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory:") == 1 &&
+				     ss_e2e_lines_with(t->err, nodriver) == 1,
 			     "record without NVML: expected exactly one line '%s', got: %s",
 			     nodriver, t->err);
-		cJSON *trace = (ss_e2e_symbolize(t, "run"), load_json(t, "run/trace.json"));
+		cJSON *trace = (ss_e2e_symbolize(t, "run"), ss_e2e_load_json(t, "run/trace.json"));
 		check_counters(t, trace, 0);
 		cJSON_Delete(trace);
-		cJSON *prof = load_json(t, "run/memory_profile.json");
+		cJSON *prof = ss_e2e_load_json(t, "run/memory_profile.json");
 		SS_E2E_CHECK(t, cJSON_GetArraySize(prof) == 2,
 			     "memory_profile.json: expected 2 entries (steps 2, 4)");
 		const cJSON *e;
@@ -404,11 +358,11 @@ static void test_no_nvml(void **state)
 	/* a library named in STEPSCOPE_NVML_LIBRARY that is not there */
 	SS_E2E_SH_OK(t, "STEPSCOPE_NVML_LIBRARY=\"$PWD/no-such-nvml.so\" " SS " record "
 			SETS " -o run2 -- ./s-memory 6 1");
-	SS_E2E_CHECK(t, lines_with(t->err, "memory:") == 1 &&
-			     lines_with(t->err, "stepscope: memory: cannot load "
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory:") == 1 &&
+			     ss_e2e_lines_with(t->err, "stepscope: memory: cannot load "
 						"STEPSCOPE_NVML_LIBRARY=") == 1 &&
-			     lines_with(t->err, "no-such-nvml.so") == 1 &&
-			     lines_with(t->err, "polling host memory only") == 1,
+			     ss_e2e_lines_with(t->err, "no-such-nvml.so") == 1 &&
+			     ss_e2e_lines_with(t->err, "polling host memory only") == 1,
 		     "record with a missing STEPSCOPE_NVML_LIBRARY: expected exactly one "
 		     "'cannot load' line, got: %s", t->err);
 	SS_E2E_SH_OK(t, "grep -c '\"host\"' run2/memory_profile.json && "

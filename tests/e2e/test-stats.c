@@ -50,42 +50,7 @@ static unsigned long calls(int f, unsigned long k, int whole)
 	}
 }
 
-/* Rows of a CSV report: name -> (calls, total_ns). */
-struct row {
-	char name[128];
-	unsigned long long calls, total;
-};
-
-static size_t parse_csv(const char *text, struct row *rows, size_t max)
-{
-	size_t n = 0;
-	const char *line = strchr(text, '\n'); /* skip the header */
-	while (line && *++line && n < max) {
-		char *field[12];
-		char buf[512];
-		size_t len = strcspn(line, "\n"), nf = 0;
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
-		memcpy(buf, line, len);
-		buf[len] = 0;
-		for (char *p = buf, *c; nf < 12; p = c + 1) {
-			field[nf++] = p;
-			if (!(c = strchr(p, ',')))
-				break;
-			*c = 0;
-		}
-		if (nf == 11) { /* ..., calls, clipped */
-			snprintf(rows[n].name, sizeof(rows[n].name), "%s", field[0]);
-			rows[n].total = strtoull(field[5], NULL, 10);
-			rows[n].calls = strtoull(field[9], NULL, 10);
-			n++;
-		}
-		line = strchr(line, '\n');
-	}
-	return n;
-}
-
-static const struct row *find(const struct row *rows, size_t n, const char *name)
+static const struct ss_e2e_row *find(const struct ss_e2e_row *rows, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(rows[i].name, name))
@@ -150,7 +115,7 @@ static void check_log(struct ss_e2e *t, const char *err)
 static void test_whole_run(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
-	struct row whole[64], win[64];
+	struct ss_e2e_row whole[64], win[64];
 	size_t nw, nr;
 
 	ss_e2e_build(t, "stats", NULL);
@@ -161,9 +126,9 @@ static void test_whole_run(void **state)
 	check_log(t, t->err);
 
 	SS_E2E_SH_OK(t, SS " report --whole-run --limit 0 --format csv run");
-	nw = parse_csv(t->out, whole, 64);
+	nw = ss_e2e_report_rows(t->out, whole, 64);
 	for (int f = 0; f < NFN; f++) {
-		const struct row *r = find(whole, nw, fns[f]);
+		const struct ss_e2e_row *r = find(whole, nw, fns[f]);
 		if (!r || r->calls != calls(f, STEPS, 1)) {
 			ss_e2e_show_last(t, 0);
 			fail_msg("whole run: %s called %llu times, expected %lu", fns[f],
@@ -176,16 +141,16 @@ static void test_whole_run(void **state)
 	}
 
 	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv run");
-	nr = parse_csv(t->out, win, 64);
+	nr = ss_e2e_report_rows(t->out, win, 64);
 	for (size_t i = 0; i < nr; i++) {
-		const struct row *w = find(whole, nw, win[i].name);
+		const struct ss_e2e_row *w = find(whole, nw, win[i].name);
 		if (!w || w->total < win[i].total) {
 			ss_e2e_show_last(t, 0);
 			fail_msg("%s: window total %llu ns above the whole-run total %llu ns",
 				 win[i].name, win[i].total, w ? w->total : 0);
 		}
 	}
-	const struct row *ts = find(win, nr, "train_step");
+	const struct ss_e2e_row *ts = find(win, nr, "train_step");
 	if (!ts || ts->calls != WIN_END - WIN_FIRST) {
 		ss_e2e_show_last(t, 0);
 		fail_msg("window: train_step called %llu times, expected %d", ts ? ts->calls : 0,

@@ -1017,3 +1017,62 @@ void ss_e2e_show_chain(char *buf, size_t len, const char **names, int n)
 	for (int i = 0; i < n && k + 2 < len; i++)
 		k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? " <- " : "", names[i]);
 }
+
+/* ------------------------------------------------------------ helpers */
+
+struct cJSON *ss_e2e_load_json(struct ss_e2e *t, const char *rel)
+{
+	char path[4200];
+	if (rel[0] == '/')
+		snprintf(path, sizeof(path), "%s", rel);
+	else
+		snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
+	char *text = slurp(path, NULL);
+	SS_E2E_CHECK(t, text != NULL, "cannot read %s", path);
+	cJSON *root = cJSON_Parse(text);
+	free(text);
+	SS_E2E_CHECK(t, root != NULL, "%s is not JSON", path);
+	return root;
+}
+
+int ss_e2e_lines_with(const char *text, const char *what)
+{
+	int n = 0;
+	for (const char *p = text; p && *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *hit = strstr(p, what);
+		n += hit && hit < p + len;
+		p = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+size_t ss_e2e_report_rows(const char *csv, struct ss_e2e_row *rows, size_t max)
+{
+	size_t n = 0;
+	const char *line = strchr(csv, '\n'); /* skip the header */
+	while (line && *++line && n < max) {
+		char *field[12];
+		char buf[512];
+		size_t len = strcspn(line, "\n"), nf = 0;
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+		memcpy(buf, line, len);
+		buf[len] = 0;
+		for (char *p = buf, *c; nf < 12; p = c + 1) {
+			field[nf++] = p;
+			if (!(c = strchr(p, ',')))
+				break;
+			*c = 0;
+		}
+		if (nf == 11) { /* ..., calls, clipped */
+			snprintf(rows[n].name, sizeof(rows[n].name), "%s", field[0]);
+			rows[n].total = strtoull(field[5], NULL, 10);
+			rows[n].calls = strtoull(field[9], NULL, 10);
+			n++;
+		}
+		line = strchr(line, '\n');
+	}
+	return n;
+}

@@ -281,4 +281,23 @@ int ss_e2e_stack_chain(const struct cJSON *frames, const char *id,
 		       const char **out, int max);
 void ss_e2e_show_chain(char *buf, size_t len, const char **names, int n);
 
+/* ------------------------------------------------------------ helpers */
+
+/* The whole file `rel` (relative to t->dir, or absolute) parsed as JSON;
+ * fails the test when it cannot be read or is not JSON.  cJSON_Delete it. */
+struct cJSON *ss_e2e_load_json(struct ss_e2e *t, const char *rel);
+
+/* How many lines of `text` contain `what`. */
+int ss_e2e_lines_with(const char *text, const char *what);
+
+/* A function row of `stepscope report --format csv`: name, total_ns (6th
+ * column), calls (10th); ss_e2e_report_rows() fills up to max of them
+ * from the CSV text (header skipped, rows of 11 columns) and returns how
+ * many. */
+struct ss_e2e_row {
+	char name[128];
+	unsigned long long calls, total;
+};
+size_t ss_e2e_report_rows(const char *csv, struct ss_e2e_row *rows, size_t max);
+
 #endif /* SS_E2E_H */
