@@ -37,6 +37,8 @@
 #include "internal.h"
 
 static void stop_recording(int reason, const char *why);
+static uint64_t *put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab);
+static void put_stop(struct ss_thread *t);
 
 /* Move fd out of the program's way: a close-on-exec copy near the top of
  * RLIMIT_NOFILE (at least 1000), the original closed.  Returns the fd to
@@ -306,9 +308,8 @@ void ss_buf_close(struct ss_thread *t)
 	struct ss_chunk_header *c = t->chunk;
 	if (!c)
 		return;
-	struct ss_event *base = (struct ss_event *)(c + 1);
-	uint64_t n = (uint64_t)(t->pos - base);
-	c->used = n * sizeof(struct ss_event);
+	uint64_t n = (uint64_t)(t->pos - (uint64_t *)(c + 1));
+	c->used = n * sizeof(uint64_t);
 	atomic_fetch_add(&ss_rt.events, n);
 	ss_pool_retire(c);
 	t->chunk = NULL;
@@ -323,7 +324,7 @@ void ss_buf_close_last(struct ss_thread *t)
 	if (!c)
 		return;
 	uint64_t off = t->chunk_off, size = c->size;
-	uint64_t used = (uint64_t)((char *)t->pos - (char *)(c + 1));
+	uint64_t used = (uint64_t)((char *)t->pos - (char *)(c + 1)); /* bytes */
 	uint64_t keep = (sizeof(*c) + used + 4095) & ~(uint64_t)4095;
 	int last = off && off + size == ss_rt.file_off && keep < size;
 	if (last) {
@@ -375,8 +376,10 @@ void ss_buf_ready(struct ss_thread *t)
 	if (!c)
 		return;
 	t->chunk = c;
-	t->pos = (struct ss_event *)(c + 1);
-	t->end = (struct ss_event *)((char *)c + c->size) - 1;
+	t->end = (uint64_t *)((char *)c + c->size) - SS_RESERVE;
+	uintptr_t hint = (uintptr_t)ss_hot.watch;
+	t->pos = put_block(t, (uint64_t *)(c + 1), ss_clock_now(),
+			   hint ? SS_ABASE(hint) : t->abase);
 }
 
 /* Recording stopped while this thread had a chunk: mark it in the
@@ -390,15 +393,121 @@ void ss_buf_mark_stop(struct ss_thread *t)
 	int saved = errno;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (t->chunk && ss_rt.stopped && t->pos <= t->end) {
-		t->pos->word = SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped);
-		atomic_signal_fence(memory_order_seq_cst);
-		t->pos->ts = ss_clock_now();
-		t->pos++;
+		put_stop(t);
 		ss_buf_close(t);
 	}
 	pthread_mutex_unlock(&ss_rt.lock);
 	errno = saved;
 	t->in_slow = 0;
+}
+
+/* Asynchronous signals held back (faults stay deliverable). */
+static void hold_signals(sigset_t *old)
+{
+	sigset_t hold;
+	sigfillset(&hold);
+	sigdelset(&hold, SIGSEGV);
+	sigdelset(&hold, SIGBUS);
+	sigdelset(&hold, SIGILL);
+	sigdelset(&hold, SIGFPE);
+	sigdelset(&hold, SIGTRAP);
+	pthread_sigmask(SIG_BLOCK, &hold, old);
+}
+
+/* Store `word` (a version 1 event word) at e, stamped `now`, in the
+ * thread's current bases: one compact word for an ENTER or EXIT inside
+ * the address window, else a long record.  The caller made sure now is
+ * within 2^32 ticks of tbase and that the words fit.  Returns the next
+ * free word.  Nothing else may write to the thread's block meanwhile
+ * (signals held, or the slots claimed). */
+uint64_t *ss_buf_put(struct ss_thread *t, uint64_t *e, uint64_t word, uint64_t now)
+{
+	unsigned kind = SS_EV_KIND(word);
+	uint64_t arg = SS_EV_ARG(word), dt = now - t->tbase;
+	if ((kind == SS_EV_ENTER || kind == SS_EV_EXIT) &&
+	    arg - t->abase < (UINT64_C(1) << SS_CW_ADDR_BITS)) {
+		*e = SS_CW_SHORT(kind, dt, arg - t->abase);
+		return e + 1;
+	}
+	e[1] = arg;
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(kind, 1, dt);
+	return e + 2;
+}
+
+/* New bases: tbase `now`, abase `ab`.  Three words. */
+static uint64_t *put_base(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab)
+{
+	e[1] = now;
+	e[2] = ab;
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(SS_EV_BASE, 2, 0);
+	t->tbase = now;
+	t->abase = ab;
+	return e + 3;
+}
+
+/* The head of a block: its number and the bases.  Four words. */
+static uint64_t *put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab)
+{
+	e[1] = t->bseq++;
+	e[2] = now;
+	e[3] = ab;
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(SS_EV_BLOCK, 3, 0);
+	t->tbase = now;
+	t->abase = ab;
+	return e + 4;
+}
+
+/* Recording stopped: the mark, in the words every block keeps free. */
+static void put_stop(struct ss_thread *t)
+{
+	uint64_t now = ss_clock_now();
+	if (now - t->tbase >= (UINT64_C(1) << 32))
+		now = t->tbase; /* no room for a new base: stamp it at the base */
+	t->pos = ss_buf_put(t, t->pos, SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped), now);
+}
+
+/* Slow path of ss_emit_fn / ss_emit for an event that does not fit the
+ * bases (or whose bases a signal handler moved while it was being
+ * stored).  Its `n` claimed words at e are given back when nothing was
+ * stored after them, else padded; the event is then stored at the end,
+ * after a new base when its time is too far from the old one.  Signals
+ * are held meanwhile, so nothing else writes to the block. */
+void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, uint64_t now)
+{
+	int saved = errno;
+	sigset_t old;
+	hold_signals(&old);
+	if (t->pos == e + n) {
+		t->pos = e;
+	} else {
+		for (unsigned i = 0; i < n; i++)
+			e[i] = SS_CW_LONG(SS_EV_PAD, 0, 0);
+	}
+	uint64_t *p = t->pos;
+	if (!p || t->end - p < 5) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		errno = saved;
+		ss_buf_refill(t, word);
+		return;
+	}
+	if ((int64_t)(now - t->tbase) < 0)
+		now = t->tbase; /* a handler's events came first */
+	if (now - t->tbase >= (UINT64_C(1) << 32)) {
+		uint64_t ab = t->abase, fn = SS_EV_ARG(word);
+		unsigned kind = SS_EV_KIND(word);
+		if ((kind == SS_EV_ENTER || kind == SS_EV_EXIT) &&
+		    fn - ab >= (UINT64_C(1) << SS_CW_ADDR_BITS))
+			ab = SS_ABASE(fn);
+		p = put_base(t, p, now, ab);
+	}
+	p = ss_buf_put(t, p, word, now);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->pos = p;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
 }
 
 /* Slow path of ss_emit: the thread has no chunk or its chunk is full.
@@ -413,15 +522,9 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 	/* A signal handler that ran in here would find the chunk full and the
 	 * slow path busy, and lose its events: hold asynchronous signals back
 	 * (before the slow path is marked busy) until the new chunk is in
-	 * place and this event is stored.  Faults stay deliverable. */
-	sigset_t hold, old;
-	sigfillset(&hold);
-	sigdelset(&hold, SIGSEGV);
-	sigdelset(&hold, SIGBUS);
-	sigdelset(&hold, SIGILL);
-	sigdelset(&hold, SIGFPE);
-	sigdelset(&hold, SIGTRAP);
-	pthread_sigmask(SIG_BLOCK, &hold, &old);
+	 * place and this event is stored. */
+	sigset_t old;
+	hold_signals(&old);
 	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
 		/* a signal handler interrupted another slow path (a step
 		 * boundary, a maps snapshot), or recording stopped meanwhile:
@@ -433,7 +536,7 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		return;
 	}
 	t->in_slow = 1;
-	struct ss_event *e = NULL;
+	uint64_t *e = NULL;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (t->state == SS_THREAD_NEW)
 		ss_thread_init(t);
@@ -442,32 +545,32 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 	struct ss_chunk_header *c = NULL;
 	if (!ss_rt.stopped && !ss_rt.disabled)
 		c = new_chunk(t);
-	if (!c && t->chunk && ss_rt.stopped) {
-		/* mark the stop in the reserved last slot */
-		t->end->word = SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped);
-		t->end->ts = ss_clock_now();
-		t->pos = t->end + 1;
-	}
+	if (!c && t->chunk && ss_rt.stopped)
+		put_stop(t); /* in the words the block keeps free */
 	ss_buf_close(t);
 	if (c) {
+		unsigned kind = SS_EV_KIND(word);
+		uint64_t ab = t->abase;
+		if (kind == SS_EV_ENTER || kind == SS_EV_EXIT)
+			ab = SS_ABASE(SS_EV_ARG(word));
 		t->chunk = c;
-		e = (struct ss_event *)(c + 1);
-		t->end = (struct ss_event *)((char *)c + c->size) - 1;
+		t->end = (uint64_t *)((char *)c + c->size) - SS_RESERVE;
+		uint64_t now = ss_clock_now();
+		e = put_block(t, (uint64_t *)(c + 1), now, ab);
 		if (t->lost) {
-			e->word = SS_EV_WORD(SS_EV_LOST, t->lost & SS_EV_ARG_MASK);
-			e->ts = ss_clock_now();
+			e = ss_buf_put(t, e, SS_EV_WORD(SS_EV_LOST, t->lost & SS_EV_ARG_MASK), now);
 			atomic_fetch_add(&ss_rt.lost, t->lost);
 			t->lost = 0;
-			e++;
 		}
 		if (t->inherit)
-			e = ss_frames_inherit(t, e, t->end);
+			e = ss_frames_inherit(t, e, t->end - 2, now);
 	}
 	pthread_mutex_unlock(&ss_rt.lock);
 	if (e) {
-		e->word = word;
-		e->ts = ss_clock_now();
-		t->pos = e + 1;
+		uint64_t now = ss_clock_now();
+		if (now - t->tbase >= (UINT64_C(1) << 32))
+			now = t->tbase;
+		t->pos = ss_buf_put(t, e, word, now);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	t->in_slow = 0;

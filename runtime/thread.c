@@ -26,6 +26,7 @@ void ss_thread_init(struct ss_thread *t)
 	t->tid = ss_gettid();
 	t->serial = atomic_fetch_add(&ss_rt.next_serial, 1) + 1;
 	t->seq = 0;
+	t->bseq = 0;
 	t->state = SS_THREAD_LIVE;
 	t->next = ss_rt.threads;
 	ss_rt.threads = t;
@@ -80,6 +81,7 @@ SS_HIDDEN void ss_thread_after_fork(void)
 	self->pos = self->end = NULL;
 	self->state = SS_THREAD_NEW;
 	self->seq = 0;
+	self->bseq = 0;
 	ss_rt.threads = NULL;
 	ss_stats_after_fork(self); /* the child counts from zero */
 }
