@@ -37,8 +37,6 @@
 #include "internal.h"
 
 static void stop_recording(int reason, const char *why);
-static uint64_t *put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab);
-static void put_stop(struct ss_thread *t);
 
 /* Move fd out of the program's way: a close-on-exec copy near the top of
  * RLIMIT_NOFILE (at least 1000), the original closed.  Returns the fd to
@@ -302,107 +300,8 @@ void *ss_buf_chunk_alloc(uint64_t size)
 	return off ? ss_buf_map(off, size) : NULL;
 }
 
-/* Mark the thread's chunk as finished: payload size for the reader. */
-void ss_buf_close(struct ss_thread *t)
-{
-	struct ss_chunk_header *c = t->chunk;
-	if (!c)
-		return;
-	uint64_t n = (uint64_t)(t->pos - (uint64_t *)(c + 1));
-	c->used = n * sizeof(uint64_t);
-	atomic_fetch_add(&ss_rt.events, n);
-	ss_pool_retire(c);
-	t->chunk = NULL;
-	t->pos = t->end = NULL;
-}
-
-/* At exit (lock held, after ss_pool_trim): close the thread's chunk, and
- * when it is the end of the file, cut off the part it never used. */
-void ss_buf_close_last(struct ss_thread *t)
-{
-	struct ss_chunk_header *c = t->chunk;
-	if (!c)
-		return;
-	uint64_t off = t->chunk_off, size = c->size;
-	uint64_t used = (uint64_t)((char *)t->pos - (char *)(c + 1)); /* bytes */
-	uint64_t keep = (sizeof(*c) + used + 4095) & ~(uint64_t)4095;
-	int last = off && off + size == ss_rt.file_off && keep < size;
-	if (last) {
-		c->size = keep;
-		munmap((char *)c + keep, size - keep);
-	}
-	ss_buf_close(t);
-	int fd = last ? ss_buf_fd() : -1;
-	if (fd >= 0 && ftruncate(fd, (off_t)(off + keep)) == 0)
-		ss_rt.file_off = off + keep;
-}
-
-/* Each chunk keeps its last slot free (t->end points at it) so that a stop
- * can always be marked in the thread's own stream. */
-static struct ss_chunk_header *new_chunk(struct ss_thread *t)
-{
-	uint64_t size = ss_rt.chunk_bytes;
-	ss_pool_start(size);
-	uint64_t off = 0;
-	struct ss_chunk_header *c = ss_pool_take(size, &off);
-	/* twice: a descriptor closed under ss_buf_map is reopened by the
-	 * next ss_buf_reserve */
-	for (int tries = 0; !c && tries < 2 && !ss_rt.stopped; tries++) {
-		off = ss_buf_reserve(size);
-		c = off ? ss_buf_map(off, size) : NULL;
-	}
-	if (!c)
-		return NULL;
-	t->chunk_off = off;
-	c->magic = SS_CHUNK_MAGIC;
-	c->kind = SS_CHUNK_EVENTS;
-	c->size = size;
-	c->tid = t->tid;
-	c->seq = t->seq++;
-	c->serial = t->serial;
-	ss_clock_pair(&c->calib_ticks, &c->calib_ns);
-	return c;
-}
-
-/* When a window opens (lock held, the thread's slow path busy): give the
- * stepping thread its chunk now, before its step begins, so that its first
- * event takes no refill.  Lost events and inherited frames are left to the
- * refill, which writes them at the head of a chunk. */
-void ss_buf_ready(struct ss_thread *t)
-{
-	if (t->chunk || t->lost || t->inherit || ss_rt.stopped || ss_rt.disabled)
-		return;
-	struct ss_chunk_header *c = new_chunk(t);
-	if (!c)
-		return;
-	t->chunk = c;
-	t->end = (uint64_t *)((char *)c + c->size) - SS_RESERVE;
-	uintptr_t hint = (uintptr_t)ss_hot.watch;
-	t->pos = put_block(t, (uint64_t *)(c + 1), ss_clock_now(),
-			   hint ? SS_ABASE(hint) : t->abase);
-}
-
-/* Recording stopped while this thread had a chunk: mark it in the
- * thread's stream (every chunk has a free slot left for this) and close
- * the chunk. */
-void ss_buf_mark_stop(struct ss_thread *t)
-{
-	if (t->in_slow || !t->chunk)
-		return;
-	t->in_slow = 1;
-	int saved = errno;
-	pthread_mutex_lock(&ss_rt.lock);
-	if (t->chunk && ss_rt.stopped && t->pos <= t->end) {
-		put_stop(t);
-		ss_buf_close(t);
-	}
-	pthread_mutex_unlock(&ss_rt.lock);
-	errno = saved;
-	t->in_slow = 0;
-}
-
 /* Asynchronous signals held back (faults stay deliverable). */
-static void hold_signals(sigset_t *old)
+void ss_buf_hold_signals(sigset_t *old)
 {
 	sigset_t hold;
 	sigfillset(&hold);
@@ -448,7 +347,7 @@ static uint64_t *put_base(struct ss_thread *t, uint64_t *e, uint64_t now, uint64
 }
 
 /* The head of a block: its number and the bases.  Four words. */
-static uint64_t *put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab)
+uint64_t *ss_buf_put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab)
 {
 	e[1] = t->bseq++;
 	e[2] = now;
@@ -461,7 +360,7 @@ static uint64_t *put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint6
 }
 
 /* Recording stopped: the mark, in the words every block keeps free. */
-static void put_stop(struct ss_thread *t)
+void ss_buf_put_stop(struct ss_thread *t)
 {
 	uint64_t now = ss_clock_now();
 	if (now - t->tbase >= (UINT64_C(1) << 32))
@@ -479,7 +378,7 @@ void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, ui
 {
 	int saved = errno;
 	sigset_t old;
-	hold_signals(&old);
+	ss_buf_hold_signals(&old);
 	if (t->pos == e + n) {
 		t->pos = e;
 	} else {
@@ -506,74 +405,6 @@ void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, ui
 	p = ss_buf_put(t, p, word, now);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->pos = p;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = saved;
-}
-
-/* Slow path of ss_emit: the thread has no chunk or its chunk is full.
- * Stores `word` as the new chunk's first event, stamped after the refill
- * (the slow path is not the program's time) but before the signals held
- * back meanwhile are delivered: a handler that interrupted the refill runs
- * right after this event, with its own true timestamps, so it nests under
- * the call it interrupted. */
-void ss_buf_refill(struct ss_thread *t, uint64_t word)
-{
-	int saved = errno;
-	/* A signal handler that ran in here would find the chunk full and the
-	 * slow path busy, and lose its events: hold asynchronous signals back
-	 * (before the slow path is marked busy) until the new chunk is in
-	 * place and this event is stored. */
-	sigset_t old;
-	hold_signals(&old);
-	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
-		/* a signal handler interrupted another slow path (a step
-		 * boundary, a maps snapshot), or recording stopped meanwhile:
-		 * drop, but count it */
-		if (ss_hot.gate & SS_GATE_EVENTS)
-			t->lost++;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		errno = saved;
-		return;
-	}
-	t->in_slow = 1;
-	uint64_t *e = NULL;
-	pthread_mutex_lock(&ss_rt.lock);
-	if (t->state == SS_THREAD_NEW)
-		ss_thread_init(t);
-	else if (ss_rt.fd >= 0)
-		ss_meta_maps_if_changed();
-	struct ss_chunk_header *c = NULL;
-	if (!ss_rt.stopped && !ss_rt.disabled)
-		c = new_chunk(t);
-	if (!c && t->chunk && ss_rt.stopped)
-		put_stop(t); /* in the words the block keeps free */
-	ss_buf_close(t);
-	if (c) {
-		unsigned kind = SS_EV_KIND(word);
-		uint64_t ab = t->abase;
-		if (kind == SS_EV_ENTER || kind == SS_EV_EXIT)
-			ab = SS_ABASE(SS_EV_ARG(word));
-		t->chunk = c;
-		t->end = (uint64_t *)((char *)c + c->size) - SS_RESERVE;
-		uint64_t now = ss_clock_now();
-		e = put_block(t, (uint64_t *)(c + 1), now, ab);
-		if (t->lost) {
-			e = ss_buf_put(t, e, SS_EV_WORD(SS_EV_LOST, t->lost & SS_EV_ARG_MASK), now);
-			atomic_fetch_add(&ss_rt.lost, t->lost);
-			t->lost = 0;
-		}
-		if (t->inherit)
-			e = ss_frames_inherit(t, e, t->end - 2, now);
-	}
-	pthread_mutex_unlock(&ss_rt.lock);
-	if (e) {
-		uint64_t now = ss_clock_now();
-		if (now - t->tbase >= (UINT64_C(1) << 32))
-			now = t->tbase;
-		t->pos = ss_buf_put(t, e, word, now);
-	}
-	atomic_signal_fence(memory_order_seq_cst);
-	t->in_slow = 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 }

@@ -281,9 +281,9 @@ int ss_filter_take_back(void *fn)
 {
 	struct ss_thread *t = &ss_tls;
 	uint64_t *e = t->pos;
-	if (!t->chunk || !e)
+	if (!t->blk || !e)
 		return 0;
-	uint64_t *first = (uint64_t *)(t->chunk + 1);
+	uint64_t *first = t->blk;
 	uint64_t *enter = e - 1;
 	if (enter <= first)
 		return 0;
@@ -308,17 +308,17 @@ int ss_filter_take_back(void *fn)
 
 /* ------------------------------------------------------------ overhead */
 
-#define SS_CAL_BYTES (1u << 20) /* at most; a chunk (buffer_kb) if smaller */
-#define SS_CAL_ROUNDS 3
+#define SS_CAL_ROUNDS 5
 
 static void ss_filter_cal_target(void) {}
 
 /* Before main, on the main thread, before any other thread exists: time
  * rounds of recorded call pairs through the real hooks into a scratch
- * buffer and keep the median round.  Each round writes into a fresh
- * chunk-sized file mapping made the way buffer.c makes chunks, and the
- * making is timed too: page cache and cache misses count as in a real run.  The thread's buffer, frames and the gate are put back
- * afterwards, so nothing of it reaches the trace. */
+ * block and keep the median round.  The block is the size of a ring's
+ * block and is reused round after round, as a thread's ring is (ring.c):
+ * what is timed is what a recorded call costs the program; copying the
+ * blocks out is the background thread's.  The thread's buffer, frames and
+ * the gate are put back afterwards, so nothing of it reaches the trace. */
 void ss_filter_calibrate(void)
 {
 	static struct ss_frame frames[8];
@@ -330,33 +330,23 @@ void ss_filter_calibrate(void)
 	uintptr_t lo, hi;
 	if (!ss_elfsym_instrumented(&lo, &hi, 1))
 		return; /* no hooks here (a shell under `record`): no cost either */
-	size_t bytes = ss_rt.chunk_bytes && ss_rt.chunk_bytes < SS_CAL_BYTES ? ss_rt.chunk_bytes
-									  : SS_CAL_BYTES;
+	size_t bytes = (ss_rt.chunk_bytes ? ss_rt.chunk_bytes : 1u << 20) / 16;
 	size_t pairs = bytes / (2 * sizeof(uint64_t)) - 4;
 	int r, nr = 0;
+	uint64_t *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		return;
 
 	ss_hot.filter = 0;
 	ss_hot.stacks = 0;
 	t->frames = frames;
 	t->frames_cap = 8;
 	t->chunk = NULL;
-	for (r = 0; r < SS_CAL_ROUNDS; r++) {
-		/* a chunk as buffer.c makes one: an unnamed file in the run
-		 * directory, reserved, mapped shared and populated; this is
-		 * timed too (the pool thread does it in a real run) */
+	t->blk = NULL;
+	t->ring = NULL;
+	for (r = -1; r < SS_CAL_ROUNDS; r++) { /* round -1 warms the cache */
 		uint64_t t0 = ss_clock_now();
-		int fd = open(ss_rt.dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-		uint64_t *buf = MAP_FAILED;
-		if (fd >= 0 && !posix_fallocate(fd, 0, (off_t)bytes))
-			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_POPULATE, fd, 0);
-		if (buf == MAP_FAILED)
-			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (fd >= 0)
-			close(fd);
-		if (buf == MAP_FAILED)
-			break;
 		t->pos = buf;
 		t->end = buf + 2 * pairs + 1;
 		t->tbase = ss_clock_now();
@@ -369,9 +359,10 @@ void ss_filter_calibrate(void)
 		}
 		uint64_t t1 = ss_clock_now();
 		ss_hot.gate = gate;
-		munmap(buf, bytes);
-		round[nr++] = t1 - t0;
+		if (r >= 0)
+			round[nr++] = t1 - t0;
 	}
+	munmap(buf, bytes);
 	*t = saved;
 	ss_hot.gate = gate;
 	ss_hot.filter = filter;

@@ -40,7 +40,11 @@ struct ss_thread {
 	uint64_t tid;
 	uint64_t serial;
 	uint64_t seq;                  /* chunks opened by this thread */
-	uint64_t bseq;                 /* blocks begun by this thread */
+	uint64_t bseq;                 /* blocks begun in its ring */
+	struct ss_ring *ring;          /* its ring (ring.c), NULL if none */
+	uint64_t *blk;                 /* the block being written, NULL if none */
+	struct ss_chunk_header *ovf;   /* EVENTS chunk blk is in, if not the ring */
+	int drop;                      /* the ring was full: counting losses */
 	uint64_t lost;                 /* events dropped, not yet reported */
 	int in_slow;                   /* re-entrancy guard for the slow path */
 	int state;                     /* enum ss_thread_state */
@@ -146,19 +150,30 @@ SS_HIDDEN uint64_t ss_clock_realtime_ns(void);
 SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 
 /* buffer.c: chunks of the trace file */
-SS_HIDDEN void ss_buf_refill(struct ss_thread *t, uint64_t word);
+SS_HIDDEN void ss_buf_refill(struct ss_thread *t, uint64_t word); /* ring.c */
 SS_HIDDEN void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n,
 			   uint64_t word, uint64_t now);
 SS_HIDDEN uint64_t *ss_buf_put(struct ss_thread *t, uint64_t *e, uint64_t word,
 			       uint64_t now);
-SS_HIDDEN void ss_buf_close(struct ss_thread *t);
-SS_HIDDEN void ss_buf_close_last(struct ss_thread *t);
-SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
+SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t); /* ring.c */
+#include <signal.h>
+SS_HIDDEN void ss_buf_hold_signals(sigset_t *old);
+SS_HIDDEN uint64_t *ss_buf_put_block(struct ss_thread *t, uint64_t *e, uint64_t now,
+				     uint64_t ab);
+SS_HIDDEN void ss_buf_put_stop(struct ss_thread *t);
 SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
 SS_HIDDEN void ss_buf_prefault(void *p, uint64_t size);
-SS_HIDDEN void ss_buf_ready(struct ss_thread *t);
+SS_HIDDEN void ss_buf_ready(struct ss_thread *t); /* ring.c */
+
+/* ring.c: each thread's ring of blocks, copied out in the background */
+SS_HIDDEN uint64_t ss_ring_drain_all(int have_lock);
+SS_HIDDEN int ss_ring_pending(void);
+SS_HIDDEN void ss_ring_close(struct ss_thread *t);
+SS_HIDDEN void ss_ring_flush(struct ss_thread *self);
+SS_HIDDEN void ss_ring_after_fork(void);
+SS_HIDDEN void ss_ring_prepare(void); /* lock held: a window opens */
 SS_HIDDEN int ss_buf_open_file(void);
 SS_HIDDEN int ss_buf_fd(void);
 SS_HIDDEN int ss_buf_fd_high(int fd);

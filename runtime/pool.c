@@ -18,15 +18,16 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define POOL_READY 8
+#define POOL_READY 2
 /* the thread refills only once the pool is down to POOL_LOW, then up to
  * POOL_READY: a few chunks taken (the first events of a window's threads)
  * cost no paging-in during the step that took them */
-#define POOL_LOW 4
+#define POOL_LOW 1
 #define POOL_RETIRED 16
 
 static struct {
@@ -64,9 +65,27 @@ static struct ss_chunk_header *prepare(uint64_t size, uint64_t *offp)
 	return off ? ss_buf_map(off, size) : NULL;
 }
 
+/* How long the thread sleeps between two looks at the rings while events
+ * are recorded: short after it found blocks to copy, doubling up to the
+ * most while it finds none.  A ring of 16 blocks holds a few milliseconds
+ * of the busiest thread; a thread whose ring fills copies itself. */
+#define COPY_WAIT_MIN_US 100
+#define COPY_WAIT_MAX_US 1000
+
+static void wait_us(long us)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += us * 1000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_cond_timedwait(&pool.cv, &pool.mu, &ts);
+}
+
 static void *pool_main(void *arg)
 {
 	(void)arg;
+	long wait = COPY_WAIT_MIN_US;
 	pthread_mutex_lock(&pool.mu);
 	for (;;) {
 		if (pool.nretired) {
@@ -80,6 +99,15 @@ static void *pool_main(void *arg)
 			pthread_mutex_lock(&pool.mu);
 			continue;
 		}
+		/* the rings' finished blocks into the file (ring.c) */
+		pthread_mutex_unlock(&pool.mu);
+		uint64_t copied = ss_ring_drain_all(0);
+		int pending = ss_ring_pending();
+		pthread_mutex_lock(&pool.mu);
+		if (copied)
+			wait = COPY_WAIT_MIN_US;
+		if (pool.nretired)
+			continue;
 		if (pool.nready <= POOL_LOW)
 			pool.filling = 1;
 		else if (pool.nready >= POOL_READY)
@@ -106,7 +134,14 @@ static void *pool_main(void *arg)
 				continue;
 			}
 		}
-		pthread_cond_wait(&pool.cv, &pool.mu);
+		if ((ss_hot.gate & SS_GATE_EVENTS) || pending) {
+			wait_us(wait);
+			if (!copied && wait < COPY_WAIT_MAX_US)
+				wait *= 2;
+		} else {
+			pthread_cond_wait(&pool.cv, &pool.mu);
+			wait = COPY_WAIT_MIN_US;
+		}
 	}
 	return NULL;
 }
