@@ -189,6 +189,11 @@ static int drain_locked(struct ss_ring *r, int have_lock, uint64_t most)
 		uint32_t n = r->len[c % r->nb];
 		if (n > r->bw)
 			n = block_len(b, r->bw);
+		/* a word of it still 0: a signal handler finished the block
+		 * while the code it interrupted held a claimed word, stored
+		 * as soon as the handler returns; copy it then */
+		if (block_len(b, n) != n)
+			return -1;
 		if (n) {
 			if (copy_out(r, b, n, have_lock))
 				return -1; /* stays in the ring */
