@@ -55,7 +55,10 @@ struct ss_ring {
 	uint64_t ev_off;                /* 0: none */
 	uint64_t ev_size, ev_used;      /* chunk bytes, payload bytes */
 	uint64_t evseq;
+	uint64_t hole_seq, hole_ns;     /* block (seq + 1) seen with a hole */
 };
+
+#define SS_HOLE_NS 200000000ull
 
 static struct {
 	pthread_mutex_t mu;             /* the list; never held while copying */
@@ -191,12 +194,29 @@ static int drain_locked(struct ss_ring *r, int have_lock, uint64_t most)
 			n = block_len(b, r->bw);
 		/* a word of it still 0: a signal handler finished the block
 		 * while the code it interrupted held a claimed word, stored
-		 * as soon as the handler returns; copy it then */
-		if (block_len(b, n) != n)
-			return -1;
+		 * as soon as the handler returns; copy it then.  A claim
+		 * still open after SS_HOLE_NS was abandoned (the handler
+		 * left by siglongjmp): the block is copied up to it, and the
+		 * words after it are counted as lost. */
+		uint32_t good = block_len(b, n);
+		if (good != n) {
+			uint64_t now = ss_clock_mono_ns();
+			if (r->hole_seq != c + 1) {
+				r->hole_seq = c + 1;
+				r->hole_ns = now;
+				return -1;
+			}
+			if (now - r->hole_ns < SS_HOLE_NS)
+				return -1;
+		}
 		if (n) {
-			if (copy_out(r, b, n, have_lock))
+			if (copy_out(r, b, good, have_lock))
 				return -1; /* stays in the ring */
+			if (good != n) {
+				uint64_t lost[2] = { SS_CW_LONG(SS_EV_LOST, 1, 0), n - good };
+				copy_out(r, lost, 2, have_lock);
+				atomic_fetch_add(&ss_rt.lost, n - good);
+			}
 			/* clear: the head last, so the block reads as empty
 			 * only once all of it is */
 			memset(b + 1, 0, (size_t)(n - 1) * sizeof(uint64_t));
