@@ -594,6 +594,14 @@ void ss_ring_close(struct ss_thread *t)
  * stay in their rings, where a reader finds them. */
 void ss_ring_flush(struct ss_thread *self)
 {
+	if (self->lost && self->ring && (ss_hot.gate & SS_GATE_EVENTS)) {
+		/* events dropped since its last block began: say so now */
+		ss_ring_drain_all(0);
+		self->drop = 0;
+		uint64_t n = __atomic_exchange_n(&self->lost, 0, __ATOMIC_RELAXED);
+		ss_emit(SS_EV_WORD(SS_EV_LOST, n & SS_EV_ARG_MASK));
+		atomic_fetch_add(&ss_rt.lost, n);
+	}
 	finish_block(self);
 	ss_ring_drain_all(0);
 }
