@@ -606,6 +606,33 @@ void ss_ring_flush(struct ss_thread *self)
 	ss_ring_drain_all(0);
 }
 
+/* At exit (ss_rt.lock held, after ss_pool_trim): an EVENTS chunk at the
+ * end of the file is cut to what it holds, so the file is no bigger than
+ * what was recorded.  Later events go to new chunks as usual. */
+void ss_ring_trim_tail(void)
+{
+	pthread_mutex_lock(&rings.mu);
+	struct ss_ring *r = rings.all;
+	pthread_mutex_unlock(&rings.mu);
+	for (; r; r = r->next) {
+		if (pthread_mutex_trylock(&r->mu))
+			continue;
+		if (r->ev_off && r->ev_off + r->ev_size == ss_rt.file_off) {
+			uint64_t size = sizeof(struct ss_chunk_header) + r->ev_used;
+			int fd = ss_buf_fd();
+			if (fd >= 0 &&
+			    pwrite(fd, &size, sizeof(size),
+				   (off_t)(r->ev_off + offsetof(struct ss_chunk_header, size))) ==
+				    (ssize_t)sizeof(size) &&
+			    ftruncate(fd, (off_t)(r->ev_off + size)) == 0) {
+				ss_rt.file_off = r->ev_off + size;
+				r->ev_off = 0; /* the next block opens a new chunk */
+			}
+		}
+		pthread_mutex_unlock(&r->mu);
+	}
+}
+
 /* In a forked child: the rings are the parent's, which it goes on using. */
 void ss_ring_after_fork(void)
 {
