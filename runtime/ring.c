@@ -56,9 +56,26 @@ struct ss_ring {
 	uint64_t ev_size, ev_used;      /* chunk bytes, payload bytes */
 	uint64_t evseq;
 	uint64_t hole_seq, hole_ns;     /* block (seq + 1) seen with a hole */
+	/* events the owner dropped and had not written as SS_EV_LOST when
+	 * it was done with the ring: written in a block of their own */
+	uint64_t lost, lost_seq, lost_ts;
 };
 
 #define SS_HOLE_NS 200000000ull
+
+/* STEPSCOPE__TEST_STALL_COPY=1 (tests only): nothing copies blocks out and
+ * no pool chunk is used until the process exits, so a thread whose ring
+ * fills drops events, as it does when the copier is behind. */
+static int stall_copy = -1;
+
+static int stalled(void)
+{
+	if (stall_copy < 0) {
+		const char *v = getenv("STEPSCOPE__TEST_STALL_COPY");
+		stall_copy = v && *v == '1';
+	}
+	return stall_copy;
+}
 
 static struct {
 	pthread_mutex_t mu;             /* the list; never held while copying */
@@ -227,10 +244,27 @@ static int drain_locked(struct ss_ring *r, int have_lock, uint64_t most)
 	return 0;
 }
 
+/* The owner's dropped events that no block of its own says: a block of
+ * their own (number lost_seq), copied out like the others.  r->mu held. */
+static void write_lost_locked(struct ss_ring *r, int have_lock)
+{
+	if (!r->lost)
+		return;
+	uint64_t b[6] = {
+		SS_CW_LONG(SS_EV_BLOCK, 3, 0), r->lost_seq, r->lost_ts, 0,
+		SS_CW_LONG(SS_EV_LOST, 1, 0), r->lost & SS_EV_ARG_MASK,
+	};
+	if (!copy_out(r, b, 6, have_lock)) {
+		atomic_fetch_add(&ss_rt.lost, r->lost);
+		r->lost = 0;
+	}
+}
+
 /* A ring whose owner is gone and whose blocks are all copied: free it
  * for the next thread.  r->mu held. */
 static void release_locked(struct ss_ring *r)
 {
+	write_lost_locked(r, 0);
 	close_ev(r, 0);
 	r->c->serial = 0;
 	r->c->tid = 0;
@@ -247,6 +281,8 @@ static void release_locked(struct ss_ring *r)
 uint64_t ss_ring_drain_all(int have_lock)
 {
 	uint64_t n = 0;
+	if (stalled())
+		return 0;
 	pthread_mutex_lock(&rings.mu);
 	struct ss_ring *r = rings.all;
 	pthread_mutex_unlock(&rings.mu);
@@ -438,6 +474,8 @@ static uint64_t *begin_block(struct ss_thread *t, uint64_t now, uint64_t ab, int
 {
 	struct ss_ring *r = t->ring;
 	uint64_t *b, *end;
+	if (stalled() && !block_free(r, t->bseq))
+		return NULL;
 	if (!block_free(r, t->bseq) && !pthread_mutex_trylock(&r->mu)) {
 		drain_locked(r, have_lock, r->nb); /* copy it ourselves: never wait */
 		pthread_mutex_unlock(&r->mu);
@@ -584,6 +622,9 @@ void ss_ring_close(struct ss_thread *t)
 		return;
 	finish_block(t);
 	t->ring = NULL;
+	r->lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
+	r->lost_seq = t->bseq++;
+	r->lost_ts = ss_clock_now();
 	atomic_store(&r->closing, 1);
 	ss_pool_start(ss_rt.chunk_bytes); /* wake it */
 }
@@ -594,6 +635,7 @@ void ss_ring_close(struct ss_thread *t)
  * stay in their rings, where a reader finds them. */
 void ss_ring_flush(struct ss_thread *self)
 {
+	stall_copy = 0;
 	if (self->lost && self->ring && (ss_hot.gate & SS_GATE_EVENTS)) {
 		/* events dropped since its last block began: say so now */
 		ss_ring_drain_all(0);
@@ -604,6 +646,19 @@ void ss_ring_flush(struct ss_thread *self)
 	}
 	finish_block(self);
 	ss_ring_drain_all(0);
+	/* threads still running that dropped events: say so in a block of
+	 * their own (the count is final enough: the process is ending) */
+	for (struct ss_thread *t = ss_rt.threads; t; t = t->next) {
+		struct ss_ring *r = t->ring;
+		if (!r || !t->lost || t == self)
+			continue;
+		pthread_mutex_lock(&r->mu);
+		r->lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
+		r->lost_seq = __atomic_fetch_add(&t->bseq, 1, __ATOMIC_RELAXED);
+		r->lost_ts = ss_clock_now();
+		write_lost_locked(r, 0);
+		pthread_mutex_unlock(&r->mu);
+	}
 }
 
 /* At exit (ss_rt.lock held, after ss_pool_trim): an EVENTS chunk at the

@@ -232,6 +232,7 @@ static uint64_t ss_reader_block(struct ss_reader *r, const uint8_t *d, uint64_t 
 		return 8;
 	}
 	c->seq = ss_reader_word(d + 8);
+	c->lost = 0;
 	for (p = 32; p + 8 <= max; ) {
 		unsigned k, kind, len;
 
@@ -263,6 +264,8 @@ static uint64_t ss_reader_block(struct ss_reader *r, const uint8_t *d, uint64_t 
 		}
 		if (kind != SS_EV_BASE && kind != SS_EV_PAD)
 			n++;
+		if (kind == SS_EV_LOST)
+			c->lost += ss_reader_word(d + p + 8);
 		p += 8 + 8 * (uint64_t)len;
 	}
 	c->data = d;
@@ -595,8 +598,10 @@ static int ss_reader_group(struct ss_reader *r)
 		}
 		memcpy(t->chunks, idx + i, (j - i) * sizeof(size_t));
 		t->nchunks = j - i;
-		for (size_t k = i; k < j; k++)
+		for (size_t k = i; k < j; k++) {
 			t->nevents += r->chunks[idx[k]].nevents;
+			t->lost += r->chunks[idx[k]].lost;
+		}
 	}
 	free(idx);
 	return 0;

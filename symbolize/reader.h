@@ -30,6 +30,7 @@ struct ss_rchunk {
 	uint32_t block;     /* 1: a version 2 block of compact events */
 	uint64_t tid, seq, serial;
 	uint64_t nevents;   /* EVENTS: complete events before the first ts 0 */
+	uint64_t lost;      /* a block: events its SS_EV_LOST records count */
 	const struct ss_chunk_header *hdr; /* the chunk it is in (unaligned) */
 };
 
@@ -40,6 +41,7 @@ struct ss_rthread {
 	size_t *chunks;     /* indexes into ss_reader.chunks */
 	size_t nchunks;
 	uint64_t nevents;
+	uint64_t lost;      /* version 2: events the runtime dropped (LOST) */
 };
 
 struct ss_reader {

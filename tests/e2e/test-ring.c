@@ -8,7 +8,10 @@
  * - test_starved: the run pinned to one CPU with 64 KiB rings, so the
  *   background thread falls behind: the threads copy their own blocks,
  *   write into pool chunks, or drop; whatever was dropped is counted
- *   exactly (SS_EV_LOST), so recorded + lost events = all events.
+ *   exactly (SS_EV_LOST), so recorded + lost events = all events;
+ * - test_lost: nothing copies blocks out until exit (a test switch), so
+ *   the threads must drop: exact counts per thread again, and `report`
+ *   says how many were dropped.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -139,12 +142,43 @@ static void test_starved(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_lost(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "ring", NULL);
+	int st = ss_e2e_sh(t, "STEPSCOPE__TEST_STALL_COPY=1 \"$SS_E2E_BUILD/bin/stepscope\" "
+			   "record -o rec --set buffer_kb=64 -- ./s-ring exit %d %d",
+			   THREADS, CALLS);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	long tids[THREADS];
+	worker_tids(t, tids);
+	uint64_t rec[THREADS] = { 0 }, lost[THREADS] = { 0 }, all = 0;
+	count_raw(t, "rec", tids, rec, lost);
+	for (int i = 0; i < THREADS; i++) {
+		SS_E2E_CHECK(t, lost[i] > 0 && rec[i] + lost[i] == 2 + 2 * (uint64_t)CALLS,
+			     "thread %ld: %llu recorded + %llu lost events, expected %llu with "
+			     "some lost", tids[i], (unsigned long long)rec[i],
+			     (unsigned long long)lost[i], 2 + 2ull * CALLS);
+		all += lost[i];
+	}
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report rec");
+	char want[64];
+	snprintf(want, sizeof(want), "stepscope dropped %llu events", (unsigned long long)all);
+	SS_E2E_CHECK(t, strstr(t->out, want), "report must say \"%s\": %s", want, t->out);
+	for (int i = 0; i < THREADS; i++) {
+		snprintf(want, sizeof(want), "tid %ld (s-ring pid", tids[i]);
+		SS_E2E_CHECK(t, strstr(t->out, want), "report must name %s: %s", want, t->out);
+	}
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_exact),
 		SS_E2E_TEST(test_kill),
 		SS_E2E_TEST(test_starved),
+		SS_E2E_TEST(test_lost),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
