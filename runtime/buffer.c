@@ -382,8 +382,11 @@ void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, ui
 	if (t->pos == e + n) {
 		t->pos = e;
 	} else {
+		/* a handler recorded after our words: the event goes after
+		 * its events, so it is stamped after them too */
 		for (unsigned i = 0; i < n; i++)
 			e[i] = SS_CW_LONG(SS_EV_PAD, 0, 0);
+		now = ss_clock_now();
 	}
 	uint64_t *p = t->pos;
 	if (!p || t->end - p < 5) {

@@ -295,8 +295,10 @@ int ss_filter_take_back(void *fn)
 	    ss_clock_now() - (t->tbase + SS_CW_DT(w)) >= ss_filter_min_ticks)
 		return 0;
 	/* give the words back first: a signal handler that records now
-	 * writes over them, which is what clearing them does */
-	t->pos = enter;
+	 * writes over them, which is what clearing them does; one that
+	 * recorded since we looked keeps its events (and so does the call) */
+	if (!ss_claim(&t->pos, e, enter))
+		return 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	for (uint64_t *p = e - 1; p >= enter; p--) {
 		if (t->pos > p)

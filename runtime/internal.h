@@ -174,7 +174,7 @@ SS_HIDDEN void ss_ring_close(struct ss_thread *t);
 SS_HIDDEN void ss_ring_flush(struct ss_thread *self);
 SS_HIDDEN void ss_ring_after_fork(void);
 SS_HIDDEN void ss_ring_prepare(void); /* lock held: a window opens */
-SS_HIDDEN void ss_ring_trim_tail(void); /* lock held: at exit */
+SS_HIDDEN void ss_ring_trim_tail(struct ss_thread *self); /* lock held: exit */
 SS_HIDDEN int ss_buf_open_file(void);
 SS_HIDDEN int ss_buf_fd(void);
 SS_HIDDEN int ss_buf_fd_high(int fd);
@@ -323,10 +323,28 @@ static inline uint64_t ss_clock_now(void)
 #define SS_RESERVE 2
 #define SS_ABASE(fn) ((fn) > (UINT64_C(1) << 29) ? (fn) - (UINT64_C(1) << 29) : 0)
 
+/* Move the thread's write position from e to n, in one instruction that a
+ * signal handler of this thread cannot split: 0 when a handler moved it
+ * first (it recorded events there; the caller tries again after them).
+ * A plain load and store would lose the handler's events to this one.
+ * No lock prefix on x86: only this thread writes its own position. */
+static inline int ss_claim(uint64_t **pos, uint64_t *e, uint64_t *n)
+{
+#if defined(__x86_64__)
+	uint64_t *prev = e;
+	__asm__ volatile("cmpxchgq %2, %1" : "+a"(prev), "+m"(*pos) : "r"(n) : "memory", "cc");
+	return prev == e;
+#else
+	return __atomic_compare_exchange_n(pos, &e, n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Append one event on the calling thread (format.h, "Compact events").
- * The slot is claimed before the clock is read and before anything is
- * stored, so a signal handler that records events in between takes the
- * next slots instead of overwriting this one.  The bases are read before
+ * The slot is claimed (ss_claim) before the clock is read and before
+ * anything is stored, so a signal handler that records events in between
+ * takes the next slots instead of overwriting this one; if one did, this
+ * event goes after the handler's (slow path), stamped after them, so the
+ * stream's order and its times agree.  The bases are read before
  * the claim and checked again after it: a handler that moved them (a
  * rebase, a new block) in between sends this event to the slow path,
  * which gives the slot back or pads it and stores the event after the
@@ -336,18 +354,20 @@ static inline void ss_emit_fn(unsigned k, uintptr_t fn)
 {
 	struct ss_thread *t = &ss_tls;
 	uint64_t tb = t->tbase, ab = t->abase;
-	uint64_t *e = t->pos;
-	if (ss_unlikely(e >= t->end)) {
-		ss_buf_refill(t, SS_EV_WORD(k, fn));
-		return;
-	}
-	t->pos = e + 1;
+	uint64_t *e;
+	do {
+		e = t->pos;
+		if (ss_unlikely(e >= t->end)) {
+			ss_buf_refill(t, SS_EV_WORD(k, fn));
+			return;
+		}
+	} while (ss_unlikely(!ss_claim(&t->pos, e, e + 1)));
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = ss_clock_now();
 	uint64_t dt = now - tb, da = (uint64_t)fn - ab;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (ss_unlikely(((dt >> 32) | (da >> SS_CW_ADDR_BITS)) != 0 ||
-			tb != t->tbase || ab != t->abase)) {
+			tb != t->tbase || ab != t->abase || t->pos != e + 1)) {
 		ss_emit_far(t, e, 1, SS_EV_WORD(k, fn), now);
 		return;
 	}
@@ -359,17 +379,19 @@ static inline void ss_emit(uint64_t word)
 {
 	struct ss_thread *t = &ss_tls;
 	uint64_t tb = t->tbase;
-	uint64_t *e = t->pos;
-	if (ss_unlikely(e + 1 >= t->end)) {
-		ss_buf_refill(t, word);
-		return;
-	}
-	t->pos = e + 2;
+	uint64_t *e;
+	do {
+		e = t->pos;
+		if (ss_unlikely(e + 1 >= t->end)) {
+			ss_buf_refill(t, word);
+			return;
+		}
+	} while (ss_unlikely(!ss_claim(&t->pos, e, e + 2)));
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = ss_clock_now();
 	uint64_t dt = now - tb;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (ss_unlikely((dt >> 32) != 0 || tb != t->tbase)) {
+	if (ss_unlikely((dt >> 32) != 0 || tb != t->tbase || t->pos != e + 2)) {
 		ss_emit_far(t, e, 2, word, now);
 		return;
 	}

@@ -16,16 +16,18 @@
  *
  * When the background thread falls behind and the ring is full, the thread
  * copies its oldest blocks itself if nobody else is copying them at that
- * moment, else writes its next block straight into an EVENTS chunk the
- * pool paged in (no system call either); with none left it drops events,
- * counts them, and writes the count as an SS_EV_LOST record at the head
- * of its next block.  It never waits.
+ * moment, else writes its next block straight into an EVENTS chunk (one
+ * the pool paged in, else one it maps itself).  Only when none of that can
+ * be done without waiting on another thread does it drop events: it
+ * counts them and writes the count as an SS_EV_LOST record at the head of
+ * its next block.  It never waits.
  *
  * Lock order: ring->mu, then ss_rt.lock, then the pool's lock.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -42,9 +44,13 @@ struct ss_ring {
 	struct ss_chunk_header *c;      /* the RING chunk, mapped */
 	uint64_t *blocks;               /* block 0 */
 	uint64_t size;                  /* of the chunk */
+	uint64_t off;                   /* of the chunk in the file */
 	uint32_t bw, nb;                /* words per block, blocks */
 	pthread_mutex_t mu;             /* held by whoever copies blocks out */
-	_Atomic uint64_t produced;      /* blocks the owner finished */
+	uint64_t begun;                 /* ring blocks the owner began (its
+	                                 * blocks in overflow chunks are not
+	                                 * counted: they take no slot) */
+	_Atomic uint64_t produced;      /* ring blocks the owner finished */
 	_Atomic uint64_t consumed;      /* blocks copied out and cleared */
 	_Atomic int closing;            /* the owner is gone: copy, then free */
 	int free;                       /* no owner: can be given out again */
@@ -53,6 +59,8 @@ struct ss_ring {
 	/* the owner's EVENTS chunk being filled (under mu), written with
 	 * pwrite: no mapping, no page fault, no TLB shootdown */
 	uint64_t ev_off;                /* 0: none */
+	uint64_t spare_off;             /* a chunk reserved for the next one,
+	                                 * outside mu (0: none) */
 	uint64_t ev_size, ev_used;      /* chunk bytes, payload bytes */
 	uint64_t evseq;
 	uint64_t hole_seq, hole_ns;     /* block (seq + 1) seen with a hole */
@@ -62,6 +70,9 @@ struct ss_ring {
 };
 
 #define SS_HOLE_NS 200000000ull
+#define SS_SPIN_TRIES 20
+/* while dropping, one event in SS_DROP_RETRY takes the slow path again */
+#define SS_DROP_RETRY 256
 
 /* STEPSCOPE__TEST_STALL_COPY=1 (tests only): nothing copies blocks out and
  * no pool chunk is used until the process exits, so a thread whose ring
@@ -137,14 +148,20 @@ static void close_ev(struct ss_ring *r, int have_lock)
  * Takes ss_rt.lock unless the caller holds it. */
 static int open_ev(struct ss_ring *r, int have_lock)
 {
-	uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS, off = 0;
-	if (!have_lock)
-		pthread_mutex_lock(&ss_rt.lock);
-	for (int tries = 0; !off && tries < 2 && !ss_rt.stopped; tries++)
-		off = ss_buf_reserve(size);
-	int fd = off ? ss_buf_fd() : -1;
-	if (!have_lock)
-		pthread_mutex_unlock(&ss_rt.lock);
+	uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS, off = r->spare_off;
+	int fd;
+	r->spare_off = 0;
+	if (off) { /* reserved ahead: no lock to take while holding mu */
+		fd = ev_fd(have_lock);
+	} else {
+		if (!have_lock)
+			pthread_mutex_lock(&ss_rt.lock);
+		for (int tries = 0; !off && tries < 2 && !ss_rt.stopped; tries++)
+			off = ss_buf_reserve(size);
+		fd = off ? ss_buf_fd() : -1;
+		if (!have_lock)
+			pthread_mutex_unlock(&ss_rt.lock);
+	}
 	if (fd < 0)
 		return -1;
 	struct ss_chunk_header h = {
@@ -181,6 +198,11 @@ static int copy_out(struct ss_ring *r, const uint64_t *b, uint32_t n, int have_l
 	       (off_t)(r->ev_off + offsetof(struct ss_chunk_header, used)));
 	atomic_fetch_add(&ss_rt.events, n);
 	return 0;
+}
+
+static uint64_t ring_offset(const struct ss_ring *r)
+{
+	return r->off;
 }
 
 /* Words of a block up to its first zero head: the length of a block whose
@@ -268,6 +290,7 @@ static void release_locked(struct ss_ring *r)
 	close_ev(r, 0);
 	r->c->serial = 0;
 	r->c->tid = 0;
+	r->begun = 0;
 	atomic_store(&r->produced, 0);
 	atomic_store(&r->consumed, 0);
 	atomic_store(&r->closing, 0);
@@ -293,6 +316,19 @@ uint64_t ss_ring_drain_all(int have_lock)
 		uint64_t before = atomic_load(&r->consumed);
 		if (before == atomic_load(&r->produced) && !atomic_load(&r->closing))
 			continue;
+		/* the owner's next EVENTS chunk is reserved here, without
+		 * the ring's lock: a thread whose ring is full never finds
+		 * it held during a file-system call that may take long */
+		if (!r->spare_off && !ss_rt.stopped) {
+			uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS, off;
+			pthread_mutex_lock(&ss_rt.lock);
+			off = ss_buf_reserve(size);
+			pthread_mutex_unlock(&ss_rt.lock);
+			pthread_mutex_lock(&r->mu);
+			if (!r->spare_off)
+				r->spare_off = off; /* else left unassigned */
+			pthread_mutex_unlock(&r->mu);
+		}
 		/* one block per hold of the lock: a thread whose ring is
 		 * full can copy the next one itself meanwhile */
 		int more = 1;
@@ -342,6 +378,7 @@ static struct ss_ring *ring_new(uint64_t size)
 	}
 	pthread_mutex_init(&r->mu, NULL);
 	r->c = c;
+	r->off = off;
 	r->size = size;
 	r->nb = SS_RING_BLOCKS;
 	uint64_t room = size - sizeof(*c) - sizeof(struct ss_ring_header);
@@ -440,20 +477,29 @@ static void finish_block(struct ss_thread *t)
 		ss_pool_retire(t->ovf);
 		t->ovf = NULL;
 	} else {
-		r->len[(t->bseq - 1) % r->nb] = (uint32_t)n;
-		atomic_store_explicit(&r->produced, t->bseq, memory_order_release);
+		r->len[(r->begun - 1) % r->nb] = (uint32_t)n;
+		atomic_store_explicit(&r->produced, r->begun, memory_order_release);
 	}
 	t->blk = NULL;
 	t->chunk = NULL;
 	t->pos = t->end = NULL;
 }
 
-/* An EVENTS chunk from the pool, paged in already, for a block the ring
- * has no room for; NULL if the pool is empty. */
-static struct ss_chunk_header *overflow_chunk(struct ss_thread *t)
+/* An EVENTS chunk for a block the ring has no room for: one the pool
+ * paged in already, else one mapped now; NULL if neither can be had
+ * without waiting. */
+static struct ss_chunk_header *overflow_chunk(struct ss_thread *t, int have_lock)
 {
 	uint64_t off = 0;
 	struct ss_chunk_header *c = ss_pool_take(ss_rt.chunk_bytes, &off);
+	if (!c && !stalled() && (have_lock || !pthread_mutex_trylock(&ss_rt.lock))) {
+		/* none ready: map one (the system calls the ring is there to
+		 * spare, but no event lost), unless that means waiting */
+		off = ss_buf_reserve(ss_rt.chunk_bytes);
+		c = off ? ss_buf_map(off, ss_rt.chunk_bytes) : NULL;
+		if (!have_lock)
+			pthread_mutex_unlock(&ss_rt.lock);
+	}
 	if (!c)
 		return NULL;
 	c->kind = SS_CHUNK_EVENTS;
@@ -474,17 +520,24 @@ static uint64_t *begin_block(struct ss_thread *t, uint64_t now, uint64_t ab, int
 {
 	struct ss_ring *r = t->ring;
 	uint64_t *b, *end;
-	if (stalled() && !block_free(r, t->bseq))
+	if (stalled() && !block_free(r, r->begun))
 		return NULL;
-	if (!block_free(r, t->bseq) && !pthread_mutex_trylock(&r->mu)) {
-		drain_locked(r, have_lock, r->nb); /* copy it ourselves: never wait */
-		pthread_mutex_unlock(&r->mu);
+	/* full: copy the blocks ourselves (the background thread is behind);
+	 * if it is copying this very ring right now, it frees a block in a
+	 * moment: look again a few times, never longer than SS_SPIN_TRIES */
+	for (int i = 0; !block_free(r, r->begun) && i < SS_SPIN_TRIES; i++) {
+		if (!pthread_mutex_trylock(&r->mu)) {
+			drain_locked(r, have_lock, r->nb);
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		sched_yield();
 	}
-	if (block_free(r, t->bseq)) {
-		b = block_at(r, t->bseq);
+	if (block_free(r, r->begun)) {
+		b = block_at(r, r->begun++);
 		end = b + r->bw;
 	} else {
-		struct ss_chunk_header *c = overflow_chunk(t);
+		struct ss_chunk_header *c = overflow_chunk(t, have_lock);
 		if (!c)
 			return NULL;
 		t->ovf = c;
@@ -515,9 +568,10 @@ static uint64_t base_for(struct ss_thread *t, uint64_t word)
 void ss_buf_refill(struct ss_thread *t, uint64_t word)
 {
 	/* the ring was full at the last try: count, and look again without
-	 * the slow path's system calls until a block is free */
-	if (t->drop && t->ring && !block_free(t->ring, t->bseq) && !t->in_slow &&
-	    (ss_hot.gate & SS_GATE_EVENTS)) {
+	 * the slow path's system calls until a block is free (or, every
+	 * SS_DROP_RETRY events, through it: it may copy blocks itself) */
+	if (t->drop && t->ring && !block_free(t->ring, t->ring->begun) && !t->in_slow &&
+	    (ss_hot.gate & SS_GATE_EVENTS) && (t->lost % SS_DROP_RETRY) != 0) {
 		__atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -539,14 +593,17 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		return;
 	}
 	t->in_slow = 1;
-	pthread_mutex_lock(&ss_rt.lock);
-	if (t->state == SS_THREAD_NEW)
-		ss_thread_init(t);
-	else if (ss_rt.fd >= 0)
-		ss_meta_maps_if_changed();
-	if (!t->ring && !ss_rt.stopped && !ss_rt.disabled)
-		ring_get(t);
-	pthread_mutex_unlock(&ss_rt.lock);
+	/* a block switch takes no lock: the background thread may hold
+	 * ss_rt.lock while it reserves file space (the maps are looked at
+	 * there too, pool.c) */
+	if (t->state == SS_THREAD_NEW || !t->ring) {
+		pthread_mutex_lock(&ss_rt.lock);
+		if (t->state == SS_THREAD_NEW)
+			ss_thread_init(t);
+		if (!t->ring && !ss_rt.stopped && !ss_rt.disabled)
+			ring_get(t);
+		pthread_mutex_unlock(&ss_rt.lock);
+	}
 	if (ss_rt.stopped && t->blk && t->pos <= t->end)
 		ss_buf_put_stop(t); /* in the words the block keeps free */
 	finish_block(t);
@@ -661,28 +718,39 @@ void ss_ring_flush(struct ss_thread *self)
 	}
 }
 
-/* At exit (ss_rt.lock held, after ss_pool_trim): an EVENTS chunk at the
- * end of the file is cut to what it holds, so the file is no bigger than
- * what was recorded.  Later events go to new chunks as usual. */
-void ss_ring_trim_tail(void)
+/* At exit (ss_rt.lock held, after ss_pool_trim and ss_ring_flush): an
+ * EVENTS chunk at the end of the file is cut to what it holds, the unused
+ * part of the others goes back to the file system, and so do the blocks of
+ * rings that are empty for good (free, or the exiting thread's, all
+ * copied): the trace takes the disk space of its events.  Later events go
+ * to new chunks as usual (a punched ring page is a fresh zero page). */
+void ss_ring_trim_tail(struct ss_thread *self)
 {
 	pthread_mutex_lock(&rings.mu);
 	struct ss_ring *r = rings.all;
 	pthread_mutex_unlock(&rings.mu);
+	int fd = ss_buf_fd();
+	if (fd < 0)
+		return;
 	for (; r; r = r->next) {
 		if (pthread_mutex_trylock(&r->mu))
 			continue;
 		if (r->ev_off && r->ev_off + r->ev_size == ss_rt.file_off) {
 			uint64_t size = sizeof(struct ss_chunk_header) + r->ev_used;
-			int fd = ss_buf_fd();
-			if (fd >= 0 &&
-			    pwrite(fd, &size, sizeof(size),
+			if (pwrite(fd, &size, sizeof(size),
 				   (off_t)(r->ev_off + offsetof(struct ss_chunk_header, size))) ==
 				    (ssize_t)sizeof(size) &&
 			    ftruncate(fd, (off_t)(r->ev_off + size)) == 0) {
 				ss_rt.file_off = r->ev_off + size;
 				r->ev_off = 0; /* the next block opens a new chunk */
 			}
+		}
+		close_ev(r, 1);
+		uint64_t ring_off = ring_offset(r);
+		if (ring_off && (r->free || (r == self->ring && !self->blk)) &&
+		    atomic_load(&r->consumed) == atomic_load(&r->produced)) {
+			uint64_t at = ring_off + 4096; /* the headers stay */
+			punch(fd, at, r->size - 4096);
 		}
 		pthread_mutex_unlock(&r->mu);
 	}

@@ -323,7 +323,7 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 			ss_meta_thread_name(t->tid);
 		ss_pool_trim();
-		ss_ring_trim_tail();
+		ss_ring_trim_tail(self);
 		ss_meta_calib();
 		struct ss_meta_end e = {
 			.events = atomic_load(&ss_rt.events),
