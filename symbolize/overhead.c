@@ -31,21 +31,6 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 			continue;
 		o->procs++;
 		o->events += r->nevents;
-		for (size_t t = 0; t < r->nthreads; t++) {
-			size_t len = strlen(o->lost_threads);
-			if (!r->threads[t].lost)
-				continue;
-			o->lost += r->threads[t].lost;
-			if (len + 80 < sizeof(o->lost_threads))
-				snprintf(o->lost_threads + len, sizeof(o->lost_threads) - len,
-					 "%stid %llu (%s pid %llu): %llu", len ? ", " : "",
-					 (unsigned long long)r->threads[t].tid, ss_reader_prog(r),
-					 (unsigned long long)r->hdr.pid,
-					 (unsigned long long)r->threads[t].lost);
-			else if (!strstr(o->lost_threads, ", ..."))
-				snprintf(o->lost_threads + len, sizeof(o->lost_threads) - len,
-					 ", ...");
-		}
 		if (!stat(paths[i], &st))
 			o->bytes += (uint64_t)st.st_size;
 		ss_reader_meta_begin(r, &it);
@@ -93,9 +78,6 @@ double ss_overhead_pct(const struct ss_overhead *o, uint64_t calls, uint64_t sum
 void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 		       uint64_t sum, const char *dir, int compensated)
 {
-	if (o->lost)
-		fprintf(f, "warning: stepscope dropped %llu events (its buffers were full): %s\n",
-			(unsigned long long)o->lost, o->lost_threads);
 	if (!o->known)
 		return;
 	double pct = ss_overhead_pct(o, calls, sum);

@@ -26,8 +26,6 @@ struct ss_overhead {
 	uint64_t events;    /* events in the raw traces */
 	uint64_t bytes;     /* bytes of the raw traces */
 	uint64_t procs;     /* raw traces read */
-	uint64_t lost;      /* events the runtime dropped (SS_EV_LOST) */
-	char lost_threads[256]; /* "tid T (prog pid P): N, ..." */
 };
 
 /* Read every raw trace of dir (already checked by the caller's walk);
@@ -38,8 +36,7 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o);
  * rows after it). */
 uint64_t ss_overhead_calls(struct ss_agg *a);
 
-/* "stepscope overhead: N% of recorded time (C calls x P ns)"; then, if the
- * runtime dropped events, their exact count per thread; and, above
+/* "stepscope overhead: N% of recorded time (C calls x P ns)" and, above
  * SS_OVERHEAD_WARN_PCT, the advice to run `stepscope filter`; nothing
  * when the run has no calibration.  `compensated`: say the times below
  * are compensated. */

@@ -124,7 +124,7 @@ static void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchu
 	uintptr_t lo = ((uintptr_t)c->data + pg - 1) & ~(pg - 1);
 	uintptr_t hi = ((uintptr_t)c->data + c->len) & ~(pg - 1);
 
-	if (hi > lo && (c->len >= (1u << 16) || c->block) &&
+	if (hi > lo && c->len >= (1u << 16) &&
 	    hi <= (uintptr_t)r->map + r->size)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
@@ -132,26 +132,13 @@ static void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchu
 /* Whether ch, read at some offset, looks like a chunk header the runtime
  * wrote: the magic, a known kind, a size of whole 8-byte words covering
  * its own header, and for EVENTS a `used` of whole events that fits. */
-static int ss_reader_v2(const struct ss_reader *r)
+static int ss_reader_header_ok(const struct ss_chunk_header *ch)
 {
-	return r->hdr.version >= 2;
-}
-
-static int ss_reader_kind_ok(const struct ss_reader *r, uint32_t kind)
-{
-	return kind == SS_CHUNK_EVENTS || kind == SS_CHUNK_META ||
-	       (kind == SS_CHUNK_RING && ss_reader_v2(r));
-}
-
-static int ss_reader_header_ok(const struct ss_reader *r, const struct ss_chunk_header *ch)
-{
-	uint64_t unit = ss_reader_v2(r) ? 8 : sizeof(struct ss_event);
-
 	if (ch->magic != SS_CHUNK_MAGIC || ch->size < sizeof(*ch) || ch->size % 8 ||
-	    !ss_reader_kind_ok(r, ch->kind))
+	    (ch->kind != SS_CHUNK_EVENTS && ch->kind != SS_CHUNK_META))
 		return 0;
 	if (ch->kind == SS_CHUNK_EVENTS &&
-	    (ch->used % unit || ch->used > ch->size - sizeof(*ch)))
+	    (ch->used % sizeof(struct ss_event) || ch->used > ch->size - sizeof(*ch)))
 		return 0;
 	return 1;
 }
@@ -170,7 +157,7 @@ static uint64_t ss_reader_next_chunk(const struct ss_reader *r, uint64_t from, u
 		if (magic != SS_CHUNK_MAGIC)
 			continue;
 		memcpy(&ch, r->map + off, sizeof(ch));
-		if (ss_reader_header_ok(r, &ch))
+		if (ss_reader_header_ok(&ch))
 			return off;
 	}
 	return 0;
@@ -187,157 +174,7 @@ static int ss_reader_boundary_ok(const struct ss_reader *r, uint64_t off)
 	if (r->size - off < sizeof(ch))
 		return ss_reader_is_zero(r->map + off, r->size - off);
 	memcpy(&ch, r->map + off, sizeof(ch));
-	return ss_reader_header_ok(r, &ch) || (!ch.magic && !ch.kind && !ch.size);
-}
-
-/* ------------------------------------------------ version 2 blocks */
-
-static uint64_t ss_reader_word(const uint8_t *p)
-{
-	uint64_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-/* Payload words a long record of this kind must have, or -1 for any. */
-static int ss_reader_long_n(unsigned kind)
-{
-	switch (kind) {
-	case SS_EV_BLOCK: return 3;
-	case SS_EV_BASE: return 2;
-	case SS_EV_PAD: return 0;
-	default: return 1;
-	}
-}
-
-/* One block at d (at most max bytes, file offset off): its length up to
- * the first zero word, the next block's head or max, its number and its
- * events.  0 when d holds no block (a zero head); a block cut by damage
- * keeps the events before it, with a warning. */
-static uint64_t ss_reader_block(struct ss_reader *r, const uint8_t *d, uint64_t max,
-				uint64_t off, struct ss_rchunk *c)
-{
-	uint64_t p, n = 0, w;
-
-	max &= ~UINT64_C(7);
-	if (max < 32)
-		return 0;
-	w = ss_reader_word(d);
-	if (!w)
-		return 0;
-	if (SS_CW_K(w) != 3 || SS_CW_KIND(w) != SS_EV_BLOCK || SS_CW_N(w) != 3) {
-		ss_reader_warn(r, off, "%s: corrupt block at offset %llu (no block head): skipped it",
-			       r->path, (unsigned long long)off);
-		return 8;
-	}
-	c->seq = ss_reader_word(d + 8);
-	c->lost = 0;
-	for (p = 32; p + 8 <= max; ) {
-		unsigned k, kind, len;
-
-		w = ss_reader_word(d + p);
-		if (!w)
-			break;
-		k = SS_CW_K(w);
-		if (k == 1 || k == 2) {
-			n++;
-			p += 8;
-			continue;
-		}
-		kind = SS_CW_KIND(w);
-		len = SS_CW_N(w);
-		if (k == 0 || (w >> 44) ||
-		    (ss_reader_long_n(kind) >= 0 && (unsigned)ss_reader_long_n(kind) != len)) {
-			ss_reader_warn(r, off + p, "%s: corrupt event at offset %llu in the block at offset %llu: kept the %llu events before it",
-				       r->path, (unsigned long long)(off + p),
-				       (unsigned long long)off, (unsigned long long)n);
-			break;
-		}
-		if (kind == SS_EV_BLOCK)
-			break; /* the next block */
-		if (p + 8 + 8 * (uint64_t)len > max) {
-			ss_reader_warn(r, off + p, "%s: event at offset %llu runs past its block at offset %llu: kept the %llu events before it",
-				       r->path, (unsigned long long)(off + p),
-				       (unsigned long long)off, (unsigned long long)n);
-			break;
-		}
-		if (kind != SS_EV_BASE && kind != SS_EV_PAD)
-			n++;
-		if (kind == SS_EV_LOST)
-			c->lost += ss_reader_word(d + p + 8);
-		p += 8 + 8 * (uint64_t)len;
-	}
-	c->data = d;
-	c->len = p;
-	c->offset = off;
-	c->block = 1;
-	c->kind = SS_CHUNK_EVENTS;
-	c->nevents = n;
-	return p;
-}
-
-/* The blocks of a version 2 EVENTS chunk (back to back, `used` bytes or up
- * to the first zero word) or RING chunk (nblocks slots, empty ones 0). */
-static int ss_reader_blocks(struct ss_reader *r, size_t *cap,
-			    const struct ss_chunk_header *ch, const struct ss_rchunk *whole)
-{
-	struct ss_rchunk c;
-	uint64_t off = whole->offset + sizeof(*ch);
-	struct ss_rchunk base = *whole;
-
-	base.tid = ch->tid;
-	base.serial = ch->serial;
-	whole = &base;
-	c = base;
-
-	if (ch->kind == SS_CHUNK_EVENTS) {
-		uint64_t len = whole->len, p = 0, used = ch->used;
-
-		if (used % 8 || used > ch->size - sizeof(*ch) ||
-		    (used && used + 8 <= len && ss_reader_word(whole->data + used))) {
-			ss_reader_warn(r, whole->offset, "%s: chunk at offset %llu has a bad used field (%llu bytes; the chunk holds %llu): read its blocks up to the first empty word",
-				       r->path, (unsigned long long)whole->offset,
-				       (unsigned long long)used,
-				       (unsigned long long)(ch->size - sizeof(*ch)));
-			used = 0;
-		}
-		if (used && used < len)
-			len = used;
-		while (p + 8 <= len) {
-			uint64_t n = ss_reader_block(r, whole->data + p, len - p, off + p, &c);
-			if (!n)
-				break;
-			if (c.block) {
-				r->ev_words += c.len / 8;
-				if (ss_reader_add_chunk(r, cap, &c))
-					return -1;
-			}
-			c = *whole;
-			p += n;
-		}
-		ss_reader_drop_chunk(r, whole);
-		return 0;
-	}
-	struct ss_ring_header h;
-	if (whole->len < sizeof(h))
-		return 0;
-	memcpy(&h, whole->data, sizeof(h));
-	if (!h.block_bytes || h.block_bytes % 8 || !h.nblocks ||
-	    (uint64_t)h.block_bytes * h.nblocks > whole->len - sizeof(h)) {
-		ss_reader_warn(r, whole->offset, "%s: ring at offset %llu has a bad header (%u blocks of %u bytes in %llu): skipped it",
-			       r->path, (unsigned long long)whole->offset, h.nblocks,
-			       h.block_bytes, (unsigned long long)(whole->len - sizeof(h)));
-		return 0;
-	}
-	for (uint32_t i = 0; i < h.nblocks; i++) {
-		uint64_t at = sizeof(h) + (uint64_t)i * h.block_bytes;
-		if (ss_reader_block(r, whole->data + at, h.block_bytes, off + at, &c) &&
-		    c.block && ss_reader_add_chunk(r, cap, &c))
-			return -1;
-		c = *whole;
-	}
-	return 0;
+	return ss_reader_header_ok(&ch) || (!ch.magic && !ch.kind && !ch.size);
 }
 
 static int ss_reader_walk(struct ss_reader *r)
@@ -378,7 +215,7 @@ static int ss_reader_walk(struct ss_reader *r)
 			continue;
 		}
 		if (ch.magic != SS_CHUNK_MAGIC || ch.size < sizeof(ch) || ch.size % 8 ||
-		    !ss_reader_kind_ok(r, ch.kind)) {
+		    (ch.kind != SS_CHUNK_EVENTS && ch.kind != SS_CHUNK_META)) {
 			/* resync: the next plausible header on an 8-byte boundary */
 			next = ss_reader_next_chunk(r, off + 8, r->size);
 			if (!next) {
@@ -410,20 +247,6 @@ static int ss_reader_walk(struct ss_reader *r)
 		c.kind = ch.kind;
 		c.data = r->map + off + sizeof(ch);
 		c.len = (size > remain ? remain : size) - sizeof(ch);
-		c.hdr = (const struct ss_chunk_header *)(r->map + off);
-		if ((ch.kind == SS_CHUNK_EVENTS || ch.kind == SS_CHUNK_RING) &&
-		    ss_reader_v2(r)) {
-			/* version 2: its blocks (free rings and chunks
-			 * prepared ahead and never handed out have none) */
-			if (ch.serial && ss_reader_blocks(r, &cap, &ch, &c))
-				return -1;
-			if (size > remain) {
-				ss_reader_damage(r, r->size, 1);
-				break;
-			}
-			off += size;
-			continue;
-		}
 		if (ch.kind == SS_CHUNK_EVENTS && !ch.serial && !ch.tid) {
 			/* prepared ahead by the runtime, never handed out */
 			if (size > remain)
@@ -495,16 +318,8 @@ static void ss_reader_check_end(struct ss_reader *r)
 			memcpy(&e, m.data, sizeof(e));
 			have = 1;
 		}
-	/* version 2: the count is of words copied into EVENTS chunks */
-	if (!have || r->damaged ||
-	    e.events <= (ss_reader_v2(r) ? r->ev_words : r->nevents))
+	if (!have || r->damaged || e.events <= r->nevents)
 		return;
-	if (ss_reader_v2(r)) {
-		ss_reader_warn(r, r->size, "%s: ends at offset %zu with %llu of the %llu words of events written: the rest of the file is missing",
-			       r->path, r->size, (unsigned long long)r->ev_words,
-			       (unsigned long long)e.events);
-		return;
-	}
 	ss_reader_warn(r, r->size, "%s: ends at offset %zu with %llu of the %llu events written: the rest of the file is missing",
 		       r->path, r->size, (unsigned long long)r->nevents,
 		       (unsigned long long)e.events);
@@ -543,8 +358,6 @@ static int ss_reader_cmp_chunk(const void *a, const void *b, void *arg)
 		return kx < ky ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
-	if (x->len != y->len && x->block && y->block)
-		return x->len > y->len ? -1 : 1; /* the longer copy first */
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
@@ -559,25 +372,6 @@ static int ss_reader_group(struct ss_reader *r)
 		if (r->chunks[i].kind == SS_CHUNK_EVENTS)
 			idx[n++] = i;
 	qsort_r(idx, n, sizeof(*idx), ss_reader_cmp_chunk, r);
-	if (ss_reader_v2(r)) {
-		/* a block found twice (copied out of its ring, and still in
-		 * it when the process ended) is read once: the longer copy */
-		size_t m = 0;
-		for (i = 0; i < n; i++) {
-			const struct ss_rchunk *c = &r->chunks[idx[i]];
-			if (m) {
-				const struct ss_rchunk *p = &r->chunks[idx[m - 1]];
-				if (ss_reader_thread_key(p) == ss_reader_thread_key(c) &&
-				    p->seq == c->seq)
-					continue;
-			}
-			idx[m++] = idx[i];
-			r->nevents += c->nevents;
-			if (c->hdr && c->hdr->kind == SS_CHUNK_RING)
-				r->ring_events += c->nevents;
-		}
-		n = m;
-	}
 	r->threads = calloc(n + 1, sizeof(*r->threads));
 	if (!r->threads) {
 		free(idx);
@@ -598,10 +392,8 @@ static int ss_reader_group(struct ss_reader *r)
 		}
 		memcpy(t->chunks, idx + i, (j - i) * sizeof(size_t));
 		t->nchunks = j - i;
-		for (size_t k = i; k < j; k++) {
+		for (size_t k = i; k < j; k++)
 			t->nevents += r->chunks[idx[k]].nevents;
-			t->lost += r->chunks[idx[k]].lost;
-		}
 	}
 	free(idx);
 	return 0;
@@ -649,7 +441,7 @@ static void ss_reader_fit_clock(struct ss_reader *r)
 	ss_reader_fit_add(&f, r->hdr.calib_ticks, r->hdr.calib_ns);
 	for (i = 0; i < r->nchunks; i++) {
 		struct ss_chunk_header ch;
-		memcpy(&ch, r->chunks[i].hdr, sizeof(ch));
+		memcpy(&ch, r->chunks[i].data - sizeof(ch), sizeof(ch));
 		ss_reader_fit_add(&f, ch.calib_ticks, ch.calib_ns);
 	}
 	ss_reader_meta_begin(r, &it);
@@ -859,43 +651,6 @@ void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
 	it->t = thread < r->nthreads ? &r->threads[thread] : NULL;
 }
 
-/* The next event of a version 2 block as a version 1 one (it->ei: the
- * byte offset in the block; the block was checked when the file opened,
- * so its records are whole and end at c->len). */
-static int ss_reader_block_next(struct ss_event_iter *it, const struct ss_rchunk *c,
-				struct ss_event *ev)
-{
-	while (it->ei + 8 <= c->len) {
-		uint64_t w = ss_reader_word(c->data + it->ei);
-		unsigned k = SS_CW_K(w), kind, n;
-
-		if (k == 1 || k == 2) {
-			it->ei += 8;
-			ev->ts = it->tbase + SS_CW_DT(w);
-			ev->word = SS_EV_WORD(k, (it->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK);
-			return 1;
-		}
-		kind = SS_CW_KIND(w);
-		n = SS_CW_N(w);
-		if (it->ei + 8 + 8 * (uint64_t)n > c->len)
-			return 0;
-		const uint8_t *pl = c->data + it->ei + 8;
-		it->ei += 8 + 8 * (uint64_t)n;
-		if (kind == SS_EV_BLOCK) {
-			it->tbase = ss_reader_word(pl + 8);
-			it->abase = ss_reader_word(pl + 16);
-		} else if (kind == SS_EV_BASE) {
-			it->tbase = ss_reader_word(pl);
-			it->abase = ss_reader_word(pl + 8);
-		} else if (kind != SS_EV_PAD && n == 1) {
-			ev->ts = it->tbase + SS_CW_DT(w);
-			ev->word = SS_EV_WORD(kind, ss_reader_word(pl) & SS_EV_ARG_MASK);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
 {
 	const struct ss_rthread *t = it->t;
@@ -907,23 +662,14 @@ int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
 		const struct ss_rchunk *c = &it->r->chunks[t->chunks[it->ci]];
 		uint64_t ns;
 
-		if (c->block) {
-			if (!ss_reader_block_next(it, c, &ev)) {
-				ss_reader_drop_chunk(it->r, c);
-				it->ci++;
-				it->ei = 0;
-				continue;
-			}
-		} else {
-			if (it->ei >= c->nevents) {
-				ss_reader_drop_chunk(it->r, c);
-				it->ci++;
-				it->ei = 0;
-				continue;
-			}
-			ss_reader_read_event(c->data + it->ei * sizeof(ev), &ev);
-			it->ei++;
+		if (it->ei >= c->nevents) {
+			ss_reader_drop_chunk(it->r, c);
+			it->ci++;
+			it->ei = 0;
+			continue;
 		}
+		ss_reader_read_event(c->data + it->ei * sizeof(ev), &ev);
+		it->ei++;
 		ns = ss_reader_ns(it->r, ev.ts);
 		if (ns < it->last_ns)
 			ns = it->last_ns;

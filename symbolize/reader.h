@@ -18,20 +18,14 @@
 #include <stdint.h>
 #include "format.h"
 
-/* One chunk as found in the file; payload is [data, data + len).  In a
- * version 2 file each block of events (format.h) is an entry of its own,
- * kind SS_CHUNK_EVENTS with `block` set, whether it lies in an EVENTS or a
- * RING chunk; seq is then the block's number. */
+/* One chunk as found in the file; payload is [data, data + len). */
 struct ss_rchunk {
 	const uint8_t *data;
 	uint64_t len;       /* payload bytes usable (bounded by the file) */
-	uint64_t offset;    /* of the chunk header (a block: of the block) */
+	uint64_t offset;    /* of the chunk header in the file */
 	uint32_t kind;
-	uint32_t block;     /* 1: a version 2 block of compact events */
 	uint64_t tid, seq, serial;
 	uint64_t nevents;   /* EVENTS: complete events before the first ts 0 */
-	uint64_t lost;      /* a block: events its SS_EV_LOST records count */
-	const struct ss_chunk_header *hdr; /* the chunk it is in (unaligned) */
 };
 
 /* The EVENTS chunks of one thread, by seq. */
@@ -41,7 +35,6 @@ struct ss_rthread {
 	size_t *chunks;     /* indexes into ss_reader.chunks */
 	size_t nchunks;
 	uint64_t nevents;
-	uint64_t lost;      /* version 2: events the runtime dropped (LOST) */
 };
 
 struct ss_reader {
@@ -54,8 +47,6 @@ struct ss_reader {
 	struct ss_rthread *threads;
 	size_t nthreads;
 	uint64_t nevents;           /* all threads */
-	uint64_t ev_words;          /* version 2: words in EVENTS chunks' blocks */
-	uint64_t ring_events;       /* version 2: events read from RING chunks */
 	/* ns = base_ns + (ticks - base_ticks) * ns_per_tick */
 	uint64_t base_ticks, base_ns;
 	double ns_per_tick;
@@ -104,9 +95,8 @@ struct ss_event_iter {
 	const struct ss_reader *r;
 	const struct ss_rthread *t;
 	size_t ci;              /* index into t->chunks */
-	uint64_t ei;            /* event index in that chunk (a block: byte) */
+	uint64_t ei;            /* event index in that chunk */
 	uint64_t last_ns;
-	uint64_t tbase, abase;  /* a block's bases while it is decoded */
 };
 void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
 			    struct ss_event_iter *it);

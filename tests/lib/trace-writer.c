@@ -52,8 +52,8 @@ struct ss_tw *ss_tw_new(enum ss_clock clock, uint64_t pid)
 	ss_tw_append(w, NULL, SS_HEADER_SIZE);
 	h = ss_tw_header(w);
 	memcpy(h->magic, SS_MAGIC, SS_MAGIC_LEN);
-	h->version = 1; /* it writes version 1 events (16-byte records) */
-	h->min_read_version = 1;
+	h->version = SS_VERSION;
+	h->min_read_version = SS_MIN_READ_VERSION;
 	h->header_size = SS_HEADER_SIZE;
 	h->pid = pid;
 	h->ppid = 1;
