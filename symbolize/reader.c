@@ -316,8 +316,13 @@ static enum ss_cw_res ss_cw_decode(const uint8_t *data, uint64_t len, uint64_t *
 	uint64_t w;
 	unsigned k;
 
-	if (*pos >= len || len - *pos < 8)
+	if (*pos >= len)
 		return SS_CW_END;
+	if (len - *pos < 8) {
+		/* blocks are whole words: the file was cut in this one */
+		*why = "a record that runs past the end of its block";
+		return SS_CW_CUT;
+	}
 	w = ss_reader_word(data + *pos);
 	if (!w)
 		return SS_CW_END;
@@ -424,7 +429,7 @@ static int ss_reader_add_block(struct ss_reader *r, const uint8_t *data, uint64_
 	return 0;
 }
 
-/* A corrupt record at data + pos of the chunk at off. */
+/* A corrupt record s->len bytes into the block at `block` of chunk c. */
 static void ss_reader_warn_record(struct ss_reader *r, const struct ss_rchunk *c,
 				  const uint8_t *block, const struct ss_cw_scan *s)
 {
@@ -452,9 +457,16 @@ static int ss_reader_scan_events(struct ss_reader *r, struct ss_rchunk *c,
 {
 	uint64_t pos = 0;
 
-	while (pos < limit && limit - pos >= 8 && ss_reader_word(c->data + pos)) {
+	while (pos < limit) {
 		const uint8_t *b = c->data + pos;
 		struct ss_cw_scan s;
+
+		if (limit - pos < 8) {
+			pos = limit;  /* a word cut by the file's end */
+			break;
+		}
+		if (!ss_reader_word(b))
+			break;
 
 		ss_cw_scan_block(b, limit - pos, 1, &s);
 		if (s.len && ss_reader_add_block(r, b, s.len, s.seq, s.nevents))

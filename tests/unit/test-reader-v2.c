@@ -266,6 +266,113 @@ static void test_decode(void **state)
 	ss_tw_free(w);
 }
 
+/*
+ * Like build_main without the bad word, in the order a clean end leaves
+ * (tests/fuzz/corpus/v2-ring.seed is this file): META with the END record,
+ * the EVENTS chunks, then the ring, then a free ring.
+ */
+static struct ss_tw *build_clean(void)
+{
+	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
+	struct enc b2 = { .n = 0 }, b3 = { .n = 0 }, b4 = { .n = 0 }, s2 = { .n = 0 };
+	struct enc t2 = { .n = 0 }, t1 = { .n = 0 }, stale = { .n = 0 };
+	const uint64_t *ring[4];
+	size_t nw[4];
+	struct ss_meta_end end = { 16, 0, 1, 0, 0 };
+
+	ss_tw_meta_thread(w, 100, "alpha");
+	ss_tw_meta_thread(w, 101, "beta");
+	ss_tw_meta_step(w, 900, 0, 100, 1, SS_STEP_RECORD, 0);
+	ss_tw_meta_step(w, 1008, 1, 100, 1, SS_STEP_RECORD, 0);
+	ss_tw_meta(w, SS_META_END, T2 + 300, &end, sizeof(end));
+	blocks_0_1(&t1);
+	ss_tw_words(w, 100, 1, 0, t1.w, t1.n, 64, t1.n * 8);
+	e_block(&t2, 0, 2000, A0);
+	e_short(&t2, 1, 1, 0x50);
+	e_block(&t2, 3, 3000, A0);
+	e_long(&t2, SS_EV_LOST, 0, 77);
+	e_short(&t2, 2, 5, 0x50);
+	ss_tw_words(w, 101, 2, 0, t2.w, t2.n, 32, 0);
+	e_block(&s2, 2, T2, A0);
+	e_short(&s2, 1, 1, 0x20);
+	ss_tw_words(w, 100, 1, 1, s2.w, s2.n, 16, s2.n * 8);
+	e_block(&b2, 2, T2, A0);
+	e_short(&b2, 1, 1, 0x20);
+	e_short(&b2, 2, 3, 0x20);
+	e_block(&b3, 3, T2 + 100, A0);
+	e_short(&b3, 1, 4, 0x30);
+	put(&b3, 0);
+	put(&b3, 555);
+	e_block(&b4, 4, T2 + 200, A0);
+	e_short(&b4, 2, 1, 0x30);
+	e_short(&b4, 1, 2, 0x30);
+	ring[0] = b2.w, nw[0] = b2.n;
+	ring[1] = b3.w, nw[1] = b3.n;
+	ring[2] = NULL, nw[2] = 0;
+	ring[3] = b4.w, nw[3] = b4.n;
+	ss_tw_ring(w, 100, 1, 128, 4, ring, nw);
+	e_block(&stale, 0, 7, 0);
+	e_short(&stale, 1, 1, 1);
+	ring[0] = stale.w, nw[0] = stale.n;
+	ss_tw_ring(w, 0, 0, 64, 1, ring, nw);
+	return w;
+}
+
+/* The clean file whole (no warning, the END count met), then cut at every
+ * offset: the only warning is the cut (or the END count), never damage
+ * inside the blocks, and each thread keeps a prefix of its events. */
+static void test_cut_everywhere(void **state)
+{
+	struct ss_tw *w = build_clean();
+	struct want full[2][16];
+	size_t nfull[2], len, size, t;
+	struct ss_reader *r;
+	char trunc[400], ends[400];
+
+	(void)state;
+	ss_tw_data(w, &size);
+	r = open_image(w, SIZE_MAX);
+	assert_string_equal(r->warning, "");
+	assert_int_equal(r->nevents, 16);
+	assert_int_equal(r->nthreads, 2);
+	for (t = 0; t < 2; t++) {
+		struct ss_event_iter it;
+		struct ss_revent ev;
+		nfull[t] = 0;
+		ss_reader_events_begin(r, t, &it);
+		while (ss_reader_events_next(&it, &ev)) {
+			assert_true(nfull[t] < 16);
+			full[t][nfull[t]++] = (struct want){ ev.kind, ev.arg, ev.ns };
+		}
+	}
+	ss_reader_free(r);
+	for (len = size; len-- > SS_HEADER_SIZE;) {
+		r = open_image(w, len);
+		snprintf(trunc, sizeof(trunc), "%s: truncated at offset %zu: kept %llu events before it",
+			 tpath, len, (unsigned long long)r->nevents);
+		snprintf(ends, sizeof(ends), "%s: ends at offset %zu with %llu of the 16 events written: the rest of the file is missing",
+			 tpath, len, (unsigned long long)r->nevents);
+		if (r->warning[0] && strcmp(r->warning, trunc) && strcmp(r->warning, ends))
+			fail_msg("cut at %zu: %s", len, r->warning);
+		for (t = 0; t < r->nthreads; t++) {
+			size_t k = r->threads[t].serial == 2;
+			struct ss_event_iter it;
+			struct ss_revent ev;
+			size_t i = 0;
+			ss_reader_events_begin(r, t, &it);
+			while (ss_reader_events_next(&it, &ev)) {
+				if (i >= nfull[k] || ev.kind != full[k][i].kind ||
+				    ev.arg != full[k][i].arg || ev.ns != full[k][i].ns)
+					fail_msg("cut at %zu: thread %zu event %zu is not the whole file's",
+						 len, t, i);
+				i++;
+			}
+		}
+		ss_reader_free(r);
+	}
+	ss_tw_free(w);
+}
+
 /* Block 0 in a ring and, longer, in the EVENTS chunk; the file cut in
  * block 1: the warning counts block 0 once. */
 static void test_truncated(void **state)
@@ -513,6 +620,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_cut_everywhere),
 		cmocka_unit_test(test_corrupt_records),
 		cmocka_unit_test(test_corrupt_blocks),
 		cmocka_unit_test(test_ring_header_and_v1),
