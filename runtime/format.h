@@ -180,7 +180,10 @@ enum ss_event_kind {
 
 /* A RING chunk: ss_chunk_header (kind SS_CHUNK_RING, tid and serial of the
  * thread that owns it, serial 0 when free), this header, then `nblocks`
- * blocks of `block_bytes`.  A block whose first word is 0 is empty. */
+ * blocks of `block_bytes`.  A block whose first word is 0 is empty.  A
+ * reader takes everything up to a block's first zero head word as data, so
+ * a block is all zero again before it is reused (no words of its previous
+ * use may follow the records of the new one). */
 struct ss_ring_header {
 	uint32_t block_bytes;        /* multiple of 64 */
 	uint32_t nblocks;
@@ -426,7 +429,9 @@ struct ss_meta_calib {
 };
 
 struct ss_meta_end {
-	uint64_t events;             /* events written by all threads */
+	uint64_t events;             /* events written by all threads
+	                              * (version 2: BLOCK, BASE and PAD
+	                              * records are not events) */
 	uint64_t lost;               /* events dropped by all threads */
 	uint64_t last_step;          /* last step begun, or UINT64_MAX if none */
 	int32_t exit_status;         /* as passed to exit(), -1 if unknown */
