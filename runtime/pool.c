@@ -15,6 +15,7 @@
  * holding the pool's lock; callers may hold ss_rt.lock when they call in.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -317,6 +318,14 @@ void ss_pool_trim(void)
 	int fd = end < ss_rt.file_off ? ss_buf_fd() : -1;
 	if (fd >= 0 && ftruncate(fd, (off_t)end) == 0)
 		ss_rt.file_off = end;
+	/* the others hold nothing either: their pages go back to the file
+	 * system, the header page stays (a later event can still use them) */
+	fd = pool.nready ? ss_buf_fd() : -1;
+	for (int i = 0; fd >= 0 && i < pool.nready; i++)
+		if (pool.ready[i]->size > 4096)
+			fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  (off_t)(pool.ready_off[i] + 4096),
+				  (off_t)(pool.ready[i]->size - 4096));
 	pthread_mutex_unlock(&pool.mu);
 }
 

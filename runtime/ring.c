@@ -103,6 +103,8 @@ static int block_free(struct ss_ring *r, uint64_t seq)
 	return seq - atomic_load_explicit(&r->consumed, memory_order_acquire) < r->nb;
 }
 
+static uint64_t block_events(const uint64_t *b, uint64_t n);
+
 /* EVENTS chunks the background thread fills: a few times a ring */
 #define SS_EV_CHUNK_RINGS 4
 
@@ -196,7 +198,7 @@ static int copy_out(struct ss_ring *r, const uint64_t *b, uint32_t n, int have_l
 	r->ev_used += bytes;
 	pwrite(fd, &r->ev_used, sizeof(r->ev_used),
 	       (off_t)(r->ev_off + offsetof(struct ss_chunk_header, used)));
-	atomic_fetch_add(&ss_rt.events, n);
+	atomic_fetch_add(&ss_rt.events, block_events(b, n));
 	return 0;
 }
 
@@ -215,6 +217,25 @@ static uint32_t block_len(const uint64_t *b, uint32_t bw)
 		i += SS_CW_K(w) == 3 ? 1 + SS_CW_N(w) : 1;
 	}
 	return i < bw ? i : bw;
+}
+
+/* Events in the first n words of a block (its BLOCK, BASE and PAD records
+ * are not events), for the end record's count. */
+static uint64_t block_events(const uint64_t *b, uint64_t n)
+{
+	uint64_t i = 0, ev = 0;
+	while (i < n && b[i]) {
+		uint64_t w = b[i];
+		unsigned kind = SS_CW_KIND(w);
+		if (SS_CW_K(w) != 3) {
+			i++;
+			ev++;
+			continue;
+		}
+		ev += kind != SS_EV_BLOCK && kind != SS_EV_BASE && kind != SS_EV_PAD;
+		i += 1 + SS_CW_N(w);
+	}
+	return ev;
 }
 
 /* Copy the ring's finished blocks out, oldest first, clearing each one
@@ -473,7 +494,7 @@ static void finish_block(struct ss_thread *t)
 	uint64_t n = (uint64_t)(t->pos - t->blk);
 	if (t->ovf) {
 		t->ovf->used = n * sizeof(uint64_t);
-		atomic_fetch_add(&ss_rt.events, n);
+		atomic_fetch_add(&ss_rt.events, block_events(t->blk, n));
 		ss_pool_retire(t->ovf);
 		t->ovf = NULL;
 	} else {
@@ -746,6 +767,15 @@ void ss_ring_trim_tail(struct ss_thread *self)
 			}
 		}
 		close_ev(r, 1);
+		if (r->spare_off) { /* reserved, never used: unassigned */
+			uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS;
+			if (r->spare_off + size == ss_rt.file_off &&
+			    ftruncate(fd, (off_t)r->spare_off) == 0)
+				ss_rt.file_off = r->spare_off;
+			else
+				punch(fd, r->spare_off + 4096, size - 4096);
+			r->spare_off = 0;
+		}
 		uint64_t ring_off = ring_offset(r);
 		if (ring_off && (r->free || (r == self->ring && !self->blk)) &&
 		    atomic_load(&r->consumed) == atomic_load(&r->produced)) {
