@@ -300,177 +300,114 @@ void *ss_buf_chunk_alloc(uint64_t size)
 	return off ? ss_buf_map(off, size) : NULL;
 }
 
-/* Mark the thread's chunk as finished: payload size for the reader. */
-void ss_buf_close(struct ss_thread *t)
+/* Asynchronous signals held back (faults stay deliverable). */
+void ss_buf_hold_signals(sigset_t *old)
 {
-	struct ss_chunk_header *c = t->chunk;
-	if (!c)
-		return;
-	struct ss_event *base = (struct ss_event *)(c + 1);
-	uint64_t n = (uint64_t)(t->pos - base);
-	c->used = n * sizeof(struct ss_event);
-	atomic_fetch_add(&ss_rt.events, n);
-	ss_pool_retire(c);
-	t->chunk = NULL;
-	t->pos = t->end = NULL;
-}
-
-/* At exit (lock held, after ss_pool_trim): close the thread's chunk, and
- * when it is the end of the file, cut off the part it never used. */
-void ss_buf_close_last(struct ss_thread *t)
-{
-	struct ss_chunk_header *c = t->chunk;
-	if (!c)
-		return;
-	uint64_t off = t->chunk_off, size = c->size;
-	uint64_t used = (uint64_t)((char *)t->pos - (char *)(c + 1));
-	uint64_t keep = (sizeof(*c) + used + 4095) & ~(uint64_t)4095;
-	int last = off && off + size == ss_rt.file_off && keep < size;
-	if (last) {
-		c->size = keep;
-		munmap((char *)c + keep, size - keep);
-	}
-	ss_buf_close(t);
-	int fd = last ? ss_buf_fd() : -1;
-	if (fd >= 0 && ftruncate(fd, (off_t)(off + keep)) == 0)
-		ss_rt.file_off = off + keep;
-}
-
-/* Each chunk keeps its last slot free (t->end points at it) so that a stop
- * can always be marked in the thread's own stream. */
-static struct ss_chunk_header *new_chunk(struct ss_thread *t)
-{
-	uint64_t size = ss_rt.chunk_bytes;
-	ss_pool_start(size);
-	uint64_t off = 0;
-	struct ss_chunk_header *c = ss_pool_take(size, &off);
-	/* twice: a descriptor closed under ss_buf_map is reopened by the
-	 * next ss_buf_reserve */
-	for (int tries = 0; !c && tries < 2 && !ss_rt.stopped; tries++) {
-		off = ss_buf_reserve(size);
-		c = off ? ss_buf_map(off, size) : NULL;
-	}
-	if (!c)
-		return NULL;
-	t->chunk_off = off;
-	c->magic = SS_CHUNK_MAGIC;
-	c->kind = SS_CHUNK_EVENTS;
-	c->size = size;
-	c->tid = t->tid;
-	c->seq = t->seq++;
-	c->serial = t->serial;
-	ss_clock_pair(&c->calib_ticks, &c->calib_ns);
-	return c;
-}
-
-/* When a window opens (lock held, the thread's slow path busy): give the
- * stepping thread its chunk now, before its step begins, so that its first
- * event takes no refill.  Lost events and inherited frames are left to the
- * refill, which writes them at the head of a chunk. */
-void ss_buf_ready(struct ss_thread *t)
-{
-	if (t->chunk || t->lost || t->inherit || ss_rt.stopped || ss_rt.disabled)
-		return;
-	struct ss_chunk_header *c = new_chunk(t);
-	if (!c)
-		return;
-	t->chunk = c;
-	t->pos = (struct ss_event *)(c + 1);
-	t->end = (struct ss_event *)((char *)c + c->size) - 1;
-}
-
-/* Recording stopped while this thread had a chunk: mark it in the
- * thread's stream (every chunk has a free slot left for this) and close
- * the chunk. */
-void ss_buf_mark_stop(struct ss_thread *t)
-{
-	if (t->in_slow || !t->chunk)
-		return;
-	t->in_slow = 1;
-	int saved = errno;
-	pthread_mutex_lock(&ss_rt.lock);
-	if (t->chunk && ss_rt.stopped && t->pos <= t->end) {
-		t->pos->word = SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped);
-		atomic_signal_fence(memory_order_seq_cst);
-		t->pos->ts = ss_clock_now();
-		t->pos++;
-		ss_buf_close(t);
-	}
-	pthread_mutex_unlock(&ss_rt.lock);
-	errno = saved;
-	t->in_slow = 0;
-}
-
-/* Slow path of ss_emit: the thread has no chunk or its chunk is full.
- * Stores `word` as the new chunk's first event, stamped after the refill
- * (the slow path is not the program's time) but before the signals held
- * back meanwhile are delivered: a handler that interrupted the refill runs
- * right after this event, with its own true timestamps, so it nests under
- * the call it interrupted. */
-void ss_buf_refill(struct ss_thread *t, uint64_t word)
-{
-	int saved = errno;
-	/* A signal handler that ran in here would find the chunk full and the
-	 * slow path busy, and lose its events: hold asynchronous signals back
-	 * (before the slow path is marked busy) until the new chunk is in
-	 * place and this event is stored.  Faults stay deliverable. */
-	sigset_t hold, old;
+	sigset_t hold;
 	sigfillset(&hold);
 	sigdelset(&hold, SIGSEGV);
 	sigdelset(&hold, SIGBUS);
 	sigdelset(&hold, SIGILL);
 	sigdelset(&hold, SIGFPE);
 	sigdelset(&hold, SIGTRAP);
-	pthread_sigmask(SIG_BLOCK, &hold, &old);
-	if (t->in_slow || !(ss_hot.gate & SS_GATE_EVENTS)) {
-		/* a signal handler interrupted another slow path (a step
-		 * boundary, a maps snapshot), or recording stopped meanwhile:
-		 * drop, but count it */
-		if (ss_hot.gate & SS_GATE_EVENTS)
-			t->lost++;
+	pthread_sigmask(SIG_BLOCK, &hold, old);
+}
+
+/* Store `word` (a version 1 event word) at e, stamped `now`, in the
+ * thread's current bases: one compact word for an ENTER or EXIT inside
+ * the address window, else a long record.  The caller made sure now is
+ * within 2^32 ticks of tbase and that the words fit.  Returns the next
+ * free word.  Nothing else may write to the thread's block meanwhile
+ * (signals held, or the slots claimed). */
+uint64_t *ss_buf_put(struct ss_thread *t, uint64_t *e, uint64_t word, uint64_t now)
+{
+	unsigned kind = SS_EV_KIND(word);
+	uint64_t arg = SS_EV_ARG(word), dt = now - t->tbase;
+	if ((kind == SS_EV_ENTER || kind == SS_EV_EXIT) &&
+	    arg - t->abase < (UINT64_C(1) << SS_CW_ADDR_BITS)) {
+		*e = SS_CW_SHORT(kind, dt, arg - t->abase);
+		return e + 1;
+	}
+	e[1] = arg;
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(kind, 1, dt);
+	return e + 2;
+}
+
+/* New bases: tbase `now`, abase `ab`.  Three words. */
+static uint64_t *put_base(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab)
+{
+	e[1] = now;
+	e[2] = ab;
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(SS_EV_BASE, 2, 0);
+	t->tbase = now;
+	t->abase = ab;
+	return e + 3;
+}
+
+/* The head of a block: its number and the bases.  Four words. */
+uint64_t *ss_buf_put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint64_t ab)
+{
+	e[1] = t->bseq++;
+	e[2] = now;
+	e[3] = ab;
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(SS_EV_BLOCK, 3, 0);
+	t->tbase = now;
+	t->abase = ab;
+	return e + 4;
+}
+
+/* Recording stopped: the mark, in the words every block keeps free. */
+void ss_buf_put_stop(struct ss_thread *t)
+{
+	uint64_t now = ss_clock_now();
+	if (now - t->tbase >= (UINT64_C(1) << 32))
+		now = t->tbase; /* no room for a new base: stamp it at the base */
+	t->pos = ss_buf_put(t, t->pos, SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped), now);
+}
+
+/* Slow path of ss_emit_fn / ss_emit for an event that does not fit the
+ * bases (or whose bases a signal handler moved while it was being
+ * stored).  Its `n` claimed words at e are given back when nothing was
+ * stored after them, else padded; the event is then stored at the end,
+ * after a new base when its time is too far from the old one.  Signals
+ * are held meanwhile, so nothing else writes to the block. */
+void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, uint64_t now)
+{
+	int saved = errno;
+	sigset_t old;
+	ss_buf_hold_signals(&old);
+	if (t->pos == e + n) {
+		t->pos = e;
+	} else {
+		/* a handler recorded after our words: the event goes after
+		 * its events, so it is stamped after them too */
+		for (unsigned i = 0; i < n; i++)
+			e[i] = SS_CW_LONG(SS_EV_PAD, 0, 0);
+		now = ss_clock_now();
+	}
+	uint64_t *p = t->pos;
+	if (!p || t->end - p < 5) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		errno = saved;
+		ss_buf_refill(t, word);
 		return;
 	}
-	t->in_slow = 1;
-	struct ss_event *e = NULL;
-	pthread_mutex_lock(&ss_rt.lock);
-	if (t->state == SS_THREAD_NEW)
-		ss_thread_init(t);
-	else if (ss_rt.fd >= 0)
-		ss_meta_maps_if_changed();
-	struct ss_chunk_header *c = NULL;
-	if (!ss_rt.stopped && !ss_rt.disabled)
-		c = new_chunk(t);
-	if (!c && t->chunk && ss_rt.stopped) {
-		/* mark the stop in the reserved last slot */
-		t->end->word = SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped);
-		t->end->ts = ss_clock_now();
-		t->pos = t->end + 1;
+	if ((int64_t)(now - t->tbase) < 0)
+		now = t->tbase; /* a handler's events came first */
+	if (now - t->tbase >= (UINT64_C(1) << 32)) {
+		uint64_t ab = t->abase, fn = SS_EV_ARG(word);
+		unsigned kind = SS_EV_KIND(word);
+		if ((kind == SS_EV_ENTER || kind == SS_EV_EXIT) &&
+		    fn - ab >= (UINT64_C(1) << SS_CW_ADDR_BITS))
+			ab = SS_ABASE(fn);
+		p = put_base(t, p, now, ab);
 	}
-	ss_buf_close(t);
-	if (c) {
-		t->chunk = c;
-		e = (struct ss_event *)(c + 1);
-		t->end = (struct ss_event *)((char *)c + c->size) - 1;
-		if (t->lost) {
-			e->word = SS_EV_WORD(SS_EV_LOST, t->lost & SS_EV_ARG_MASK);
-			e->ts = ss_clock_now();
-			atomic_fetch_add(&ss_rt.lost, t->lost);
-			t->lost = 0;
-			e++;
-		}
-		if (t->inherit)
-			e = ss_frames_inherit(t, e, t->end);
-	}
-	pthread_mutex_unlock(&ss_rt.lock);
-	if (e) {
-		e->word = word;
-		e->ts = ss_clock_now();
-		t->pos = e + 1;
-	}
+	p = ss_buf_put(t, p, word, now);
 	atomic_signal_fence(memory_order_seq_cst);
-	t->in_slow = 0;
+	t->pos = p;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 }

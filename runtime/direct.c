@@ -15,6 +15,8 @@
  */
 #include <stdlib.h>
 
+#include <sys/stat.h>
+
 #include "internal.h"
 
 #define SS_DIRECT_TRACE_MB 128
@@ -46,10 +48,16 @@ void ss_direct_say_exit(void)
 			ss_rt.dir);
 		return;
 	}
+	/* the disk it takes: the rings and chunks prepared ahead are mostly
+	 * holes by now (ring.c, pool.c) */
+	struct stat st;
+	int fd = ss_buf_fd();
+	double mb = fd >= 0 && !fstat(fd, &st) ? (double)st.st_blocks * 512 / (1 << 20)
+					       : (double)ss_rt.file_off / (1 << 20);
 	ss_warn("recorded the whole run into %s (%.1f MB of trace%s, whole-run statistics); "
 		"next: 'stepscope steps %s' picks the step function; "
 		"STEPSCOPE_DISABLE=1 runs the program without recording",
-		ss_rt.dir, (double)ss_rt.file_off / (1 << 20),
+		ss_rt.dir, mb,
 		ss_rt.stopped ? ", cut at max_trace_mb=" SS_DIRECT_STR(SS_DIRECT_TRACE_MB) : "",
 		ss_rt.dir);
 }

@@ -270,50 +270,57 @@ int ss_filter_depth_exit(void *fn, unsigned kind)
 }
 
 /* filter.min_duration_us, at an EXIT of fn: if the last events of this
- * thread's chunk are fn's ENTER (and its STACK, with record.stack) and it
- * began less than the minimum ago, clear them and give their slots back.
- * 1 when the call was taken back (its EXIT is not recorded). */
+ * thread's block are fn's ENTER as one compact word (and its STACK, with
+ * record.stack) and it began less than the minimum ago, clear them and
+ * give their words back.  1 when the call was taken back (its EXIT is not
+ * recorded).  The word before could be the payload of a long record; it
+ * cannot pass for fn's compact ENTER: a long ENTER's payload is fn, whose
+ * distance to the base is >= 2^30, and the other payloads (ids, ticks,
+ * bases) do not decode to fn with a time within the minimum. */
 int ss_filter_take_back(void *fn)
 {
 	struct ss_thread *t = &ss_tls;
-	struct ss_event *e = t->pos;
-	if (!t->chunk || !e)
+	uint64_t *e = t->pos;
+	if (!t->blk || !e)
 		return 0;
-	struct ss_event *first = (struct ss_event *)(t->chunk + 1);
-	struct ss_event *enter = e - 1;
-	if (enter < first)
+	uint64_t *first = t->blk;
+	uint64_t *enter = e - 1;
+	if (enter <= first)
 		return 0;
-	if (SS_EV_KIND(enter->word) == SS_EV_STACK && enter > first)
-		enter--;
-	if (enter->word != SS_EV_WORD(SS_EV_ENTER, (uintptr_t)fn) ||
-	    ss_clock_now() - enter->ts >= ss_filter_min_ticks)
+	if (enter - 2 > first && SS_CW_K(enter[-1]) == 3 &&
+	    SS_CW_KIND(enter[-1]) == SS_EV_STACK && SS_CW_N(enter[-1]) == 1)
+		enter -= 2; /* [ENTER][STACK head][STACK id] */
+	uint64_t w = *enter;
+	if (SS_CW_K(w) != SS_EV_ENTER || t->abase + SS_CW_ADDR(w) != (uintptr_t)fn ||
+	    ss_clock_now() - (t->tbase + SS_CW_DT(w)) >= ss_filter_min_ticks)
 		return 0;
-	/* give the slots back first: a signal handler that records now
-	 * writes over them, which is what clearing them does */
-	t->pos = enter;
+	/* give the words back first: a signal handler that records now
+	 * writes over them, which is what clearing them does; one that
+	 * recorded since we looked keeps its events (and so does the call) */
+	if (!ss_claim(&t->pos, e, enter))
+		return 0;
 	atomic_signal_fence(memory_order_seq_cst);
-	for (struct ss_event *p = e - 1; p >= enter; p--) {
+	for (uint64_t *p = e - 1; p >= enter; p--) {
 		if (t->pos > p)
-			break; /* a handler took this slot meanwhile */
-		p->ts = 0;
-		p->word = 0;
+			break; /* a handler took this word meanwhile */
+		*p = 0;
 	}
 	return 1;
 }
 
 /* ------------------------------------------------------------ overhead */
 
-#define SS_CAL_BYTES (1u << 20) /* at most; a chunk (buffer_kb) if smaller */
-#define SS_CAL_ROUNDS 3
+#define SS_CAL_ROUNDS 5
 
 static void ss_filter_cal_target(void) {}
 
 /* Before main, on the main thread, before any other thread exists: time
  * rounds of recorded call pairs through the real hooks into a scratch
- * buffer and keep the median round.  Each round writes into a fresh
- * chunk-sized file mapping made the way buffer.c makes chunks, and the
- * making is timed too: page cache and cache misses count as in a real run.  The thread's buffer, frames and the gate are put back
- * afterwards, so nothing of it reaches the trace. */
+ * block and keep the median round.  The block is the size of a ring's
+ * block and is reused round after round, as a thread's ring is (ring.c):
+ * what is timed is what a recorded call costs the program; copying the
+ * blocks out is the background thread's.  The thread's buffer, frames and
+ * the gate are put back afterwards, so nothing of it reaches the trace. */
 void ss_filter_calibrate(void)
 {
 	static struct ss_frame frames[8];
@@ -325,35 +332,27 @@ void ss_filter_calibrate(void)
 	uintptr_t lo, hi;
 	if (!ss_elfsym_instrumented(&lo, &hi, 1))
 		return; /* no hooks here (a shell under `record`): no cost either */
-	size_t bytes = ss_rt.chunk_bytes && ss_rt.chunk_bytes < SS_CAL_BYTES ? ss_rt.chunk_bytes
-									  : SS_CAL_BYTES;
-	size_t pairs = bytes / (2 * sizeof(struct ss_event)) - 1;
+	size_t bytes = (ss_rt.chunk_bytes ? ss_rt.chunk_bytes : 1u << 20) / 16;
+	size_t pairs = bytes / (2 * sizeof(uint64_t)) - 4;
 	int r, nr = 0;
+	uint64_t *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		return;
 
 	ss_hot.filter = 0;
 	ss_hot.stacks = 0;
 	t->frames = frames;
 	t->frames_cap = 8;
 	t->chunk = NULL;
-	for (r = 0; r < SS_CAL_ROUNDS; r++) {
-		/* a chunk as buffer.c makes one: an unnamed file in the run
-		 * directory, reserved, mapped shared and populated; this is
-		 * timed too (the pool thread does it in a real run) */
+	t->blk = NULL;
+	t->ring = NULL;
+	for (r = -1; r < SS_CAL_ROUNDS; r++) { /* round -1 warms the cache */
 		uint64_t t0 = ss_clock_now();
-		int fd = open(ss_rt.dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-		struct ss_event *buf = MAP_FAILED;
-		if (fd >= 0 && !posix_fallocate(fd, 0, (off_t)bytes))
-			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_POPULATE, fd, 0);
-		if (buf == MAP_FAILED)
-			buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (fd >= 0)
-			close(fd);
-		if (buf == MAP_FAILED)
-			break;
 		t->pos = buf;
 		t->end = buf + 2 * pairs + 1;
+		t->tbase = ss_clock_now();
+		t->abase = SS_ABASE((uintptr_t)fn);
 		t->depth = 0;
 		ss_hot.gate = SS_GATE_REC;
 		for (size_t i = 0; i < pairs; i++) {
@@ -362,9 +361,10 @@ void ss_filter_calibrate(void)
 		}
 		uint64_t t1 = ss_clock_now();
 		ss_hot.gate = gate;
-		munmap(buf, bytes);
-		round[nr++] = t1 - t0;
+		if (r >= 0)
+			round[nr++] = t1 - t0;
 	}
+	munmap(buf, bytes);
 	*t = saved;
 	ss_hot.gate = gate;
 	ss_hot.filter = filter;

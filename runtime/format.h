@@ -14,7 +14,12 @@
  * Unwritten space is zero: an event whose `ts` is 0 ends the data of its
  * chunk, a meta record whose `type` is 0 ends the records of its chunk.
  *
- * EVENTS chunks belong to one thread and hold fixed 16-byte ss_event records.
+ * EVENTS chunks belong to one thread and hold its events as a stream of
+ * 64-bit words (version 2, "compact events" below; version 1 files held
+ * fixed 16-byte ss_event records and are still read).  RING chunks are a
+ * thread's recycled buffer: the thread writes there, a background thread
+ * copies full blocks into EVENTS chunks; whatever was not copied yet when
+ * the process died is still in the RING chunk and is read from there.
  * META chunks hold variable-length ss_meta records (maps, modules, thread
  * names, strings, calibration points, the end-of-run marker).
  *
@@ -28,8 +33,8 @@
 
 #define SS_MAGIC "SSTRACE1"             /* 8 bytes, no terminator in file */
 #define SS_MAGIC_LEN 8
-#define SS_VERSION 1
-#define SS_MIN_READ_VERSION 1
+#define SS_VERSION 2
+#define SS_MIN_READ_VERSION 2
 #define SS_HEADER_SIZE 4096
 #define SS_CHUNK_MAGIC 0x4b435353u      /* "SSCK" */
 #define SS_FILE_SUFFIX ".sstrace"
@@ -72,6 +77,7 @@ _Static_assert(sizeof(struct ss_file_header) <= SS_HEADER_SIZE, "header size");
 enum ss_chunk_kind {
 	SS_CHUNK_EVENTS = 1,
 	SS_CHUNK_META = 2,
+	SS_CHUNK_RING = 3,      /* version 2: a thread's ring of blocks */
 };
 
 struct ss_chunk_header {
@@ -90,7 +96,8 @@ struct ss_chunk_header {
 };
 _Static_assert(sizeof(struct ss_chunk_header) == 64, "chunk header size");
 
-/* An event: `ts` in the file's clock (never 0), `word` = kind << 56 | arg. */
+/* Version 1 event, and what a reader decodes every event into: `ts` in the
+ * file's clock (never 0), `word` = kind << 56 | arg. */
 struct ss_event {
 	uint64_t ts;
 	uint64_t word;
@@ -124,7 +131,65 @@ enum ss_event_kind {
 	 * innermost open frame without one, which is the ENTER just before
 	 * it (record.stack; see docs/stacks.md) */
 	SS_EV_STACK = 12,
+	SS_EV_BASE = 13,        /* version 2 only: see "Compact events" */
+	SS_EV_PAD = 14,
+	SS_EV_BLOCK = 15,
 };
+
+/*
+ * Compact events (version 2).  An EVENTS chunk's payload, and each block of
+ * a RING chunk, is a stream of little-endian 64-bit words; a zero word ends
+ * it.  Decoding keeps two bases, set by SS_EV_BLOCK and SS_EV_BASE records:
+ * tbase (file clock) and abase (an address).  For a word w:
+ *
+ *   k  = (w >> 32) & 3
+ *   dt = w & 0xffffffff                       ts = tbase + dt
+ *   k == 1: ENTER, k == 2: EXIT, one word:   fn = abase + (w >> 34)
+ *   k == 3: a long record, 1 + n words:
+ *           kind = (w >> 34) & 0xff          (enum ss_event_kind)
+ *           n    = (w >> 42) & 3             payload words that follow
+ *           bits 44..63 are 0
+ *   k == 0 (w != 0): corrupt.
+ *
+ * Long records:
+ *   SS_EV_BLOCK  n = 3: seq, tbase, abase.  Begins every block; sets both
+ *                bases; its own ts is the new tbase (dt is 0).  seq counts
+ *                the thread's blocks from 0: a block found twice (copied
+ *                to an EVENTS chunk and still in the RING chunk) is the
+ *                same block, the longer copy wins.
+ *   SS_EV_BASE   n = 2: tbase, abase.  Sets both bases; ts = the new tbase.
+ *   SS_EV_PAD    n = 0: nothing (a slot the writer gave back).
+ *   any other    n = 1: payload = the version 1 arg (ENTER and EXIT of an
+ *                address outside [abase, abase + 2^30) take this form).
+ * The writer stores payload words before the head word, so a record whose
+ * head is still 0 (the process died while writing it) is simply absent.
+ * An EVENTS chunk is a sequence of whole blocks, each starting with its
+ * SS_EV_BLOCK record; `used` counts payload bytes (a multiple of 8).
+ */
+#define SS_CW_DT(w) ((uint32_t)(w))
+#define SS_CW_K(w) ((unsigned)((w) >> 32) & 3u)
+#define SS_CW_ADDR(w) ((w) >> 34)
+#define SS_CW_KIND(w) ((unsigned)((w) >> 34) & 0xffu)
+#define SS_CW_N(w) ((unsigned)((w) >> 42) & 3u)
+#define SS_CW_ADDR_BITS 30
+#define SS_CW_LONG(kind, n, dt) \
+	((uint64_t)(uint32_t)(dt) | UINT64_C(3) << 32 | (uint64_t)(kind) << 34 | \
+	 (uint64_t)(n) << 42)
+#define SS_CW_SHORT(k, dt, da) \
+	((uint64_t)(uint32_t)(dt) | (uint64_t)(k) << 32 | (uint64_t)(da) << 34)
+
+/* A RING chunk: ss_chunk_header (kind SS_CHUNK_RING, tid and serial of the
+ * thread that owns it, serial 0 when free), this header, then `nblocks`
+ * blocks of `block_bytes`.  A block whose first word is 0 is empty.  A
+ * reader takes everything up to a block's first zero head word as data, so
+ * a block is all zero again before it is reused (no words of its previous
+ * use may follow the records of the new one). */
+struct ss_ring_header {
+	uint32_t block_bytes;        /* multiple of 64 */
+	uint32_t nblocks;
+	uint64_t reserved[7];
+};
+_Static_assert(sizeof(struct ss_ring_header) == 64, "ring header size");
 
 #define SS_UNWIND_SHIFT 48
 #define SS_UNWIND_FN(arg) ((arg) & ((UINT64_C(1) << SS_UNWIND_SHIFT) - 1))
@@ -364,7 +429,9 @@ struct ss_meta_calib {
 };
 
 struct ss_meta_end {
-	uint64_t events;             /* events written by all threads */
+	uint64_t events;             /* events written by all threads
+	                              * (version 2: BLOCK, BASE and PAD
+	                              * records are not events) */
 	uint64_t lost;               /* events dropped by all threads */
 	uint64_t last_step;          /* last step begun, or UINT64_MAX if none */
 	int32_t exit_status;         /* as passed to exit(), -1 if unknown */

@@ -153,22 +153,19 @@ void ss_frames_forget_all(void)
 	ss_tls.depth = 0;
 }
 
-/* A forked child's first chunk: its open frames, outermost first, in
- * [e, end); returns the next free slot.  Leaves room for the event that
- * asked for the chunk. */
-struct ss_event *ss_frames_inherit(struct ss_thread *t, struct ss_event *e,
-				   struct ss_event *end)
+/* A forked child's first chunk: its open frames, outermost first, as
+ * long records from e on, ending before `end`; returns the next free word. */
+uint64_t *ss_frames_inherit(struct ss_thread *t, uint64_t *e, uint64_t *end, uint64_t now)
 {
 	uint32_t n = t->depth < t->frames_cap ? t->depth : t->frames_cap;
-	uint64_t now = ss_clock_now();
 	t->inherit = 0;
-	if (n > (uint32_t)(end - e) / 2) {
-		n = (uint32_t)(end - e) / 2;
+	uint32_t room = e < end ? (uint32_t)(end - e) / 2 : 0;
+	if (n > room) {
+		n = room;
 		t->depth = n; /* the rest are not in the trace: forget them */
 	}
-	for (uint32_t i = 0; i < n; i++, e++) {
-		e->word = SS_EV_WORD(SS_EV_INHERIT, t->frames[i].fn & SS_EV_ARG_MASK);
-		e->ts = now;
-	}
+	for (uint32_t i = 0; i < n; i++)
+		e = ss_buf_put(t, e, SS_EV_WORD(SS_EV_INHERIT, t->frames[i].fn & SS_EV_ARG_MASK),
+			       now);
 	return e;
 }

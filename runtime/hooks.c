@@ -3,8 +3,8 @@
  * function compiled with -finstrument-functions, and the public stepscope_*
  * API of stepscope.h.
  *
- * Common case inside an active window: read the clock, store one 16-byte
- * event in the thread's mapped chunk, bump a pointer.  No lock, no malloc,
+ * Common case inside an active window: read the clock, store one 8-byte
+ * compact event (format.h) in the thread's block, bump a pointer.  No lock, no malloc,
  * no stdio, no syscall; errno is untouched.  Outside a window: one compare
  * against the step function and one test of the gate.  Everything rarer
  * (a full chunk, a step boundary) is in a separate non-inlined function.
@@ -68,7 +68,7 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 		 * it is our own inlined caller (frames.c decides) */
 		if (ss_unlikely(d - 1 < t->frames_cap && t->frames[d - 1].sp <= sp))
 			ss_frames_unwind(t, sp, (uintptr_t)site);
-		ss_emit(SS_EV_WORD(SS_EV_ENTER, (uintptr_t)fn));
+		ss_emit_fn(SS_EV_ENTER, (uintptr_t)fn);
 		d = t->depth;
 		if (ss_likely(d < t->frames_cap)) {
 			t->frames[d].sp = sp;
@@ -106,7 +106,7 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 			ss_frames_exit_slow(t, (uintptr_t)fn);
 		/* filter.min_duration_us: a short leaf call is taken back */
 		if (!(ss_unlikely(ss_hot.filter & SS_FILTER_SHORT) && ss_filter_take_back(fn)))
-			ss_emit(SS_EV_WORD(SS_EV_EXIT, (uintptr_t)fn));
+			ss_emit_fn(SS_EV_EXIT, (uintptr_t)fn);
 	}
 	if (fn == ss_hot.watch)
 		ss_window_on_exit();

@@ -30,15 +30,21 @@ enum ss_thread_state {
 	SS_THREAD_LIVE = 1,     /* registered, has (had) a chunk */
 };
 
-/* Per-thread state; the first two fields are the hot path. */
+/* Per-thread state; the first four fields are the hot path. */
 struct ss_thread {
-	struct ss_event *pos;          /* next free event slot */
-	struct ss_event *end;          /* end of the mapped chunk */
+	uint64_t *pos;                 /* next free word */
+	uint64_t *end;                 /* end of the block, less SS_RESERVE */
+	uint64_t tbase, abase;         /* compact events' bases (format.h) */
 	struct ss_chunk_header *chunk; /* current chunk, NULL if none */
 	uint64_t chunk_off;            /* its offset in the file */
 	uint64_t tid;
 	uint64_t serial;
 	uint64_t seq;                  /* chunks opened by this thread */
+	uint64_t bseq;                 /* blocks begun in its ring */
+	struct ss_ring *ring;          /* its ring (ring.c), NULL if none */
+	uint64_t *blk;                 /* the block being written, NULL if none */
+	struct ss_chunk_header *ovf;   /* EVENTS chunk blk is in, if not the ring */
+	int drop;                      /* the ring was full: counting losses */
 	uint64_t lost;                 /* events dropped, not yet reported */
 	int in_slow;                   /* re-entrancy guard for the slow path */
 	int state;                     /* enum ss_thread_state */
@@ -144,15 +150,31 @@ SS_HIDDEN uint64_t ss_clock_realtime_ns(void);
 SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 
 /* buffer.c: chunks of the trace file */
-SS_HIDDEN void ss_buf_refill(struct ss_thread *t, uint64_t word);
-SS_HIDDEN void ss_buf_close(struct ss_thread *t);
-SS_HIDDEN void ss_buf_close_last(struct ss_thread *t);
-SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t);
+SS_HIDDEN void ss_buf_refill(struct ss_thread *t, uint64_t word); /* ring.c */
+SS_HIDDEN void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n,
+			   uint64_t word, uint64_t now);
+SS_HIDDEN uint64_t *ss_buf_put(struct ss_thread *t, uint64_t *e, uint64_t word,
+			       uint64_t now);
+SS_HIDDEN void ss_buf_mark_stop(struct ss_thread *t); /* ring.c */
+#include <signal.h>
+SS_HIDDEN void ss_buf_hold_signals(sigset_t *old);
+SS_HIDDEN uint64_t *ss_buf_put_block(struct ss_thread *t, uint64_t *e, uint64_t now,
+				     uint64_t ab);
+SS_HIDDEN void ss_buf_put_stop(struct ss_thread *t);
 SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
 SS_HIDDEN void ss_buf_prefault(void *p, uint64_t size);
-SS_HIDDEN void ss_buf_ready(struct ss_thread *t);
+SS_HIDDEN void ss_buf_ready(struct ss_thread *t); /* ring.c */
+
+/* ring.c: each thread's ring of blocks, copied out in the background */
+SS_HIDDEN uint64_t ss_ring_drain_all(int have_lock);
+SS_HIDDEN int ss_ring_pending(void);
+SS_HIDDEN void ss_ring_close(struct ss_thread *t);
+SS_HIDDEN void ss_ring_flush(struct ss_thread *self);
+SS_HIDDEN void ss_ring_after_fork(void);
+SS_HIDDEN void ss_ring_prepare(void); /* lock held: a window opens */
+SS_HIDDEN void ss_ring_trim_tail(struct ss_thread *self); /* lock held: exit */
 SS_HIDDEN int ss_buf_open_file(void);
 SS_HIDDEN int ss_buf_fd(void);
 SS_HIDDEN int ss_buf_fd_high(int fd);
@@ -189,9 +211,8 @@ SS_HIDDEN void ss_frames_unwind(struct ss_thread *t, uintptr_t sp, uintptr_t sit
 SS_HIDDEN void ss_frames_exit_slow(struct ss_thread *t, uintptr_t fn);
 SS_HIDDEN void ss_frames_unwind_all(struct ss_thread *t, unsigned why);
 SS_HIDDEN void ss_frames_forget_all(void);
-SS_HIDDEN struct ss_event *ss_frames_inherit(struct ss_thread *t,
-					     struct ss_event *e,
-					     struct ss_event *end);
+SS_HIDDEN uint64_t *ss_frames_inherit(struct ss_thread *t, uint64_t *e,
+				       uint64_t *end, uint64_t now);
 SS_HIDDEN int ss_hooks_gate_slow(int gate);
 
 /* thread.c */
@@ -298,26 +319,85 @@ static inline uint64_t ss_clock_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Append one event on the calling thread.  The slot is claimed before it is
- * written, so a signal handler that records events in between takes the
- * next slot instead of overwriting this one.  When the chunk is full the
- * slow path stores the event itself, stamped before any signal held back
- * during the refill runs, so a handler's events always come after it with
- * later timestamps. */
+/* Words kept free at the end of every block: a STOP mark always fits. */
+#define SS_RESERVE 2
+#define SS_ABASE(fn) ((fn) > (UINT64_C(1) << 29) ? (fn) - (UINT64_C(1) << 29) : 0)
+
+/* Move the thread's write position from e to n, in one instruction that a
+ * signal handler of this thread cannot split: 0 when a handler moved it
+ * first (it recorded events there; the caller tries again after them).
+ * A plain load and store would lose the handler's events to this one.
+ * No lock prefix on x86: only this thread writes its own position. */
+static inline int ss_claim(uint64_t **pos, uint64_t *e, uint64_t *n)
+{
+#if defined(__x86_64__)
+	uint64_t *prev = e;
+	__asm__ volatile("cmpxchgq %2, %1" : "+a"(prev), "+m"(*pos) : "r"(n) : "memory", "cc");
+	return prev == e;
+#else
+	return __atomic_compare_exchange_n(pos, &e, n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Append one event on the calling thread (format.h, "Compact events").
+ * The slot is claimed (ss_claim) before the clock is read and before
+ * anything is stored, so a signal handler that records events in between
+ * takes the next slots instead of overwriting this one; if one did, this
+ * event goes after the handler's (slow path), stamped after them, so the
+ * stream's order and its times agree.  The bases are read before
+ * the claim and checked again after it: a handler that moved them (a
+ * rebase, a new block) in between sends this event to the slow path,
+ * which gives the slot back or pads it and stores the event after the
+ * handler's.  A full block, a timestamp 2^32 ticks past the base or an
+ * address outside the base's window take the slow path too. */
+static inline void ss_emit_fn(unsigned k, uintptr_t fn)
+{
+	struct ss_thread *t = &ss_tls;
+	uint64_t tb = t->tbase, ab = t->abase;
+	uint64_t *e;
+	do {
+		e = t->pos;
+		if (ss_unlikely(e >= t->end)) {
+			ss_buf_refill(t, SS_EV_WORD(k, fn));
+			return;
+		}
+	} while (ss_unlikely(!ss_claim(&t->pos, e, e + 1)));
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t now = ss_clock_now();
+	uint64_t dt = now - tb, da = (uint64_t)fn - ab;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (ss_unlikely(((dt >> 32) | (da >> SS_CW_ADDR_BITS)) != 0 ||
+			tb != t->tbase || ab != t->abase || t->pos != e + 1)) {
+		ss_emit_far(t, e, 1, SS_EV_WORD(k, fn), now);
+		return;
+	}
+	*e = SS_CW_SHORT(k, dt, da);
+}
+
+/* Any other event: a long record of two words (head after payload). */
 static inline void ss_emit(uint64_t word)
 {
 	struct ss_thread *t = &ss_tls;
+	uint64_t tb = t->tbase;
+	uint64_t *e;
+	do {
+		e = t->pos;
+		if (ss_unlikely(e + 1 >= t->end)) {
+			ss_buf_refill(t, word);
+			return;
+		}
+	} while (ss_unlikely(!ss_claim(&t->pos, e, e + 2)));
+	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = ss_clock_now();
-	struct ss_event *e = t->pos;
-	if (ss_unlikely(e == t->end)) {
-		ss_buf_refill(t, word);
+	uint64_t dt = now - tb;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (ss_unlikely((dt >> 32) != 0 || tb != t->tbase || t->pos != e + 2)) {
+		ss_emit_far(t, e, 2, word, now);
 		return;
 	}
-	t->pos = e + 1;
+	e[1] = SS_EV_ARG(word);
 	atomic_signal_fence(memory_order_seq_cst);
-	e->word = word;
-	atomic_signal_fence(memory_order_seq_cst);
-	e->ts = now;
+	e[0] = SS_CW_LONG(SS_EV_KIND(word), 1, dt);
 }
 
 #endif /* SS_INTERNAL_H */

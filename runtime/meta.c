@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -159,6 +160,13 @@ void ss_meta_thread_name(uint64_t tid)
 	struct ss_meta_thread t;
 	memset(&t, 0, sizeof(t));
 	t.tid = tid;
+	if (tid == ss_gettid()) { /* one system call, not three */
+		if (prctl(PR_GET_NAME, t.name) == 0 && t.name[0]) {
+			t.name[sizeof(t.name) - 1] = 0;
+			ss_meta_write(SS_META_THREAD, &t, sizeof(t), NULL, 0);
+		}
+		return;
+	}
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/task/%llu/comm",
 		 (unsigned long long)tid);

@@ -15,19 +15,26 @@
  * holding the pool's lock; callers may hold ss_rt.lock when they call in.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define POOL_READY 8
+#define POOL_READY 2
 /* the thread refills only once the pool is down to POOL_LOW, then up to
  * POOL_READY: a few chunks taken (the first events of a window's threads)
  * cost no paging-in during the step that took them */
-#define POOL_LOW 4
-#define POOL_RETIRED 16
+#define POOL_LOW 1
+/* Full chunks are unmapped RETIRE_GRACE_NS after they were retired, not at
+ * once: a thread that a signal handler interrupted right after it claimed
+ * a word stores it when the handler returns, maybe after the handler
+ * retired the chunk. */
+#define POOL_RETIRED 256
+#define RETIRE_GRACE_NS 200000000ull
 
 static struct {
 	pthread_mutex_t mu;
@@ -42,6 +49,7 @@ static struct {
 	struct ss_chunk_header *ready[POOL_READY];
 	uint64_t ready_off[POOL_READY]; /* file offset of each ready chunk */
 	struct ss_chunk_header *retired[POOL_RETIRED];
+	uint64_t retired_ns[POOL_RETIRED];
 } pool = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
@@ -64,22 +72,88 @@ static struct ss_chunk_header *prepare(uint64_t size, uint64_t *offp)
 	return off ? ss_buf_map(off, size) : NULL;
 }
 
+/* How long the thread sleeps between two looks at the rings while events
+ * are recorded: short after it found blocks to copy, doubling up to the
+ * most while it finds none.  A ring of 16 blocks holds a few milliseconds
+ * of the busiest thread; a thread whose ring fills copies itself. */
+#define COPY_WAIT_MIN_US 100
+#define COPY_WAIT_MAX_US 1000
+
+static void wait_us(long us)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += us * 1000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_cond_timedwait(&pool.cv, &pool.mu, &ts);
+}
+
+/* While recording, every MAPS_EVERY_NS: a library loaded since the last
+ * look gets its maps snapshot from here, not from the threads' block
+ * switches (a library built with -finstrument-functions is flagged at
+ * once by the hooks' resolver anyway, hooks.c). */
+#define MAPS_EVERY_NS 10000000ull
+
+static void look_at_maps(void)
+{
+	static uint64_t last;
+	uint64_t now = ss_clock_mono_ns();
+	if (now - last < MAPS_EVERY_NS)
+		return;
+	last = now;
+	pthread_mutex_unlock(&pool.mu);
+	pthread_mutex_lock(&ss_rt.lock);
+	if (ss_rt.fd >= 0 && ss_rt.pid == getpid())
+		ss_meta_maps_if_changed();
+	pthread_mutex_unlock(&ss_rt.lock);
+	pthread_mutex_lock(&pool.mu);
+}
+
+/* Unmap the retired chunks whose grace has passed (all with `all`), the
+ * pool's lock held (dropped while unmapping).  1 if it unmapped any. */
+static int unmap_retired(int all)
+{
+	struct ss_chunk_header *old[POOL_RETIRED];
+	uint64_t now = ss_clock_mono_ns();
+	int n = 0, keep = 0;
+	for (int i = 0; i < pool.nretired; i++) {
+		if (all || now - pool.retired_ns[i] >= RETIRE_GRACE_NS) {
+			old[n++] = pool.retired[i];
+		} else {
+			pool.retired[keep] = pool.retired[i];
+			pool.retired_ns[keep++] = pool.retired_ns[i];
+		}
+	}
+	pool.nretired = keep;
+	if (!n)
+		return 0;
+	pthread_mutex_unlock(&pool.mu);
+	for (int i = 0; i < n; i++)
+		munmap(old[i], old[i]->size);
+	pthread_mutex_lock(&pool.mu);
+	return 1;
+}
+
 static void *pool_main(void *arg)
 {
 	(void)arg;
+	long wait = COPY_WAIT_MIN_US;
 	pthread_mutex_lock(&pool.mu);
 	for (;;) {
-		if (pool.nretired) {
-			struct ss_chunk_header *old[POOL_RETIRED];
-			int n = pool.nretired;
-			memcpy(old, pool.retired, sizeof(old[0]) * (size_t)n);
-			pool.nretired = 0;
-			pthread_mutex_unlock(&pool.mu);
-			for (int i = 0; i < n; i++)
-				munmap(old[i], old[i]->size);
-			pthread_mutex_lock(&pool.mu);
+		if (unmap_retired(0))
 			continue;
-		}
+		/* the rings' finished blocks into the file (ring.c) */
+		pthread_mutex_unlock(&pool.mu);
+		uint64_t copied = ss_ring_drain_all(0);
+		int pending = ss_ring_pending();
+		pthread_mutex_lock(&pool.mu);
+		if (copied)
+			wait = COPY_WAIT_MIN_US;
+		if (ss_hot.gate & SS_GATE_EVENTS)
+			look_at_maps();
+		if (unmap_retired(0))
+			continue;
 		if (pool.nready <= POOL_LOW)
 			pool.filling = 1;
 		else if (pool.nready >= POOL_READY)
@@ -106,7 +180,14 @@ static void *pool_main(void *arg)
 				continue;
 			}
 		}
-		pthread_cond_wait(&pool.cv, &pool.mu);
+		if ((ss_hot.gate & SS_GATE_EVENTS) || pending || pool.nretired) {
+			wait_us(wait);
+			if (!copied && wait < COPY_WAIT_MAX_US)
+				wait *= 2;
+		} else {
+			pthread_cond_wait(&pool.cv, &pool.mu);
+			wait = COPY_WAIT_MIN_US;
+		}
 	}
 	return NULL;
 }
@@ -193,6 +274,7 @@ void ss_pool_retire(struct ss_chunk_header *c)
 {
 	pthread_mutex_lock(&pool.mu);
 	if (pool.started && pool.pid == getpid() && pool.nretired < POOL_RETIRED) {
+		pool.retired_ns[pool.nretired] = ss_clock_mono_ns();
 		pool.retired[pool.nretired++] = c;
 		pthread_cond_signal(&pool.cv);
 		c = NULL;
@@ -236,6 +318,14 @@ void ss_pool_trim(void)
 	int fd = end < ss_rt.file_off ? ss_buf_fd() : -1;
 	if (fd >= 0 && ftruncate(fd, (off_t)end) == 0)
 		ss_rt.file_off = end;
+	/* the others hold nothing either: their pages go back to the file
+	 * system, the header page stays (a later event can still use them) */
+	fd = pool.nready ? ss_buf_fd() : -1;
+	for (int i = 0; fd >= 0 && i < pool.nready; i++)
+		if (pool.ready[i]->size > 4096)
+			fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  (off_t)(pool.ready_off[i] + 4096),
+				  (off_t)(pool.ready[i]->size - 4096));
 	pthread_mutex_unlock(&pool.mu);
 }
 

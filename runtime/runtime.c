@@ -169,6 +169,7 @@ static void after_fork_child(void)
 	ss_tls.tid = 0;
 	ss_tls.stack_lo = ss_tls.stack_hi = 0;
 	ss_thread_after_fork();
+	ss_ring_after_fork();
 	ss_tls.inherit = ss_tls.depth != 0; /* replayed in the child's trace */
 	ss_pool_after_fork();
 	char owner[96];
@@ -309,8 +310,11 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		return;
 	struct ss_thread *self = &ss_tls;
 	/* exit() inside instrumented frames: they never return */
-	if (ss_rt.fd >= 0 && self->chunk)
+	if (ss_rt.fd >= 0 && self->ring)
 		ss_frames_unwind_all(self, SS_UNWIND_EXIT);
+	/* every finished block into the file's EVENTS chunks (ring.c) */
+	if (ss_rt.fd >= 0)
+		ss_ring_flush(self);
 	self->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (ss_rt.fd >= 0) {
@@ -319,7 +323,7 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 			ss_meta_thread_name(t->tid);
 		ss_pool_trim();
-		ss_buf_close_last(self); /* later events open a new chunk */
+		ss_ring_trim_tail(self);
 		ss_meta_calib();
 		struct ss_meta_end e = {
 			.events = atomic_load(&ss_rt.events),

@@ -26,6 +26,7 @@ void ss_thread_init(struct ss_thread *t)
 	t->tid = ss_gettid();
 	t->serial = atomic_fetch_add(&ss_rt.next_serial, 1) + 1;
 	t->seq = 0;
+	t->bseq = 0;
 	t->state = SS_THREAD_LIVE;
 	t->next = ss_rt.threads;
 	ss_rt.threads = t;
@@ -56,7 +57,7 @@ SS_HIDDEN void ss_thread_exit(void *arg)
 	pthread_mutex_lock(&ss_rt.lock);
 	if (ss_rt.fd >= 0 && ss_rt.pid == getpid())
 		ss_meta_thread_name(t->tid); /* the name it had at the end */
-	ss_buf_close(t);
+	ss_ring_close(t); /* the background thread copies the rest */
 	ss_frames_release(t);
 	ss_stats_close_frames(t); /* stats: whole_run: the thread's last table */
 	ss_stats_write(t);
@@ -74,12 +75,17 @@ SS_HIDDEN void ss_thread_after_fork(void)
 	struct ss_thread *self = &ss_tls;
 	/* drop the view of the parent's chunk without closing it: the
 	 * parent still writes there */
-	if (self->chunk)
-		munmap(self->chunk, self->chunk->size);
-	self->chunk = NULL;
+	self->chunk = NULL; /* the parent's ring: unmapped by ss_ring_after_fork */
+	self->ring = NULL;
+	self->blk = NULL;
+	self->drop = 0;
+	if (self->ovf) /* the parent's chunk, which the parent goes on using */
+		munmap(self->ovf, self->ovf->size);
+	self->ovf = NULL;
 	self->pos = self->end = NULL;
 	self->state = SS_THREAD_NEW;
 	self->seq = 0;
+	self->bseq = 0;
 	ss_rt.threads = NULL;
 	ss_stats_after_fork(self); /* the child counts from zero */
 }

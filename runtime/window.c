@@ -150,7 +150,8 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_frames_forget_all();
 		ss_filter_on_window();
 		ss_buf_ready(t);
-		ss_pool_fill(ss_rt.chunk_bytes); /* the other threads' first chunks */
+		ss_ring_prepare(); /* the other threads' rings */
+		ss_pool_fill(ss_rt.chunk_bytes); /* chunks for rings that overflow */
 		uint64_t begin = ss_clock_now();
 		struct ss_meta_window_open w = { t->tid, t->serial, step, begin };
 		ss_meta_write_ts(SS_META_WINDOW_OPEN, ts, &w, sizeof(w), NULL, 0);

@@ -71,6 +71,7 @@ struct ss_agg_thread {
 	struct ss_agg_builder b[2];
 	struct ss_agg_node *tree;    /* its function tree, built on demand */
 	int used;
+	uint64_t lost;               /* events dropped (SS_EV_LOST markers) */
 };
 
 struct ss_agg_aslot {
@@ -575,8 +576,12 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 	uint32_t id;
 	int kind;
 
-	if (s->cat == SS_SLICE_MARKER)
+	if (s->cat == SS_SLICE_MARKER) {
+		/* no time of its own; the report says what was lost */
+		if (s->marker == SS_EV_LOST && (t = ss_agg_thread_get(a, pid, tid)))
+			t->lost += s->marker_arg;
 		return;
+	}
 	if (s->cat == SS_SLICE_STEP) {
 		struct ss_agg_step *st;
 		if (ss_grow((void **)&a->steps, &a->capsteps, a->nsteps,
@@ -880,6 +885,23 @@ size_t ss_agg_nthreads(const struct ss_agg *a)
 	for (i = 0; i < a->nthreads; i++)
 		n += a->threads[i].used;
 	return n;
+}
+
+int ss_agg_lost(const struct ss_agg *a, size_t *i, uint64_t *pid, uint64_t *tid,
+		const char **name, uint64_t *lost)
+{
+	for (; *i < a->nthreads; (*i)++) {
+		const struct ss_agg_thread *t = &a->threads[*i];
+		if (!t->lost)
+			continue;
+		*pid = t->pid;
+		*tid = t->tid;
+		*name = t->name;
+		*lost = t->lost;
+		(*i)++;
+		return 1;
+	}
+	return 0;
 }
 
 size_t ss_agg_nprocesses(const struct ss_agg *a)
@@ -1211,7 +1233,8 @@ int ss_agg_walk(const char *dir, const char *backend, int quiet,
 	sym = ss_run_sym(dir, backend, quiet, err, errlen);
 	if (!sym)
 		return 2;
-	rc = ss_run_open(&run, dir, sym, 0, err, errlen);
+	/* markers: the LOST counts (ss_agg_lost) */
+	rc = ss_run_open(&run, dir, sym, SS_RUN_MARKERS, err, errlen);
 	for (e = 0; !rc && e < nex; e++)
 		if (ex[e]->begin(ex[e]->ctx, run.t0)) {
 			snprintf(err, errlen, "out of memory");

@@ -95,6 +95,11 @@ uint64_t ss_agg_self_sum(const struct ss_agg *a);
 size_t ss_agg_nthreads(const struct ss_agg *a);
 size_t ss_agg_nprocesses(const struct ss_agg *a);
 const char *ss_agg_name(const struct ss_agg *a, uint32_t id);
+/* Events the runtime dropped on a thread (its SS_EV_LOST counts): from
+ * *i on, the next thread with some, *i moved past it; 0 when none is left.
+ * name is the thread's name or NULL. */
+int ss_agg_lost(const struct ss_agg *a, size_t *i, uint64_t *pid, uint64_t *tid,
+		const char **name, uint64_t *lost);
 /* Function tree of all threads merged; root has name UINT32_MAX. */
 const struct ss_agg_node *ss_agg_tree(struct ss_agg *a);
 /* The function tree of one thread (root named UINT32_MAX). */

@@ -110,6 +110,23 @@ static void ss_report_thread(const struct ss_agg_row *r, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)r->tid);
 }
 
+/* "lost events: N on thread NAME (tid T)", a line per thread that dropped
+ * events: the table does not hold their time, so say how many. */
+static void ss_report_lost(FILE *f, const struct ss_agg *a)
+{
+	uint64_t pid, tid, lost;
+	const char *name;
+	size_t i = 0;
+
+	while (ss_agg_lost(a, &i, &pid, &tid, &name, &lost)) {
+		fprintf(f, "lost events: %llu on thread %s (tid %llu", (unsigned long long)lost,
+			name ? name : "?", (unsigned long long)tid);
+		if (ss_agg_nprocesses(a) > 1)
+			fprintf(f, ", pid %llu", (unsigned long long)pid);
+		fprintf(f, ")\n");
+	}
+}
+
 static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			    size_t n, const struct ss_report_opts *o)
 {
@@ -186,6 +203,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "Steps: %zu (%zu process%s, %zu thread%s)\n", nsteps,
 		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
+	ss_report_lost(f, a);
 	ss_overhead_print(f, &o->over, o->calls, ss_agg_self_sum(a), o->dir, o->compensate);
 }
 
@@ -336,6 +354,26 @@ static void ss_report_json_head(FILE *f, const struct ss_agg_row *r, size_t k,
 	}
 }
 
+/* ,"lost":[{"pid":P,"tid":T,"thread":NAME,"events":N},...] when any */
+static void ss_report_json_lost(FILE *f, const struct ss_agg *a)
+{
+	uint64_t pid, tid, lost;
+	const char *name;
+	size_t i = 0, k = 0;
+
+	while (ss_agg_lost(a, &i, &pid, &tid, &name, &lost)) {
+		fprintf(f, "%s{\"pid\":%llu,\"tid\":%llu,\"thread\":", k++ ? "," : ",\"lost\":[",
+			(unsigned long long)pid, (unsigned long long)tid);
+		if (name)
+			ss_report_json_str(f, name);
+		else
+			fprintf(f, "null");
+		fprintf(f, ",\"events\":%llu}", (unsigned long long)lost);
+	}
+	if (k)
+		fprintf(f, "]");
+}
+
 static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			   size_t n, const struct ss_report_opts *o,
 			   const char *sortname)
@@ -353,6 +391,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			(unsigned long long)o->over.pair_ns, (unsigned long long)o->calls,
 			ss_overhead_pct(&o->over, o->calls, ss_agg_self_sum(a)),
 			o->compensate ? "true" : "false");
+	ss_report_json_lost(f, a);
 	fprintf(f, ",\n\"rows\":[");
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];

@@ -2,9 +2,17 @@
  * reader.c - map, validate and index one raw .sstrace file.
  *
  * Design: the file is mmap'ed once; ss_reader_open walks the chunk chain by
- * each chunk's `size`, records where every chunk's payload is, groups
- * EVENTS chunks per thread and fits the clock.  Records are copied out with
- * memcpy, so no field is ever read unaligned or past the end.
+ * each chunk's `size`, records where every chunk's payload is and where its
+ * events are (version 1: the chunk, one block; version 2: each block of an
+ * EVENTS or RING chunk, scanned once so that its good length and event
+ * count are known), groups the blocks per thread and fits the clock.
+ * Records are copied out with memcpy, so no field is ever read unaligned
+ * or past the end.
+ *
+ * Version 2 blocks are ordered by their seq; a block found twice (copied
+ * out to an EVENTS chunk and still in its RING chunk, or torn in one of
+ * them) is read once, from the longer copy.  A corrupt record ends its
+ * block's good data with a warning; the scan goes on at the next block.
  *
  * Damage does not end the walk while a good chunk follows: the walk
  * resyncs at the next plausible chunk header (8-byte aligned) and the
@@ -28,6 +36,17 @@
 #include "reader.h"
 
 #define SS_READER_MAX_HEADER (1u << 20)
+#define SS_READER_V2(r) ((r)->hdr.version >= 2)
+/* The head word of a BLOCK record, where a version 2 block begins. */
+#define SS_CW_BLOCK_HEAD SS_CW_LONG(SS_EV_BLOCK, 3, 0)
+
+static uint64_t ss_reader_word(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
 
 static void ss_reader_read_event(const uint8_t *p, struct ss_event *ev)
 {
@@ -104,6 +123,14 @@ static void ss_reader_warn(struct ss_reader *r, uint64_t off, const char *fmt, .
 
 static void ss_reader_damage(struct ss_reader *r, uint64_t off, int truncated)
 {
+	if (SS_READER_V2(r) && !r->damaged) {
+		/* the events kept are known once blocks found twice are
+		 * counted once: ss_reader_damage_text */
+		r->damaged = 1;
+		r->damage_offset = off;
+		r->damage_count = truncated ? 1 : 2;
+		return;
+	}
 	if (truncated)
 		ss_reader_warn(r, off, "%s: truncated at offset %llu: kept %llu events before it",
 			       r->path, (unsigned long long)off,
@@ -129,16 +156,29 @@ static void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchu
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
+/* Bytes of one event record in an EVENTS chunk's `used`: version 1's
+ * ss_event, version 2's word. */
+static uint64_t ss_reader_unit(const struct ss_reader *r)
+{
+	return SS_READER_V2(r) ? sizeof(uint64_t) : sizeof(struct ss_event);
+}
+
+static int ss_reader_kind_ok(const struct ss_reader *r, uint32_t kind)
+{
+	return kind == SS_CHUNK_EVENTS || kind == SS_CHUNK_META ||
+	       (kind == SS_CHUNK_RING && SS_READER_V2(r));
+}
+
 /* Whether ch, read at some offset, looks like a chunk header the runtime
  * wrote: the magic, a known kind, a size of whole 8-byte words covering
  * its own header, and for EVENTS a `used` of whole events that fits. */
-static int ss_reader_header_ok(const struct ss_chunk_header *ch)
+static int ss_reader_header_ok(const struct ss_reader *r, const struct ss_chunk_header *ch)
 {
 	if (ch->magic != SS_CHUNK_MAGIC || ch->size < sizeof(*ch) || ch->size % 8 ||
-	    (ch->kind != SS_CHUNK_EVENTS && ch->kind != SS_CHUNK_META))
+	    !ss_reader_kind_ok(r, ch->kind))
 		return 0;
 	if (ch->kind == SS_CHUNK_EVENTS &&
-	    (ch->used % sizeof(struct ss_event) || ch->used > ch->size - sizeof(*ch)))
+	    (ch->used % ss_reader_unit(r) || ch->used > ch->size - sizeof(*ch)))
 		return 0;
 	return 1;
 }
@@ -157,7 +197,7 @@ static uint64_t ss_reader_next_chunk(const struct ss_reader *r, uint64_t from, u
 		if (magic != SS_CHUNK_MAGIC)
 			continue;
 		memcpy(&ch, r->map + off, sizeof(ch));
-		if (ss_reader_header_ok(&ch))
+		if (ss_reader_header_ok(r, &ch))
 			return off;
 	}
 	return 0;
@@ -174,7 +214,346 @@ static int ss_reader_boundary_ok(const struct ss_reader *r, uint64_t off)
 	if (r->size - off < sizeof(ch))
 		return ss_reader_is_zero(r->map + off, r->size - off);
 	memcpy(&ch, r->map + off, sizeof(ch));
-	return ss_reader_header_ok(&ch) || (!ch.magic && !ch.kind && !ch.size);
+	return ss_reader_header_ok(r, &ch) || (!ch.magic && !ch.kind && !ch.size);
+}
+
+/*
+ * Version 2: compact records (runtime/format.h, "Compact events").
+ */
+
+/* What one record turned out to be (ss_cw_decode). */
+enum ss_cw_res {
+	SS_CW_EVENT,    /* an event to hand out */
+	SS_CW_SKIP,     /* BLOCK, BASE or PAD: bases set, nothing to hand out */
+	SS_CW_END,      /* a zero head word, or the end of the data */
+	SS_CW_CUT,      /* the record runs past the end of the data */
+	SS_CW_BAD,      /* corrupt, said why */
+};
+
+struct ss_cw_state {
+	uint64_t tbase, abase;
+	int based;      /* a BLOCK or BASE record was read */
+};
+
+/* A decoded record: an event, or for SS_EV_BLOCK its seq in arg. */
+struct ss_cw_rec {
+	uint64_t ts;
+	unsigned kind;
+	uint64_t arg;
+};
+
+static uint64_t ss_cw_ts(uint64_t tbase, uint32_t dt)
+{
+	return tbase > UINT64_MAX - dt ? UINT64_MAX : tbase + dt;
+}
+
+/* Payload words a long record of this kind has. */
+static unsigned ss_cw_payload(unsigned kind)
+{
+	switch (kind) {
+	case SS_EV_BLOCK:
+		return 3;
+	case SS_EV_BASE:
+		return 2;
+	case SS_EV_PAD:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Long record at data + *pos, head word w: bounds and length checked here. */
+static enum ss_cw_res ss_cw_long(const uint8_t *data, uint64_t len, uint64_t *pos,
+				 uint64_t w, struct ss_cw_state *st,
+				 struct ss_cw_rec *out, const char **why)
+{
+	unsigned kind = SS_CW_KIND(w), n = SS_CW_N(w), i;
+	uint64_t p[3] = { 0, 0, 0 };
+
+	if (w >> 44) {
+		*why = "a long record with bits 44-63 set";
+		return SS_CW_BAD;
+	}
+	if (n != ss_cw_payload(kind)) {
+		*why = "a long record of the wrong length for its kind";
+		return SS_CW_BAD;
+	}
+	if (len - *pos < 8 * (uint64_t)(n + 1)) {
+		*why = "a record that runs past the end of its block";
+		return SS_CW_CUT;
+	}
+	for (i = 0; i < n; i++)
+		p[i] = ss_reader_word(data + *pos + 8 * (i + 1));
+	out->kind = kind;
+	out->arg = p[0];
+	if (kind == SS_EV_BLOCK || kind == SS_EV_BASE) {
+		uint64_t tb = kind == SS_EV_BLOCK ? p[1] : p[0];
+		if (!tb || (kind == SS_EV_BLOCK && SS_CW_DT(w))) {
+			*why = "a block or base record with a bad time";
+			return SS_CW_BAD;
+		}
+		st->tbase = tb;
+		st->abase = kind == SS_EV_BLOCK ? p[2] : p[1];
+		st->based = 1;
+	} else if (kind != SS_EV_PAD && !st->based) {
+		*why = "an event before any block record";
+		return SS_CW_BAD;
+	}
+	*pos += 8 * (uint64_t)(n + 1);
+	if (kind == SS_EV_BLOCK || kind == SS_EV_BASE || kind == SS_EV_PAD)
+		return SS_CW_SKIP;
+	out->ts = ss_cw_ts(st->tbase, SS_CW_DT(w));
+	out->arg &= SS_EV_ARG_MASK;  /* what a version 1 arg can hold */
+	return SS_CW_EVENT;
+}
+
+/* Decode the record at data + *pos (a multiple of 8; [data, data + len)
+ * readable) and step over it, except at the end or on damage. */
+static enum ss_cw_res ss_cw_decode(const uint8_t *data, uint64_t len, uint64_t *pos,
+				   struct ss_cw_state *st, struct ss_cw_rec *out,
+				   const char **why)
+{
+	uint64_t w;
+	unsigned k;
+
+	if (*pos >= len)
+		return SS_CW_END;
+	if (len - *pos < 8) {
+		/* blocks are whole words: the file was cut in this one */
+		*why = "a record that runs past the end of its block";
+		return SS_CW_CUT;
+	}
+	w = ss_reader_word(data + *pos);
+	if (!w)
+		return SS_CW_END;
+	k = SS_CW_K(w);
+	if (k == 3)
+		return ss_cw_long(data, len, pos, w, st, out, why);
+	if (!k) {
+		*why = "a word of no kind";
+		return SS_CW_BAD;
+	}
+	if (!st->based) {
+		*why = "an event before any block record";
+		return SS_CW_BAD;
+	}
+	out->ts = ss_cw_ts(st->tbase, SS_CW_DT(w));
+	out->kind = k == 1 ? SS_EV_ENTER : SS_EV_EXIT;
+	out->arg = (st->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK;
+	*pos += 8;
+	return SS_CW_EVENT;
+}
+
+/* One block scanned: its good bytes and events, and why it ended. */
+struct ss_cw_scan {
+	uint64_t len, nevents, seq;
+	enum ss_cw_res end;     /* END; BAD or CUT (why); SKIP: the next
+	                         * block of an EVENTS chunk begins at len */
+	const char *why;
+};
+
+/* Scan the block at [data, data + len).  In an EVENTS chunk (packed) the
+ * next BLOCK record ends it; in a RING block it is corrupt. */
+static void ss_cw_scan_block(const uint8_t *data, uint64_t len, int packed,
+			     struct ss_cw_scan *s)
+{
+	struct ss_cw_state st = { 0, 0, 0 };
+	struct ss_cw_rec rec;
+	uint64_t pos = 0, w;
+
+	memset(s, 0, sizeof(*s));
+	w = len >= 8 ? ss_reader_word(data) : 0;
+	if (SS_CW_K(w) != 3 || SS_CW_KIND(w) != SS_EV_BLOCK) {
+		s->end = SS_CW_BAD;
+		s->why = "no block record where a block begins";
+		return;
+	}
+	for (;;) {
+		uint64_t at = pos;
+		enum ss_cw_res res;
+
+		if (at && packed && len - at >= 8 &&
+		    ss_reader_word(data + at) == SS_CW_BLOCK_HEAD) {
+			s->end = SS_CW_SKIP;
+			break;
+		}
+		res = ss_cw_decode(data, len, &pos, &st, &rec, &s->why);
+		if (res == SS_CW_SKIP && rec.kind == SS_EV_BLOCK && at) {
+			res = SS_CW_BAD;
+			s->why = "a block record inside a block";
+			pos = at;
+		}
+		if (res == SS_CW_EVENT) {
+			s->nevents++;
+		} else if (res == SS_CW_SKIP) {
+			if (!at)
+				s->seq = rec.arg;
+		} else {
+			s->end = res;
+			break;
+		}
+	}
+	s->len = pos;
+}
+
+/* Room for one more block: the array doubles from 64 as it fills. */
+static int ss_reader_block_room(struct ss_reader *r)
+{
+	size_t n = r->nblocks, ncap;
+	struct ss_rblock *b;
+
+	if (n && (n < 64 || (n & (n - 1))))
+		return 0;
+	ncap = n ? n * 2 : 64;
+	b = realloc(r->blocks, ncap * sizeof(*b));
+	if (!b)
+		return -1;
+	r->blocks = b;
+	return 0;
+}
+
+/* A block of the chunk about to be added (index r->nchunks). */
+static int ss_reader_add_block(struct ss_reader *r, const uint8_t *data, uint64_t len,
+			       uint64_t seq, uint64_t nevents)
+{
+	struct ss_rblock *b;
+
+	if (ss_reader_block_room(r))
+		return -1;
+	b = &r->blocks[r->nblocks++];
+	b->data = data;
+	b->len = len;
+	b->seq = seq;
+	b->nevents = nevents;
+	b->chunk = r->nchunks;
+	return 0;
+}
+
+/* A corrupt record s->len bytes into the block at `block` of chunk c. */
+static void ss_reader_warn_record(struct ss_reader *r, const struct ss_rchunk *c,
+				  const uint8_t *block, const struct ss_cw_scan *s)
+{
+	uint64_t at = (uint64_t)(block - r->map) + s->len;
+
+	ss_reader_warn(r, at, "%s: corrupt event record at offset %llu (%s) in the chunk at offset %llu: kept the %llu events of its block before it",
+		       r->path, (unsigned long long)at, s->why,
+		       (unsigned long long)c->offset, (unsigned long long)s->nevents);
+}
+
+/* Offset of the next BLOCK record's head in data from pos, or len. */
+static uint64_t ss_reader_next_block(const uint8_t *data, uint64_t pos, uint64_t len)
+{
+	for (; pos < len && len - pos >= 8; pos += 8)
+		if (ss_reader_word(data + pos) == SS_CW_BLOCK_HEAD)
+			return pos;
+	return len;
+}
+
+/* The blocks of a version 2 EVENTS chunk, packed in [data, data + limit);
+ * cut: the file ends at limit, which was already said.  *end: where a
+ * zero word or the limit ended them. */
+static int ss_reader_scan_events(struct ss_reader *r, struct ss_rchunk *c,
+				 uint64_t limit, int cut, uint64_t *end)
+{
+	uint64_t pos = 0;
+
+	while (pos < limit) {
+		const uint8_t *b = c->data + pos;
+		struct ss_cw_scan s;
+
+		if (limit - pos < 8) {
+			pos = limit;  /* a word cut by the file's end */
+			break;
+		}
+		if (!ss_reader_word(b))
+			break;
+
+		ss_cw_scan_block(b, limit - pos, 1, &s);
+		if (s.len && ss_reader_add_block(r, b, s.len, s.seq, s.nevents))
+			return -1;
+		c->nevents += s.nevents;
+		pos += s.len;
+		if (s.end == SS_CW_SKIP)
+			continue;
+		if (s.end == SS_CW_END)
+			break;
+		if (s.end == SS_CW_CUT && cut) {
+			pos = limit;  /* the file's end, not an empty word */
+			break;
+		}
+		ss_reader_warn_record(r, c, b, &s);
+		pos = ss_reader_next_block(c->data, pos + 8, limit);
+	}
+	*end = pos;
+	return 0;
+}
+
+/* A version 2 EVENTS chunk whose header is ch, cut short by the end of the
+ * file unless its payload c->len is all of `room` bytes. */
+static int ss_reader_events_v2(struct ss_reader *r, struct ss_rchunk *c,
+			       const struct ss_chunk_header *ch, uint64_t room)
+{
+	uint64_t used = ch->used, limit, end;
+
+	if (used % 8 || used > ch->size - sizeof(*ch) ||
+	    (used && used < c->len && c->len - used >= 8 &&
+	     ss_reader_word(c->data + used))) {
+		/* past the chunk, or words follow where it says it ends */
+		ss_reader_warn(r, c->offset, "%s: chunk at offset %llu has a bad used field (%llu bytes; the chunk holds %llu): read its events up to the first empty one",
+			       r->path, (unsigned long long)c->offset,
+			       (unsigned long long)used,
+			       (unsigned long long)(ch->size - sizeof(*ch)));
+		used = 0;
+	}
+	limit = used && used < c->len ? used : c->len;
+	if (ss_reader_scan_events(r, c, limit, limit == c->len && c->len < room, &end))
+		return -1;
+	if (used && end < used && end < c->len)
+		ss_reader_warn(r, c->offset + sizeof(*ch) + end,
+			       "%s: empty word at offset %llu in the chunk at offset %llu, whose used field says %llu bytes: kept the %llu events before it",
+			       r->path,
+			       (unsigned long long)(c->offset + sizeof(*ch) + end),
+			       (unsigned long long)c->offset, (unsigned long long)used,
+			       (unsigned long long)c->nevents);
+	return 0;
+}
+
+/* The blocks of a RING chunk whose payload holds `room` bytes (c->len of
+ * them in the file): ss_ring_header, then nblocks blocks. */
+static int ss_reader_scan_ring(struct ss_reader *r, struct ss_rchunk *c, uint64_t room)
+{
+	struct ss_ring_header rh;
+	uint64_t i, bb;
+
+	if (c->len < sizeof(rh))
+		return 0;  /* cut by the end of the file: already said */
+	memcpy(&rh, c->data, sizeof(rh));
+	bb = rh.block_bytes;
+	if (!bb || bb % 64 || (uint64_t)rh.nblocks * bb > room - sizeof(rh)) {
+		ss_reader_warn(r, c->offset, "%s: ring chunk at offset %llu has a bad ring header (%u blocks of %u bytes; the chunk holds %llu): skipped it",
+			       r->path, (unsigned long long)c->offset, rh.nblocks,
+			       rh.block_bytes, (unsigned long long)room);
+		return 0;
+	}
+	for (i = 0; i < rh.nblocks; i++) {
+		uint64_t at = sizeof(rh) + i * bb, avail;
+		const uint8_t *b = c->data + at;
+		struct ss_cw_scan s;
+
+		if (at >= c->len)
+			break;
+		avail = c->len - at < bb ? c->len - at : bb;
+		if (avail < 8 || !ss_reader_word(b))
+			continue;  /* empty, or cut before its first word */
+		ss_cw_scan_block(b, avail, 0, &s);
+		if (s.len && ss_reader_add_block(r, b, s.len, s.seq, s.nevents))
+			return -1;
+		c->nevents += s.nevents;
+		if (s.end == SS_CW_END || (s.end == SS_CW_CUT && avail < bb))
+			continue;
+		ss_reader_warn_record(r, c, b, &s);
+	}
+	return 0;
 }
 
 static int ss_reader_walk(struct ss_reader *r)
@@ -215,7 +594,7 @@ static int ss_reader_walk(struct ss_reader *r)
 			continue;
 		}
 		if (ch.magic != SS_CHUNK_MAGIC || ch.size < sizeof(ch) || ch.size % 8 ||
-		    (ch.kind != SS_CHUNK_EVENTS && ch.kind != SS_CHUNK_META)) {
+		    !ss_reader_kind_ok(r, ch.kind)) {
 			/* resync: the next plausible header on an 8-byte boundary */
 			next = ss_reader_next_chunk(r, off + 8, r->size);
 			if (!next) {
@@ -254,11 +633,26 @@ static int ss_reader_walk(struct ss_reader *r)
 			off += size;
 			continue;
 		}
-		if (ch.kind == SS_CHUNK_EVENTS) {
+		if (ch.kind == SS_CHUNK_RING && !ch.serial) {
+			/* a free ring: no thread's data */
+			if (size > remain)
+				break;
+			off += size;
+			continue;
+		}
+		c.tid = ch.tid;
+		c.seq = ch.seq;
+		c.serial = ch.serial;
+		if (ch.kind == SS_CHUNK_RING) {
+			if (ss_reader_scan_ring(r, &c, size - sizeof(ch)))
+				return -1;
+			ss_reader_drop_chunk(r, &c);
+		} else if (ch.kind == SS_CHUNK_EVENTS && SS_READER_V2(r)) {
+			if (ss_reader_events_v2(r, &c, &ch, size - sizeof(ch)))
+				return -1;
+			ss_reader_drop_chunk(r, &c);
+		} else if (ch.kind == SS_CHUNK_EVENTS) {
 			uint64_t used = ch.used;
-			c.tid = ch.tid;
-			c.seq = ch.seq;
-			c.serial = ch.serial;
 			if (used % sizeof(struct ss_event) || used > ch.size - sizeof(ch) ||
 			    (used && used + sizeof(struct ss_event) <= c.len &&
 			     ss_reader_count_events(c.data + used, sizeof(struct ss_event), 0))) {
@@ -282,6 +676,11 @@ static int ss_reader_walk(struct ss_reader *r)
 					       (unsigned long long)(used / sizeof(struct ss_event)),
 					       (unsigned long long)c.nevents);
 			r->nevents += c.nevents;
+			/* the chunk is one block; an empty one still names
+			 * its thread */
+			if (ss_reader_add_block(r, c.data, c.nevents * sizeof(struct ss_event),
+						c.seq, c.nevents))
+				return -1;
 			ss_reader_drop_chunk(r, &c);
 		} else if (ch.used % 8 || ch.used > ch.size - sizeof(ch)) {
 			ss_reader_warn(r, off, "%s: chunk at offset %llu has a bad used field (%llu bytes; the chunk holds %llu): read its records up to the end marker",
@@ -347,56 +746,108 @@ static uint64_t ss_reader_thread_key(const struct ss_rchunk *c)
 	return c->serial ? c->serial : (c->tid | (UINT64_C(1) << 63));
 }
 
-static int ss_reader_cmp_chunk(const void *a, const void *b, void *arg)
+static uint64_t ss_reader_block_key(const struct ss_reader *r, size_t i)
+{
+	return ss_reader_thread_key(&r->chunks[r->blocks[i].chunk]);
+}
+
+/* Blocks by thread, seq, then longest first (the copy a duplicate keeps),
+ * then file order. */
+static int ss_reader_cmp_block(const void *a, const void *b, void *arg)
 {
 	const struct ss_reader *r = arg;
-	const struct ss_rchunk *x = &r->chunks[*(const size_t *)a];
-	const struct ss_rchunk *y = &r->chunks[*(const size_t *)b];
-	uint64_t kx = ss_reader_thread_key(x), ky = ss_reader_thread_key(y);
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	const struct ss_rblock *x = &r->blocks[ia], *y = &r->blocks[ib];
+	uint64_t kx = ss_reader_block_key(r, ia), ky = ss_reader_block_key(r, ib);
 
 	if (kx != ky)
 		return kx < ky ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
+	if (x->len != y->len && SS_READER_V2(r))
+		return x->len > y->len ? -1 : 1;
+	return x->data < y->data ? -1 : x->data > y->data;
+}
+
+/* Version 2 keeps one copy of a block found twice: the first of its
+ * (thread, seq) in sort order, the longer.  Version 1 keeps every chunk. */
+static size_t ss_reader_dedup(const struct ss_reader *r, size_t *idx, size_t n)
+{
+	size_t i, m = 0;
+
+	if (!SS_READER_V2(r))
+		return n;
+	for (i = 0; i < n; i++) {
+		if (m && r->blocks[idx[m - 1]].seq == r->blocks[idx[i]].seq &&
+		    ss_reader_block_key(r, idx[m - 1]) == ss_reader_block_key(r, idx[i]))
+			continue;
+		idx[m++] = idx[i];
+	}
+	return m;
 }
 
 static int ss_reader_group(struct ss_reader *r)
 {
-	size_t *idx, n = 0, i, j;
+	size_t *idx, n = r->nblocks, i, j;
 
-	idx = malloc((r->nchunks + 1) * sizeof(*idx));
+	idx = malloc((n + 1) * sizeof(*idx));
 	if (!idx)
 		return -1;
-	for (i = 0; i < r->nchunks; i++)
-		if (r->chunks[i].kind == SS_CHUNK_EVENTS)
-			idx[n++] = i;
-	qsort_r(idx, n, sizeof(*idx), ss_reader_cmp_chunk, r);
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), ss_reader_cmp_block, r);
+	n = ss_reader_dedup(r, idx, n);
 	r->threads = calloc(n + 1, sizeof(*r->threads));
 	if (!r->threads) {
 		free(idx);
 		return -1;
 	}
+	if (SS_READER_V2(r))
+		r->nevents = 0;  /* each kept block once */
 	for (i = 0; i < n; i = j) {
 		struct ss_rthread *t = &r->threads[r->nthreads++];
-		uint64_t key = ss_reader_thread_key(&r->chunks[idx[i]]);
+		const struct ss_rchunk *c = &r->chunks[r->blocks[idx[i]].chunk];
+		uint64_t key = ss_reader_block_key(r, idx[i]);
 
-		for (j = i; j < n && ss_reader_thread_key(&r->chunks[idx[j]]) == key; j++)
+		for (j = i; j < n && ss_reader_block_key(r, idx[j]) == key; j++)
 			;
-		t->serial = r->chunks[idx[i]].serial;
-		t->tid = r->chunks[idx[i]].tid;
-		t->chunks = malloc((j - i) * sizeof(size_t));
-		if (!t->chunks) {
+		t->serial = c->serial;
+		t->tid = c->tid;
+		t->blocks = malloc((j - i) * sizeof(size_t));
+		if (!t->blocks) {
 			free(idx);
 			return -1;
 		}
-		memcpy(t->chunks, idx + i, (j - i) * sizeof(size_t));
-		t->nchunks = j - i;
+		memcpy(t->blocks, idx + i, (j - i) * sizeof(size_t));
+		t->nblocks = j - i;
 		for (size_t k = i; k < j; k++)
-			t->nevents += r->chunks[idx[k]].nevents;
+			t->nevents += r->blocks[idx[k]].nevents;
+		if (SS_READER_V2(r))
+			r->nevents += t->nevents;
 	}
 	free(idx);
 	return 0;
+}
+
+/* Version 2: the first damage's text, now that the events kept before it
+ * are known (each block once, ss_reader_group). */
+static void ss_reader_damage_text(struct ss_reader *r)
+{
+	uint64_t off = r->damage_offset, kept = 0;
+	size_t i, k;
+
+	if (!r->damage_count)
+		return;
+	for (i = 0; i < r->nthreads; i++)
+		for (k = 0; k < r->threads[i].nblocks; k++) {
+			const struct ss_rblock *b = &r->blocks[r->threads[i].blocks[k]];
+			if ((uint64_t)(b->data - r->map) < off)
+				kept += b->nevents;
+		}
+	snprintf(r->warning, sizeof(r->warning),
+		 r->damage_count == 1 ? "%s: truncated at offset %llu: kept %llu events before it"
+				      : "%s: corrupt chunk at offset %llu: kept %llu events before it",
+		 r->path, (unsigned long long)off, (unsigned long long)kept);
 }
 
 /* Calibration: pick the pairs with the smallest and largest ticks. */
@@ -578,6 +1029,7 @@ struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
+	ss_reader_damage_text(r);
 	ss_reader_check_end(r);
 	ss_reader_warn_more(r);
 	ss_reader_fit_clock(r);
@@ -598,8 +1050,9 @@ void ss_reader_free(struct ss_reader *r)
 	if (r->map)
 		munmap((void *)r->map, r->size);
 	for (i = 0; i < r->nthreads; i++)
-		free(r->threads[i].chunks);
+		free(r->threads[i].blocks);
 	free(r->threads);
+	free(r->blocks);
 	free(r->chunks);
 	free(r->path);
 	free(r);
@@ -651,35 +1104,72 @@ void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
 	it->t = thread < r->nthreads ? &r->threads[thread] : NULL;
 }
 
-int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
+/* Past block ci of the thread: its chunk's pages go back unless the next
+ * block lies in the same chunk. */
+static void ss_reader_next_of(struct ss_event_iter *it)
+{
+	const struct ss_reader *r = it->r;
+	const struct ss_rthread *t = it->t;
+	size_t c = r->blocks[t->blocks[it->ci]].chunk;
+
+	if (it->ci + 1 >= t->nblocks || r->blocks[t->blocks[it->ci + 1]].chunk != c)
+		ss_reader_drop_chunk(r, &r->chunks[c]);
+	it->ci++;
+	it->ei = 0;
+}
+
+/* The next raw event of the thread (file clock): 1, or 0 at the end. */
+static int ss_reader_next_raw(struct ss_event_iter *it, struct ss_cw_rec *rec)
 {
 	const struct ss_rthread *t = it->t;
-	struct ss_event ev;
 
-	if (!t)
-		return 0;
-	while (it->ci < t->nchunks) {
-		const struct ss_rchunk *c = &it->r->chunks[t->chunks[it->ci]];
-		uint64_t ns;
+	while (it->ci < t->nblocks) {
+		const struct ss_rblock *b = &it->r->blocks[t->blocks[it->ci]];
+		struct ss_cw_state st = { it->tbase, it->abase, it->ei > 0 };
+		const char *why = NULL;
+		enum ss_cw_res res;
+		struct ss_event ev;
 
-		if (it->ei >= c->nevents) {
-			ss_reader_drop_chunk(it->r, c);
-			it->ci++;
-			it->ei = 0;
-			continue;
+		if (!SS_READER_V2(it->r)) {
+			if (it->ei >= b->nevents) {
+				ss_reader_next_of(it);
+				continue;
+			}
+			ss_reader_read_event(b->data + it->ei * sizeof(ev), &ev);
+			it->ei++;
+			rec->ts = ev.ts;
+			rec->kind = SS_EV_KIND(ev.word);
+			rec->arg = SS_EV_ARG(ev.word);
+			return 1;
 		}
-		ss_reader_read_event(c->data + it->ei * sizeof(ev), &ev);
-		it->ei++;
-		ns = ss_reader_ns(it->r, ev.ts);
-		if (ns < it->last_ns)
-			ns = it->last_ns;
-		it->last_ns = ns;
-		out->ns = ns;
-		out->kind = SS_EV_KIND(ev.word);
-		out->arg = SS_EV_ARG(ev.word);
-		return 1;
+		/* the walk checked the block's len bytes: nothing but
+		 * events and bases before its end */
+		res = ss_cw_decode(b->data, b->len, &it->ei, &st, rec, &why);
+		it->tbase = st.tbase;
+		it->abase = st.abase;
+		if (res == SS_CW_EVENT)
+			return 1;
+		if (res != SS_CW_SKIP)
+			ss_reader_next_of(it);
 	}
 	return 0;
+}
+
+int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
+{
+	struct ss_cw_rec rec;
+	uint64_t ns;
+
+	if (!it->t || !ss_reader_next_raw(it, &rec))
+		return 0;
+	ns = ss_reader_ns(it->r, rec.ts);
+	if (ns < it->last_ns)
+		ns = it->last_ns;
+	it->last_ns = ns;
+	out->ns = ns;
+	out->kind = rec.kind;
+	out->arg = rec.arg;
+	return 1;
 }
 
 uint64_t ss_reader_thread_first_ns(const struct ss_reader *r, size_t thread)

@@ -2,9 +2,12 @@
  * reader.h - read one raw .sstrace file (see runtime/format.h).
  *
  * The file is mapped read-only and indexed once at open: the chunk list,
- * the threads (EVENTS chunks grouped by serial, ordered by seq) and the
+ * the blocks of events (version 1: each EVENTS chunk is one; version 2:
+ * the blocks of EVENTS and RING chunks), the threads (blocks grouped by
+ * serial, ordered by seq, a block found twice kept once) and the
  * tick-to-nanosecond fit.  Iterators then hand out meta records and
- * per-thread events without copying or allocating.
+ * per-thread events without copying or allocating; version 2's compact
+ * words come out as the same events as version 1's records.
  *
  * The reader never trusts the file: every length is bounded and every
  * offset checked; damage is skipped up to the next good chunk header with
@@ -25,15 +28,27 @@ struct ss_rchunk {
 	uint64_t offset;    /* of the chunk header in the file */
 	uint32_t kind;
 	uint64_t tid, seq, serial;
-	uint64_t nevents;   /* EVENTS: complete events before the first ts 0 */
+	uint64_t nevents;   /* EVENTS, RING: good events found in it (version
+	                     * 2: blocks found twice counted in both) */
 };
 
-/* The EVENTS chunks of one thread, by seq. */
+/* A run of events of one thread: version 1, an EVENTS chunk's records up
+ * to the first ts 0; version 2, one block's good words (its BLOCK record
+ * first, up to its end, the next block or damage). */
+struct ss_rblock {
+	const uint8_t *data;
+	uint64_t len;       /* bytes */
+	uint64_t seq;       /* version 1: the chunk's seq; 2: the block's */
+	uint64_t nevents;   /* events handed out (no BLOCK, BASE, PAD) */
+	size_t chunk;       /* index into ss_reader.chunks */
+};
+
+/* The blocks of one thread, by seq. */
 struct ss_rthread {
 	uint64_t serial;
 	uint64_t tid;
-	size_t *chunks;     /* indexes into ss_reader.chunks */
-	size_t nchunks;
+	size_t *blocks;     /* indexes into ss_reader.blocks */
+	size_t nblocks;
 	uint64_t nevents;
 };
 
@@ -44,9 +59,11 @@ struct ss_reader {
 	struct ss_file_header hdr;  /* copy, strings NUL-terminated */
 	struct ss_rchunk *chunks;
 	size_t nchunks;
+	struct ss_rblock *blocks;   /* every block found, duplicates too */
+	size_t nblocks;
 	struct ss_rthread *threads;
 	size_t nthreads;
-	uint64_t nevents;           /* all threads */
+	uint64_t nevents;           /* all threads (version 2: each block once) */
 	/* ns = base_ns + (ticks - base_ticks) * ns_per_tick */
 	uint64_t base_ticks, base_ns;
 	double ns_per_tick;
@@ -56,6 +73,10 @@ struct ss_reader {
 	uint64_t damage_offset;     /* of the first damage */
 	uint64_t more[4];           /* offsets of the next damaged places */
 	size_t nmore;               /* damaged places after the first */
+	int damage_count;           /* version 2: the first damage's text, which
+	                             * counts the events kept, waits for the
+	                             * blocks to be grouped (1: truncated, 2:
+	                             * corrupt chunk) */
 	char warning[768];          /* the one-line warning, "" if none */
 };
 
@@ -94,8 +115,10 @@ struct ss_revent {
 struct ss_event_iter {
 	const struct ss_reader *r;
 	const struct ss_rthread *t;
-	size_t ci;              /* index into t->chunks */
-	uint64_t ei;            /* event index in that chunk */
+	size_t ci;              /* index into t->blocks */
+	uint64_t ei;            /* version 1: event index in that block;
+	                         * version 2: byte offset in it */
+	uint64_t tbase, abase;  /* version 2: the block's bases */
 	uint64_t last_ns;
 };
 void ss_reader_events_begin(const struct ss_reader *r, size_t thread,

@@ -19,7 +19,11 @@
 #   shm       the same into /dev/shm
 #   uftrace   `uftrace record` of the instrumented build, if installed
 # Then examples/mlp recorded with wait 1, warmup 1, active 6: the first
-# recorded step against the median of the other five.
+# recorded step against the median of the other five.  Then the outliers:
+# leaf calls longer than 5 us per 10^6 calls, as stepscope's trace shows
+# them (tests/bench/b-durations.c reads it) against a minimal in-process
+# recorder (tests/bench/hooks-minrec.c) in the same rounds, and the
+# trace's bytes per event (file size, and the disk it takes).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
@@ -40,6 +44,9 @@ INST="-O2 -g -finstrument-functions -fno-omit-frame-pointer"
 $CC -O2 -g -o "$W/plain" "$SRC/b-faults.c"
 $CC $INST -o "$W/inst" "$SRC/b-faults.c"
 $CC $INST -o "$W/floor" "$SRC/b-faults.c" "$SRC/hooks-ring.c"
+$CC $INST -o "$W/minrec" "$SRC/b-faults.c" "$SRC/hooks-minrec.c"
+$CC -O2 -D_GNU_SOURCE -I"$top/symbolize" -I"$top/runtime" -o "$W/durations" \
+	"$SRC/b-durations.c" "$top/symbolize/reader.c"
 printf 'max_trace_mb: 0\n' > "$W/all.yaml"
 
 cmd() { # variant -> command (without the call count)
@@ -82,7 +89,20 @@ rm -rf "$W/mrun"
 tr '{' '\n' < "$W/mlp.json" | sed -n 's/.*"name":"ProfilerStep#\([0-9]*\)".*"dur":\([0-9.]*\).*/\1 \2/p' |
 	sort -n > "$W/steps"
 
-awk -v n="$N" -v nl="$NL" -v runs="$RUNS" -v stepsf="$W/steps" '
+# outliers, side by side: the minimal recorder, then stepscope, each round
+NO=${SS_BENCH_FID_OUTLIER_CALLS:-$N}
+: > "$W/outl"
+r=0
+while [ $r -lt "$RUNS" ]; do
+	m=$("$W/minrec" "$NO" 2>&1 >/dev/null | sed -n 's/^minrec calls \([0-9]*\) over \([0-9]*\)/\1 \2/p')
+	rm -rf "$W/trace" && mkdir -p "$W/trace"
+	$(cmd stepscope) "$NO" >/dev/null 2>&1
+	s=$("$W/durations" 5000 "$W/trace" | sed -n 's/^leaf-calls \([0-9]*\) over \([0-9]*\) events \([0-9]*\) bytes \([0-9]*\) disk \([0-9]*\)/\1 \2 \3 \4 \5/p')
+	echo "$m $s" >> "$W/outl"
+	r=$((r + 1))
+done
+
+awk -v n="$N" -v nl="$NL" -v runs="$RUNS" -v stepsf="$W/steps" -v outlf="$W/outl" -v no="$NO" '
 function med(a, k,   i, j, x) {
 	for (i = 2; i <= k; i++)
 		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
@@ -111,6 +131,38 @@ END {
 		mo = med(o, k - 1)
 		printf "  examples/mlp (wait 1, warmup 1, active 6): first recorded step %.0f us, median of the other %d %.0f us: %.2fx  (goal <= 1.25x)\n",
 			d[1], k - 1, mo, d[1] / mo
+		fs = d[1] / mo
 	} else
 		printf "  examples/mlp: no recorded steps found\n"
+	# outliers and bytes per event (medians of the rounds)
+	k = 0
+	while ((getline line < outlf) > 0) {
+		split(line, x, " ")
+		if (x[1] > 0 && x[3] > 0) {
+			k++; mr[k] = x[2] * 1e6 / x[1]; so[k] = x[4] * 1e6 / x[3]
+			bpe[k] = x[6] / x[5]; dpe[k] = x[7] / x[5]
+		}
+	}
+	if (k) {
+		mmr = med(mr, k); mso = med(so, k); mb = med(bpe, k); md = med(dpe, k)
+		printf "  %-46s %9.1f     per 10^6 calls (%d calls, medians of %d)\n", "leaf calls > 5 us, minimal recorder", mmr, no, k
+		printf "  %-46s %9.1f     per 10^6 calls\n", "leaf calls > 5 us, stepscope (from its trace)", mso
+		r2 = mmr > 0 ? mso / mmr : (mso > 0 ? 99 : 1)
+		printf "  %-46s %9.2f x   (goal <= 2x)\n", "stepscope / minimal recorder", r2
+		printf "  %-46s %9.2f     (goal <= 8.5; disk taken: %.2f)\n", "bytes per event (trace file size / events)", mb, md
+	}
+	printf "\nissue 14 table\n"
+	printf "  %-44s %10s %10s  %s\n", "figure", "measured", "goal", "met"
+	row("stepscope / floor (ns per call pair)", add["stepscope"] / add["floor"], "<= 1.3", add["stepscope"] / add["floor"] <= 1.3)
+	if ("uftrace" in seen)
+		row("uftrace / stepscope", add["uftrace"] / add["stepscope"], ">= 5", add["uftrace"] / add["stepscope"] >= 5)
+	row("page faults in the program thread", faults["stepscope"], "0", faults["stepscope"] == 0)
+	if (k) {
+		row("bytes per event", mb, "<= 8.5", mb <= 8.5)
+		row("leaf outliers vs a minimal recorder", r2, "<= 2", r2 <= 2)
+	}
+	if (fs) row("mlp first step / median of the others", fs, "<= 1.25", fs <= 1.25)
+}
+function row(name, v, goal, ok) {
+	printf "  %-44s %10.2f %10s  %s\n", name, v, goal, ok ? "yes" : "NO"
 }' "$W/runs"

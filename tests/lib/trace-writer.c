@@ -42,6 +42,13 @@ static void ss_tw_append(struct ss_tw *w, const void *p, size_t n)
 	w->len += n;
 }
 
+/* The image holds version 2 events from now on. */
+static void ss_tw_v2(struct ss_tw *w)
+{
+	ss_tw_header(w)->version = 2;
+	ss_tw_header(w)->min_read_version = 2;
+}
+
 struct ss_tw *ss_tw_new(enum ss_clock clock, uint64_t pid)
 {
 	struct ss_tw *w = calloc(1, sizeof(*w));
@@ -52,8 +59,10 @@ struct ss_tw *ss_tw_new(enum ss_clock clock, uint64_t pid)
 	ss_tw_append(w, NULL, SS_HEADER_SIZE);
 	h = ss_tw_header(w);
 	memcpy(h->magic, SS_MAGIC, SS_MAGIC_LEN);
-	h->version = SS_VERSION;
-	h->min_read_version = SS_MIN_READ_VERSION;
+	/* ss_tw_events writes version 1 records; ss_tw_words and ss_tw_ring
+	 * set version 2 */
+	h->version = 1;
+	h->min_read_version = 1;
 	h->header_size = SS_HEADER_SIZE;
 	h->pid = pid;
 	h->ppid = 1;
@@ -181,6 +190,64 @@ size_t ss_tw_events(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq
 	ss_tw_append(w, &ch, sizeof(ch));
 	ss_tw_append(w, ev, n * sizeof(*ev));
 	ss_tw_append(w, NULL, (cap - n) * sizeof(*ev));
+	return off;
+}
+
+size_t ss_tw_words(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
+		   const uint64_t *words, size_t n, size_t cap, uint64_t used)
+{
+	struct ss_chunk_header ch;
+	size_t off;
+
+	ss_tw_meta_flush(w);
+	ss_tw_v2(w);
+	if (cap < n)
+		cap = n;
+	off = w->len;
+	memset(&ch, 0, sizeof(ch));
+	ch.magic = SS_CHUNK_MAGIC;
+	ch.kind = SS_CHUNK_EVENTS;
+	ch.size = sizeof(ch) + cap * sizeof(*words);
+	ch.tid = tid;
+	ch.seq = seq;
+	ch.serial = serial;
+	ch.used = used;
+	ss_tw_append(w, &ch, sizeof(ch));
+	ss_tw_append(w, words, n * sizeof(*words));
+	ss_tw_append(w, NULL, (cap - n) * sizeof(*words));
+	return off;
+}
+
+size_t ss_tw_ring(struct ss_tw *w, uint64_t tid, uint64_t serial,
+		  uint32_t block_bytes, uint32_t nblocks,
+		  const uint64_t *const *blocks, const size_t *nwords)
+{
+	struct ss_chunk_header ch;
+	struct ss_ring_header rh;
+	size_t off, i;
+
+	ss_tw_meta_flush(w);
+	ss_tw_v2(w);
+	off = w->len;
+	memset(&ch, 0, sizeof(ch));
+	ch.magic = SS_CHUNK_MAGIC;
+	ch.kind = SS_CHUNK_RING;
+	ch.size = sizeof(ch) + sizeof(rh) + (uint64_t)block_bytes * nblocks;
+	ch.tid = tid;
+	ch.serial = serial;
+	memset(&rh, 0, sizeof(rh));
+	rh.block_bytes = block_bytes;
+	rh.nblocks = nblocks;
+	ss_tw_append(w, &ch, sizeof(ch));
+	ss_tw_append(w, &rh, sizeof(rh));
+	for (i = 0; i < nblocks; i++) {
+		size_t nb = blocks && blocks[i] ? nwords[i] * sizeof(uint64_t) : 0;
+
+		if (nb > block_bytes)
+			abort();
+		ss_tw_append(w, nb ? blocks[i] : NULL, nb);
+		ss_tw_append(w, NULL, block_bytes - nb);
+	}
 	return off;
 }
 

@@ -1,7 +1,9 @@
 /*
  * trace-writer.h - build synthetic raw traces in memory for unit tests:
  * a file header, META chunks (maps, threads, steps, strings, any record)
- * and EVENTS chunks, laid out exactly as runtime/format.h says.
+ * and EVENTS chunks of version 1 records, or (which makes the image
+ * version 2) EVENTS chunks of compact words and RING chunks, laid out
+ * exactly as runtime/format.h says.
  *
  * Tests then write the whole image, or a prefix of it (truncation), or a
  * damaged copy, to a file and read it back with symbolize/reader.c.
@@ -39,6 +41,16 @@ void ss_tw_meta_flush(struct ss_tw *w);
  * rest stays zero.  Returns the chunk's offset in the image. */
 size_t ss_tw_events(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
 		    const struct ss_event *ev, size_t n, size_t cap);
+
+/* Version 2: an EVENTS chunk holding n 64-bit words (whole blocks, as the
+ * test encodes them) and room for cap (>= n); `used` as given. */
+size_t ss_tw_words(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
+		   const uint64_t *words, size_t n, size_t cap, uint64_t used);
+/* Version 2: a RING chunk of nblocks blocks of block_bytes; block i holds
+ * nwords[i] words of blocks[i] (blocks[i] NULL: empty), the rest zero. */
+size_t ss_tw_ring(struct ss_tw *w, uint64_t tid, uint64_t serial,
+		  uint32_t block_bytes, uint32_t nblocks,
+		  const uint64_t *const *blocks, const size_t *nwords);
 
 /* Raw bytes appended as they are (to plant garbage). */
 void ss_tw_raw(struct ss_tw *w, const void *p, size_t n);

@@ -31,7 +31,7 @@ struct ss_hot ss_hot;
 struct ss_runtime ss_rt = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 __thread struct ss_thread ss_tls __attribute__((tls_model("initial-exec")));
 
-static struct ss_event events[64];
+static uint64_t events[128];
 static int ndefs;
 static uint64_t last_def_id, last_def_n;
 
@@ -51,6 +51,12 @@ int ss_meta_write_ts(uint16_t type, uint64_t ts, const void *a, size_t alen,
 void ss_buf_refill(struct ss_thread *t, uint64_t word)
 {
 	(void)t, (void)word; /* 64 events are enough for these tests */
+}
+
+void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, uint64_t now)
+{
+	(void)t, (void)e, (void)n, (void)word, (void)now;
+	fail_msg("an event took the slow path: the base is set before each test");
 }
 
 size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max)
@@ -148,11 +154,14 @@ static __attribute__((noinline)) void site_b(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* The i-th record: a long SS_EV_STACK record of two words (format.h). */
 static uint64_t stack_event(size_t i)
 {
-	assert_true(&events[i] < ss_tls.pos);
-	assert_int_equal(SS_EV_KIND(events[i].word), SS_EV_STACK);
-	return SS_EV_ARG(events[i].word);
+	assert_true(&events[2 * i + 1] < ss_tls.pos);
+	assert_int_equal(SS_CW_K(events[2 * i]), 3);
+	assert_int_equal(SS_CW_KIND(events[2 * i]), SS_EV_STACK);
+	assert_int_equal(SS_CW_N(events[2 * i]), 1);
+	return events[2 * i + 1];
 }
 
 static void test_capture(void **state)
@@ -167,12 +176,13 @@ static void test_capture(void **state)
 			 "which libunwind-dev brings; `make test` installs it)");
 	ss_tls.pos = events;
 	ss_tls.end = events + 64;
+	ss_tls.tbase = ss_clock_now();
 	/* one call site, three times */
 #pragma GCC unroll 1
 	for (volatile int i = 0; i < 3; i++)
 		site_a();
 	site_b();
-	assert_int_equal(ss_tls.pos - events, 4);
+	assert_int_equal(ss_tls.pos - events, 8);
 	uint64_t a = stack_event(0);
 	assert_true(a > 0);
 	assert_int_equal(stack_event(1), a);
@@ -185,7 +195,7 @@ static void test_capture(void **state)
 	ss_stack_busy = 1;
 	site_a();
 	ss_stack_busy = 0;
-	assert_int_equal(ss_tls.pos - events, 4);
+	assert_int_equal(ss_tls.pos - events, 8);
 }
 
 /* ------------------------------------------------------------ reading */

@@ -1,0 +1,192 @@
+/*
+ * test-ring.c - end to end: each thread records into a ring of blocks that
+ * the runtime's background thread copies into the file (runtime/ring.c).
+ * s-ring makes far more events per thread than a ring holds:
+ * - test_exact: 3 threads x 300000 calls, every call in the trace;
+ * - test_kill: the same, then SIGKILL: blocks not yet copied out are read
+ *   from the rings in the file, and still every call is there;
+ * - test_starved: the run pinned to one CPU with 64 KiB rings, so the
+ *   background thread falls behind: the threads copy their own blocks,
+ *   write into pool chunks, or drop; whatever was dropped is counted
+ *   exactly (SS_EV_LOST), so recorded + lost events = all events;
+ * - test_lost: nothing copies blocks out until exit (a test switch), so
+ *   the threads must drop: exact counts per thread again, and `report`
+ *   says how many were dropped.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+#include "reader.h"
+
+#define THREADS 3
+#define CALLS 300000
+
+static size_t worker_tids(struct ss_e2e *t, long *tids)
+{
+	size_t n = 0;
+	for (const char *p = t->out; (p = strstr(p, "tid ")) && n < THREADS; p += 4)
+		tids[n++] = strtol(p + 4, NULL, 10);
+	SS_E2E_CHECK(t, n == THREADS && strstr(t->out, "done"),
+		     "fixture output: %s", t->out);
+	return n;
+}
+
+static void expect_all_calls(struct ss_e2e *t, const char *rundir)
+{
+	long tids[THREADS];
+	worker_tids(t, tids);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, rundir);
+	SS_E2E_EXPECT_NESTED(t, tr);
+	for (int i = 0; i < THREADS; i++) {
+		SS_E2E_EXPECT_CALLS(t, tr, "worker", tids[i], 1);
+		SS_E2E_EXPECT_CALLS(t, tr, "leaf", tids[i], CALLS);
+		SS_E2E_EXPECT_INSIDE(t, tr, "leaf", "worker");
+	}
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_CHECK(t, !strstr(t->err, "lost") && !strstr(t->err, "corrupt") &&
+				!strstr(t->err, "truncated"),
+		     "no warning expected: %s", t->err);
+}
+
+static void test_exact(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "ring", NULL);
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- "
+			   "./s-ring exit %d %d", THREADS, CALLS);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	expect_all_calls(t, "rec");
+	ss_e2e_pass(t);
+}
+
+static void test_kill(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "ring", NULL);
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- "
+			   "./s-ring kill %d %d", THREADS, CALLS);
+	SS_E2E_EXPECT_STATUS(t, st, 137);
+	expect_all_calls(t, "rec");
+	ss_e2e_pass(t);
+}
+
+/* Events of each worker thread (tid in tids) in the raw trace: ENTER and
+ * EXIT recorded, and lost as counted by SS_EV_LOST records. */
+static void count_raw(struct ss_e2e *t, const char *dir, const long *tids,
+		      uint64_t *rec, uint64_t *lost)
+{
+	char path[8192], err[1024], full[4200];
+	snprintf(full, sizeof(full), "%s/%s", t->dir, dir);
+	DIR *d = opendir(full);
+	struct dirent *de;
+	SS_E2E_CHECK(t, d, "cannot open %s", dir);
+	while ((de = readdir(d))) {
+		if (!strstr(de->d_name, ".sstrace"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", full, de->d_name);
+		struct ss_reader *r = ss_reader_open(path, err, sizeof(err));
+		SS_E2E_CHECK(t, r, "%s", err);
+		SS_E2E_CHECK(t, !r->warning[0], "unexpected warning: %s", r->warning);
+		for (size_t i = 0; i < r->nthreads; i++) {
+			int w = -1;
+			for (int k = 0; k < THREADS; k++)
+				if ((uint64_t)tids[k] == r->threads[i].tid)
+					w = k;
+			if (w < 0)
+				continue;
+			struct ss_event_iter it;
+			struct ss_revent ev;
+			ss_reader_events_begin(r, i, &it);
+			while (ss_reader_events_next(&it, &ev)) {
+				if (ev.kind == SS_EV_ENTER || ev.kind == SS_EV_EXIT)
+					rec[w]++;
+				else if (ev.kind == SS_EV_LOST)
+					lost[w] += ev.arg;
+			}
+		}
+		ss_reader_free(r);
+	}
+	closedir(d);
+}
+
+static void test_starved(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_need(t, "command -v taskset", "taskset", "util-linux");
+	ss_e2e_build(t, "ring", NULL);
+	int st = ss_e2e_sh(t, "taskset -c 0 \"$SS_E2E_BUILD/bin/stepscope\" record -o rec "
+			   "--set buffer_kb=64 -- ./s-ring exit %d %d", THREADS, CALLS);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	long tids[THREADS];
+	worker_tids(t, tids);
+	uint64_t rec[THREADS] = { 0 }, lost[THREADS] = { 0 };
+	count_raw(t, "rec", tids, rec, lost);
+	for (int i = 0; i < THREADS; i++) {
+		/* worker's ENTER and EXIT, and each leaf call's */
+		SS_E2E_CHECK(t, rec[i] + lost[i] == 2 + 2 * (uint64_t)CALLS,
+			     "thread %ld: %llu recorded + %llu lost events, expected %llu",
+			     tids[i], (unsigned long long)rec[i],
+			     (unsigned long long)lost[i], 2 + 2ull * CALLS);
+		print_message("thread %ld: %llu events recorded, %llu lost\n", tids[i],
+			      (unsigned long long)rec[i], (unsigned long long)lost[i]);
+	}
+	ss_e2e_pass(t);
+}
+
+static void test_lost(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "ring", NULL);
+	int st = ss_e2e_sh(t, "STEPSCOPE__TEST_STALL_COPY=1 \"$SS_E2E_BUILD/bin/stepscope\" "
+			   "record -o rec --set buffer_kb=64 -- ./s-ring exit %d %d",
+			   THREADS, CALLS);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	long tids[THREADS];
+	worker_tids(t, tids);
+	uint64_t rec[THREADS] = { 0 }, lost[THREADS] = { 0 }, all = 0;
+	count_raw(t, "rec", tids, rec, lost);
+	for (int i = 0; i < THREADS; i++) {
+		SS_E2E_CHECK(t, lost[i] > 0 && rec[i] + lost[i] == 2 + 2 * (uint64_t)CALLS,
+			     "thread %ld: %llu recorded + %llu lost events, expected %llu with "
+			     "some lost", tids[i], (unsigned long long)rec[i],
+			     (unsigned long long)lost[i], 2 + 2ull * CALLS);
+		all += lost[i];
+	}
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report rec");
+	for (int i = 0; i < THREADS; i++) {
+		char want[96];
+		snprintf(want, sizeof(want), "lost events: %llu on thread ",
+			 (unsigned long long)lost[i]);
+		char tid[32];
+		int found = 0;
+		snprintf(tid, sizeof(tid), "(tid %ld)\n", tids[i]);
+		for (const char *p = t->out; (p = strstr(p, want)); p++) {
+			const char *nl = strchr(p, '\n'), *at = strstr(p, tid);
+			found |= at && nl && at + strlen(tid) - 1 == nl;
+		}
+		SS_E2E_CHECK(t, found, "report must say \"%s... %s\": %s", want, tid, t->out);
+	}
+	(void)all;
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_TEST(test_exact),
+		SS_E2E_TEST(test_kill),
+		SS_E2E_TEST(test_starved),
+		SS_E2E_TEST(test_lost),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
