@@ -228,10 +228,9 @@ END {
 		}
 		printf "  %-10s outside window - empty    %7.2f ns  (<= 1 ns)   %s\n", w, i - e, pass(i - e <= 1)
 		b = (t[w, "bytes"] - t[w, "bytes_half"]) / (ev[w, "bytes"] - ev[w, "bytes_half"])
-		# 16-byte records plus a 64-byte header per 1 MiB chunk (0.001):
-		# judged at the two decimals shown
-		printf "  %-10s raw trace bytes per event %7.3f    (<= 16)     %s   (file / events: %.3f)",
-			w, b, pass(sprintf("%.2f", b) + 0 <= 16), t[w, "bytes"] / ev[w, "bytes"]
+		# 8-byte compact events plus the blocks' heads (format version 2)
+		printf "  %-10s raw trace bytes per event %7.3f    (<= 8.5)    %s   (file / events: %.3f)",
+			w, b, pass(b <= 8.5), t[w, "bytes"] / ev[w, "bytes"]
 		if ((w, "uftrace_bytes") in t)
 			printf "   (uftrace.data: %.2f)", t[w, "uftrace_bytes"] / ev[w, "uftrace_bytes"]
 		printf "\n"
