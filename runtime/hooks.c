@@ -50,7 +50,8 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 		ss_window_on_enter();
 	int g = ss_hot.gate;
 	/* stats: whole_run / log.every_n_steps (stats.c); an excluded
-	 * function is counted, not timed, and never recorded */
+	 * function is counted, its time is its caller's, it is never
+	 * recorded */
 	if (g & SS_GATE_STATS) {
 		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn)) {
 			ss_stats_count(fn);
@@ -92,10 +93,9 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 	int g = ss_hot.gate;
 	/* stats: whole_run / log.every_n_steps (stats.c) */
 	if (g & SS_GATE_STATS) {
+		ss_stats_exit(fn);
 		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn))
-			g = 0; /* counted at its entry */
-		else
-			ss_stats_exit(fn);
+			g = 0; /* not recorded */
 		g &= SS_GATE_EVENTS;
 	}
 	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g)) &&

@@ -13,7 +13,9 @@
  *     new functions count into one "other" slot: nothing is lost
  *     silently), and in front of it a direct-mapped cache that the inlined
  *     hooks (stats.h) read;
- *   - a shadow stack of the open activations' slots.
+ *   - a shadow stack of the open activations' slots (filter.exclude'd
+ *     functions too: their slots are marked, the sampler skips them, so
+ *     they are counted and their time stays with the caller).
  * Calls: the exit hook counts the activation when it returns (an
  * activation still open is not in the counts, as with recording).
  * Times: a sampler thread wakes every SS_STATS_SAMPLE_NS, and for each
@@ -237,9 +239,6 @@ static void ss_stats_enter_slot(struct ss_stats *s, struct ss_stats_slot *e)
 	if (!e) {
 		s->dropped++;
 		e = &s->lost; /* a frame all the same: its exit pops it */
-	} else if (e->flags & SS_STATS_EXCLUDED) {
-		ss_stats_inc(&e->calls); /* counted, never timed, no frame */
-		return;
 	}
 	ss_stats_push(s, e);
 }
@@ -293,16 +292,6 @@ void ss_stats_exit_miss(void *fn)
 		s->overflow--;
 		return;
 	}
-	struct ss_stats_slot *e = s->cache[ss_stats_cache_at((uintptr_t)fn)];
-	if (e->fn != (uintptr_t)fn && !s->busy) {
-		s->busy = 1;
-		atomic_signal_fence(memory_order_seq_cst);
-		e = *ss_stats_probe(s->index, s->icap, (uintptr_t)fn);
-		atomic_signal_fence(memory_order_seq_cst);
-		s->busy = 0;
-	}
-	if (e && e->fn == (uintptr_t)fn && (e->flags & SS_STATS_EXCLUDED))
-		return; /* counted at its entry */
 	uint32_t d = s->depth;
 	if (!d)
 		return; /* entered before the table existed */
@@ -346,8 +335,9 @@ void ss_stats_exit(void *fn)
 	ss_stats_hook_exit(fn);
 }
 
-/* A function left out by the filters (filter.c): its slot is marked
- * excluded, the enter counts it and pushes no frame. */
+/* A function left out by the filters (filter.c), from the slow path: its
+ * slot is marked excluded, so the sampler charges its time to the caller;
+ * the exit goes through ss_stats_exit. */
 void ss_stats_count(void *fn)
 {
 	ss_stats_hook_enter(fn);
@@ -369,16 +359,19 @@ static void ss_stats_sample(struct ss_stats *s, uint64_t now)
 		return;
 	uint64_t mark = ++s->marks;
 	s->samples++;
-	struct ss_stats_slot *top = s->frames[d];
-	if (top && top != &s->lost && top != &s->none)
-		top->self += dt;
+	struct ss_stats_slot *top = NULL;
 	for (uint32_t i = 1; i <= d; i++) {
 		struct ss_stats_slot *e = s->frames[i];
-		if (!e || e == &s->lost || e == &s->none || e->mark == mark)
+		if (!e || e == &s->lost || e == &s->none || (e->flags & SS_STATS_EXCLUDED))
+			continue; /* an excluded function's time is its caller's */
+		top = e;
+		if (e->mark == mark)
 			continue; /* recursion: total once */
 		e->mark = mark;
 		e->total += dt;
 	}
+	if (top)
+		top->self += dt;
 }
 
 static pthread_t ss_stats_thread;

@@ -10,7 +10,7 @@
  * A sampler thread (stats.c) reads every shadow stack every
  * SS_STATS_SAMPLE_NS and charges the time since its last look to the
  * functions on it.  Everything else (the first call of a function, a
- * filtered one, an exit that is not the top's) goes to stats.c.
+ * cache conflict, an exit that is not the top's) goes to stats.c.
  */
 #ifndef SS_STATS_H
 #define SS_STATS_H
@@ -21,8 +21,9 @@
 #define SS_STATS_MAX_FRAMES (1u << 20)  /* shadow stack, reserved virtual */
 #define SS_STATS_SAMPLE_NS 1000000ull   /* the sampler's period: 1 ms */
 
-/* slot flags: a slot with any of them never takes the inlined path */
-#define SS_STATS_EXCLUDED 1u  /* filter.exclude: counted at entry, no frame */
+/* slot flags */
+#define SS_STATS_EXCLUDED 1u  /* filter.exclude: counted, its frames are
+                               * not charged (their time is the caller's) */
 #define SS_STATS_SPECIAL 2u   /* the "none", "other" and "lost" slots */
 
 /* One function of one thread.  Slots never move (stats.c allocates them
@@ -97,7 +98,7 @@ static inline void ss_stats_hook_enter(void *fn)
 
 	if (ss_unlikely(!s) ||
 	    ss_unlikely((e = s->cache[ss_stats_cache_at((uintptr_t)fn)])->fn != (uintptr_t)fn) ||
-	    ss_unlikely(e->flags) || ss_unlikely((d = s->depth) >= SS_STATS_MAX_FRAMES - 1)) {
+	    ss_unlikely((d = s->depth) >= SS_STATS_MAX_FRAMES - 1)) {
 		ss_stats_enter_miss(fn);
 		return;
 	}
