@@ -227,7 +227,7 @@ static inline void ss_stats_close(struct ss_stats *s)
 {
 	uint32_t d = s->depth;
 	struct ss_stats_slot *e = s->frames[d];
-	if (e != &s->lost)
+	if (e && e != &s->lost) /* NULL: see ss_stats_hook_exit */
 		ss_stats_inc(&e->calls);
 	atomic_signal_fence(memory_order_seq_cst);
 	s->depth = d - 1;
@@ -296,13 +296,13 @@ void ss_stats_exit_miss(void *fn)
 	if (!d)
 		return; /* entered before the table existed */
 	struct ss_stats_slot *top = s->frames[d];
-	if (top == &s->other || top == &s->lost) {
+	if (top == &s->other || top == &s->lost || !top) {
 		ss_stats_close(s); /* cannot be checked: taken as fn's */
 		return;
 	}
 	/* frames above fn's never returned (longjmp, an exception through
 	 * code without hooks) and end now; no frame of fn: ignored */
-	while (d && s->frames[d]->fn != (uintptr_t)fn)
+	while (d && (!s->frames[d] || s->frames[d]->fn != (uintptr_t)fn))
 		d--;
 	while (d && s->depth >= d)
 		ss_stats_close(s);
@@ -314,9 +314,9 @@ void ss_stats_enter(void *fn)
 {
 	ss_stats_hook_enter(fn);
 	struct ss_stats *s = ss_stats_self;
-	if (fn == ss_hot.watch && s && s->frames[s->depth]->fn == (uintptr_t)fn &&
-	    s->watch_depth++ == 0) {
-		s->watch = s->frames[s->depth];
+	struct ss_stats_slot *top = s && fn == ss_hot.watch ? s->frames[s->depth] : NULL;
+	if (top && top->fn == (uintptr_t)fn && s->watch_depth++ == 0) {
+		s->watch = top;
 		s->watch_t0 = ss_clock_now();
 	}
 }
@@ -327,7 +327,7 @@ void ss_stats_exit(void *fn)
 	if (fn == ss_hot.watch && s && s->watch_depth && --s->watch_depth == 0) {
 		uint64_t now = ss_clock_now();
 		struct ss_stats_slot *e = s->frames[s->depth];
-		if (e->fn == (uintptr_t)fn) {
+		if (e && e->fn == (uintptr_t)fn) {
 			e->exact_total += now > s->watch_t0 ? now - s->watch_t0 : 0;
 			e->exact = 1;
 		}

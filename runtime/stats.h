@@ -114,7 +114,9 @@ static inline void ss_stats_hook_exit(void *fn)
 		return;
 	uint32_t d = s->depth;
 	struct ss_stats_slot *e = s->frames[d];
-	if (ss_unlikely(e->fn != (uintptr_t)fn)) {
+	/* NULL: a frame not stored yet, seen by a signal handler that left
+	 * more frames than it entered (longjmp out of it) */
+	if (ss_unlikely(!e) || ss_unlikely(e->fn != (uintptr_t)fn)) {
 		ss_stats_exit_miss(fn);
 		return;
 	}
