@@ -366,9 +366,10 @@ struct ss_meta_stackdef {
 _Static_assert(sizeof(struct ss_meta_stackdef) == 16, "stackdef size");
 
 /* Whole-run statistics of one thread (SS_META_STATS).  Counts cover the
- * activations that returned before the record was written; an activation
- * inside another of the same function adds to calls and self, not to
- * total.  Times are in the file's clock (ticks). */
+ * activations that returned before the record was written (exact); an
+ * activation inside another of the same function adds to calls and self,
+ * not to total.  Times are in the file's clock (ticks), sampled when
+ * sample_ticks is not 0. */
 struct ss_meta_stats {
 	uint64_t tid;
 	uint64_t serial;
@@ -377,7 +378,10 @@ struct ss_meta_stats {
 	uint64_t dropped;            /* hook calls not counted (a signal
 	                              * handler re-entered the table, or no
 	                              * memory for it) */
-	uint64_t reserved;
+	uint64_t sample_ticks;       /* 0: every call timed (older runtimes);
+	                              * else times are sampled estimates, one
+	                              * look at the stacks every sample_ticks
+	                              * (the step function's total is exact) */
 };
 _Static_assert(sizeof(struct ss_meta_stats) == 48, "stats size");
 

@@ -11,9 +11,11 @@
  * While recording, the hooks also keep the thread's shadow of open frames
  * (frames.c): one store on enter, one compare on exit.
  * With stats: whole_run (or log.every_n_steps) the gate's SS_GATE_STATS bit
- * stays set for the whole run: every call takes the slow function, which
- * counts it in the thread's table (stats.c) and records it only when the
- * recording bits say so.  With stats off the fast path is unchanged.
+ * stays set for the whole run.  Outside a window such a call is counted
+ * by the inlined stats.h path (a cache hit, a push or pop of the shadow
+ * stack, no clock read); inside one, or for the step function, the slow
+ * function counts it (stats.c) and records it when the recording bits say
+ * so.  With stats off the fast path is unchanged.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 
 #include "filter.h"
 #include "internal.h"
+#include "stats.h"
 
 /* Where the frame of the function that called the enter hook sits on the
  * stack: its frame pointer when it keeps one (stepscope-cc builds with
@@ -47,7 +50,8 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 		ss_window_on_enter();
 	int g = ss_hot.gate;
 	/* stats: whole_run / log.every_n_steps (stats.c); an excluded
-	 * function is counted, not timed, and never recorded */
+	 * function is counted, its time is its caller's, it is never
+	 * recorded */
 	if (g & SS_GATE_STATS) {
 		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn)) {
 			ss_stats_count(fn);
@@ -89,10 +93,9 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 	int g = ss_hot.gate;
 	/* stats: whole_run / log.every_n_steps (stats.c) */
 	if (g & SS_GATE_STATS) {
+		ss_stats_exit(fn);
 		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded(fn))
-			g = 0; /* counted at its entry */
-		else
-			ss_stats_exit(fn);
+			g = 0; /* not recorded */
 		g &= SS_GATE_EVENTS;
 	}
 	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g)) &&
@@ -120,14 +123,26 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 
 SS_FAST static void ss_hook_enter(void *fn, void *site)
 {
-	if (ss_unlikely((fn == ss_hot.watch) | (ss_hot.gate != 0)))
-		ss_hook_enter_slow(fn, site);
+	void *w = ss_hot.watch;
+	int g = ss_hot.gate;
+	if (ss_unlikely((fn == w) | (g != 0))) {
+		if (g == SS_GATE_STATS && fn != w)
+			ss_stats_hook_enter(fn); /* stats only: stats.h, no clock */
+		else
+			ss_hook_enter_slow(fn, site);
+	}
 }
 
 SS_FAST static void ss_hook_exit(void *fn, void *site)
 {
-	if (ss_unlikely((fn == ss_hot.watch) | (ss_hot.gate != 0)))
-		ss_hook_exit_slow(fn, site);
+	void *w = ss_hot.watch;
+	int g = ss_hot.gate;
+	if (ss_unlikely((fn == w) | (g != 0))) {
+		if (g == SS_GATE_STATS && fn != w)
+			ss_stats_hook_exit(fn);
+		else
+			ss_hook_exit_slow(fn, site);
+	}
 }
 
 /* IFUNC resolvers: the dynamic loader calls one whenever it binds a

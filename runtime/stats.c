@@ -1,94 +1,82 @@
 /*
  * stats.c - whole-run call counts: `stats: whole_run` and
  * `log.every_n_steps`.  For every function, on every thread and for every
- * step of the run (not only the recorded windows): calls, total and self
- * time, at a fraction of the cost of recording.
+ * step of the run (not only the recorded windows): calls, exact; total
+ * and self time, sampled; at a small fraction of the cost of recording.
  *
- * Design: each thread owns a `struct ss_stats`, mapped on its first hook
- * call, with
- *   - an open-addressing table keyed by function address (linear probing,
- *     at most half full; it doubles in place of a full one, up to
- *     SS_STATS_MAX_SLOTS, then functions not yet in it count into one
- *     "other" slot: nothing is lost silently);
- *   - a stack of open activations (slot, enter ticks, ticks spent in
- *     callees) for self time.  Each slot counts its activations on the
- *     stack, so total time is added only when the outermost activation of
- *     a recursive function returns (the report's definition).
- * An activation counts when it returns: calls, total and self then agree.
- * All memory comes from mmap (async-signal-safe), never malloc, so the
- * hooks may grow the table or the stack even inside a signal handler.
- * Replaced tables are kept until the thread exits, because the stepping
- * thread reads every thread's table (racily, under ss_rt.lock) for the
- * trace and the console log.
+ * Design: each thread owns a `struct ss_stats` (stats.h), mapped on its
+ * first hook call, with
+ *   - one slot per function, in pages that never move (so pointers to
+ *     them stay valid while the thread lives);
+ *   - an open-addressing index by function address over the slots (at
+ *     most half full; it doubles, up to SS_STATS_MAX_SLOTS functions, then
+ *     new functions count into one "other" slot: nothing is lost
+ *     silently), and in front of it a direct-mapped cache that the inlined
+ *     hooks (stats.h) read;
+ *   - a shadow stack of the open activations' slots (filter.exclude'd
+ *     functions too: their slots are marked, the sampler skips them, so
+ *     they are counted and their time stays with the caller).
+ * Calls: the exit hook counts the activation when it returns (an
+ * activation still open is not in the counts, as with recording).
+ * Times: a sampler thread wakes every SS_STATS_SAMPLE_NS, and for each
+ * thread charges the ticks since its previous look to the top frame (self)
+ * and, once each, to every function on the shadow stack (total; recursion
+ * counts once, the report's definition).  Time on a thread with no open
+ * frame is charged to nobody.  The step function alone is also timed at
+ * each call (an rdtsc at its outermost entry and exit): its total is exact.
+ * The sampler takes ss_rt.lock with trylock only: a busy lock skips a look,
+ * the next one charges the whole interval.  It installs no signal handler.
  *
  * The tables reach the trace as SS_META_STATS records (when stats is
- * whole_run) at each window opening, at thread exit and at process exit.
+ * whole_run) at each window opening, at thread exit and at process exit;
+ * sample_ticks in the record says the times are sampled.
  * log.every_n_steps prints the top functions of all threads merged at
  * every N-th step boundary, names resolved here (elfsym.c), once each.
  *
- * Never: take a lock, make a syscall, call stdio or malloc, or change
- * errno on the common path of ss_stats_enter/exit.  A signal handler that
- * interrupts an update finds the table busy: its calls are dropped and
- * counted (ss_meta_stats.dropped).
+ * Never, on the hook path: take a lock, make a syscall, call stdio or
+ * malloc, or change errno.  All memory comes from mmap (async-signal-
+ * safe), so a hook may add a function even inside a signal handler.  A
+ * signal handler that interrupts a change of the index finds it busy: its
+ * first calls of new functions are dropped and counted
+ * (ss_meta_stats.dropped); cached functions count normally.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "filter.h"
+#include "stats.h"
 
 #ifndef SS_STATS_FIRST_SLOTS
-#define SS_STATS_FIRST_SLOTS 1024u   /* 40 KiB per thread to begin with */
+#define SS_STATS_FIRST_SLOTS 1024u   /* index entries to begin with */
 #endif
 #ifndef SS_STATS_MAX_SLOTS
-#define SS_STATS_MAX_SLOTS (1u << 18) /* 256k functions, 10 MiB */
+#define SS_STATS_MAX_SLOTS (1u << 18) /* 256k functions */
 #endif
-#define SS_STATS_FIRST_FRAMES 256u
-#define SS_STATS_MAX_FRAMES (1u << 16)
-#define SS_STATS_RETIRED 32
+#define SS_STATS_PAGE_SLOTS 1023u
 #define SS_STATS_LOG_TOP 10
 
-struct ss_stats_slot {
-	uintptr_t fn;                  /* 0: free (the "other" slot: 0 too) */
-	uint64_t calls, total, self;   /* returned activations; ticks */
-	uint64_t active;               /* activations open on the stack */
+__thread struct ss_stats *ss_stats_self __attribute__((tls_model("initial-exec")));
+
+struct ss_stats_page {
+	struct ss_stats_page *next;
+	uint32_t n;                    /* slots in use, published with release */
+	uint32_t pad;
+	struct ss_stats_slot slot[SS_STATS_PAGE_SLOTS];
 };
 
-struct ss_stats_table {
-	uint32_t cap;                  /* slots, a power of two */
-	uint32_t used;
-	size_t bytes;                  /* of this mapping */
-	struct ss_stats_slot slot[];
-};
-
-struct ss_stats_frame {
-	uintptr_t fn;
-	struct ss_stats_slot *slot;
-	uint64_t enter;                /* ticks */
-	uint64_t child;                /* ticks in callees that returned */
-};
-
-struct ss_stats {
-	struct ss_stats_table *tab;    /* published with a release store */
-	struct ss_stats_frame *frames;
-	uint32_t depth, frames_cap;
-	uint32_t max_slots, max_frames;
-	uint64_t overflow;             /* activations beyond max_frames */
-	uint64_t dropped;
-	volatile int busy;             /* an update is in progress */
-	struct ss_stats_slot other;    /* functions that found the table full */
-	int nretired;
-	struct { void *p; size_t bytes; } retired[SS_STATS_RETIRED];
-};
+static struct ss_stats *ss_stats_list; /* every live table, ss_rt.lock */
 
 static void *ss_stats_map(size_t bytes)
 {
 	int saved = errno;
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	errno = saved;
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -101,36 +89,31 @@ static void ss_stats_unmap(void *p, size_t bytes)
 	errno = saved;
 }
 
-static struct ss_stats_table *ss_stats_table_new(uint32_t cap)
+static size_t ss_stats_bytes(void)
 {
-	size_t bytes = sizeof(struct ss_stats_table) + cap * sizeof(struct ss_stats_slot);
-	struct ss_stats_table *tab = ss_stats_map(bytes);
-	if (tab) {
-		tab->cap = cap;
-		tab->bytes = bytes;
-	}
-	return tab;
+	return sizeof(struct ss_stats) +
+	       (SS_STATS_MAX_FRAMES + 1) * sizeof(struct ss_stats_slot *);
 }
 
-/* A new, empty table set for `max_slots` functions and `max_frames`
- * nested activations (the unit test passes small limits). */
-static struct ss_stats *ss_stats_new(uint32_t first_slots, uint32_t max_slots,
-				     uint32_t max_frames)
+/* A new, empty table set for `max_slots` functions (the unit test passes
+ * small limits); the stack is reserved, its pages come when touched. */
+static struct ss_stats *ss_stats_new(uint32_t first_slots, uint32_t max_slots)
 {
-	struct ss_stats *s = ss_stats_map(sizeof(*s));
+	struct ss_stats *s = ss_stats_map(ss_stats_bytes());
 	if (!s)
 		return NULL;
 	s->max_slots = max_slots;
-	s->max_frames = max_frames;
-	s->tab = ss_stats_table_new(first_slots);
-	s->frames_cap = SS_STATS_FIRST_FRAMES < max_frames ? SS_STATS_FIRST_FRAMES : max_frames;
-	s->frames = ss_stats_map(s->frames_cap * sizeof(struct ss_stats_frame));
-	if (!s->tab || !s->frames) {
-		ss_stats_unmap(s->tab, s->tab ? s->tab->bytes : 0);
-		ss_stats_unmap(s->frames, s->frames_cap * sizeof(struct ss_stats_frame));
-		ss_stats_unmap(s, sizeof(*s));
+	s->icap = first_slots;
+	s->index = ss_stats_map(first_slots * sizeof(*s->index));
+	if (!s->index) {
+		ss_stats_unmap(s, ss_stats_bytes());
 		return NULL;
 	}
+	s->none.flags = s->other.flags = s->lost.flags = SS_STATS_SPECIAL;
+	s->lost.fn = 1;
+	for (uint32_t i = 0; i < SS_STATS_CACHE; i++)
+		s->cache[i] = &s->none;
+	s->frames[0] = &s->none;
 	return s;
 }
 
@@ -138,11 +121,12 @@ static void ss_stats_free(struct ss_stats *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < s->nretired; i++)
-		ss_stats_unmap(s->retired[i].p, s->retired[i].bytes);
-	ss_stats_unmap(s->tab, s->tab->bytes);
-	ss_stats_unmap(s->frames, s->frames_cap * sizeof(struct ss_stats_frame));
-	ss_stats_unmap(s, sizeof(*s));
+	for (struct ss_stats_page *p = s->pages, *n; p; p = n) {
+		n = p->next;
+		ss_stats_unmap(p, sizeof(*p));
+	}
+	ss_stats_unmap(s->index, s->icap * sizeof(*s->index));
+	ss_stats_unmap(s, ss_stats_bytes());
 }
 
 static inline uint32_t ss_stats_hash(uintptr_t fn)
@@ -150,159 +134,134 @@ static inline uint32_t ss_stats_hash(uintptr_t fn)
 	return (uint32_t)(((uint64_t)fn * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
-/* Where fn sits in tab, or the free slot where it would go. */
-static inline struct ss_stats_slot *ss_stats_probe(struct ss_stats_table *tab,
-						   uintptr_t fn)
+/* Where fn sits in the index, or the free entry where it would go. */
+static struct ss_stats_slot **ss_stats_probe(struct ss_stats_slot **index, uint32_t cap,
+					     uintptr_t fn)
 {
-	uint32_t mask = tab->cap - 1, i = ss_stats_hash(fn) & mask;
-	for (;;) {
-		struct ss_stats_slot *e = &tab->slot[i];
-		if (ss_likely(e->fn == fn) || !e->fn)
-			return e;
+	uint32_t mask = cap - 1, i = ss_stats_hash(fn) & mask;
+	while (index[i] && index[i]->fn != fn)
 		i = (i + 1) & mask;
-	}
+	return &index[i];
 }
 
-/* Double the table: copy every slot, point the open frames at the new
- * slots, publish it, keep the old one for readers.  0, or -1 when it
- * cannot grow. */
+/* Double the index (only this thread reads it: the old one goes now).
+ * 0, or -1 when it cannot grow. */
 static int ss_stats_grow(struct ss_stats *s)
 {
-	struct ss_stats_table *old = s->tab, *tab;
-	if (old->cap * 2 > s->max_slots || s->nretired == SS_STATS_RETIRED ||
-	    !(tab = ss_stats_table_new(old->cap * 2)))
+	uint32_t cap = s->icap * 2;
+	struct ss_stats_slot **index;
+	if (cap > s->max_slots || !(index = ss_stats_map(cap * sizeof(*index))))
 		return -1;
-	for (uint32_t i = 0; i < old->cap; i++)
-		if (old->slot[i].fn)
-			*ss_stats_probe(tab, old->slot[i].fn) = old->slot[i];
-	tab->used = old->used;
-	for (uint32_t d = 0; d < s->depth; d++)
-		if (s->frames[d].slot != &s->other)
-			s->frames[d].slot = ss_stats_probe(tab, s->frames[d].fn);
-	s->retired[s->nretired].p = old;
-	s->retired[s->nretired].bytes = old->bytes;
-	s->nretired++;
-	__atomic_store_n(&s->tab, tab, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < s->icap; i++)
+		if (s->index[i])
+			*ss_stats_probe(index, cap, s->index[i]->fn) = s->index[i];
+	ss_stats_unmap(s->index, s->icap * sizeof(*s->index));
+	s->index = index;
+	s->icap = cap;
 	return 0;
 }
 
-/* fn is not in the table: add it (growing the table at half full), or
- * count it as "other" when the table is at its limit. */
-__attribute__((noinline)) static struct ss_stats_slot *
-ss_stats_insert(struct ss_stats *s, uintptr_t fn)
+/* A new slot for fn, or NULL (no memory). */
+static struct ss_stats_slot *ss_stats_slot_new(struct ss_stats *s, uintptr_t fn)
 {
-	struct ss_stats_table *tab = s->tab;
-	if ((tab->used + 1) * 2 > tab->cap) {
-		if (ss_stats_grow(s) == 0)
-			tab = s->tab;
-		else if ((tab->used + 1) * 4 > tab->cap * 3)
-			return &s->other;
+	struct ss_stats_page *p = s->pages;
+	if (!p || p->n == SS_STATS_PAGE_SLOTS) {
+		if (!(p = ss_stats_map(sizeof(*p))))
+			return NULL;
+		p->next = s->pages;
+		__atomic_store_n(&s->pages, p, __ATOMIC_RELEASE);
 	}
-	struct ss_stats_slot *e = ss_stats_probe(tab, fn);
-	tab->used++;
-	__atomic_store_n(&e->fn, fn, __ATOMIC_RELEASE);
+	struct ss_stats_slot *e = &p->slot[p->n];
+	e->fn = fn;
+	if ((ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded((void *)fn))
+		e->flags = SS_STATS_EXCLUDED;
+	__atomic_store_n(&p->n, p->n + 1, __ATOMIC_RELEASE);
 	return e;
 }
 
-__attribute__((noinline)) static int ss_stats_grow_frames(struct ss_stats *s)
+/* fn's slot, added when new (the "other" slot when the index is at its
+ * limit), and put in the cache; NULL when the index is busy (a signal
+ * handler interrupted a change of it) or there is no memory. */
+static struct ss_stats_slot *ss_stats_lookup(struct ss_stats *s, uintptr_t fn)
 {
-	uint32_t cap = s->frames_cap * 2;
-	if (cap > s->max_frames)
-		return -1;
-	struct ss_stats_frame *f = ss_stats_map(cap * sizeof(*f));
-	if (!f)
-		return -1;
-	memcpy(f, s->frames, s->depth * sizeof(*f));
-	ss_stats_unmap(s->frames, s->frames_cap * sizeof(*f)); /* only ours */
-	s->frames = f;
-	s->frames_cap = cap;
-	return 0;
+	if (s->busy)
+		return NULL;
+	s->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct ss_stats_slot **at = ss_stats_probe(s->index, s->icap, fn), *e = *at;
+	if (!e) {
+		if ((s->used + 1) * 2 > s->icap && ss_stats_grow(s) == 0)
+			at = ss_stats_probe(s->index, s->icap, fn);
+		if ((s->used + 1) * 4 > s->icap * 3)
+			e = &s->other;
+		else if ((e = ss_stats_slot_new(s, fn))) {
+			*at = e;
+			s->used++;
+		}
+	}
+	if (e && e != &s->other)
+		s->cache[ss_stats_cache_at(fn)] = e; /* one store: a handler sees
+						       * the old entry or this one */
+	atomic_signal_fence(memory_order_seq_cst);
+	s->busy = 0;
+	return e;
 }
 
-/* ------------------------------------------------------------ the core
- * Called with the table marked busy, `now` read by the caller. */
+/* ------------------------------------------------------------ the core */
 
-static inline void ss_stats_push(struct ss_stats *s, uintptr_t fn, uint64_t now)
+static inline void ss_stats_push(struct ss_stats *s, struct ss_stats_slot *e)
 {
 	uint32_t d = s->depth;
-	if (ss_unlikely(d >= s->frames_cap || s->overflow) &&
-	    (s->overflow || ss_stats_grow_frames(s))) {
+	if (d >= SS_STATS_MAX_FRAMES - 1) {
 		s->overflow++; /* too deep: this one and its exit are dropped */
 		s->dropped++;
 		return;
 	}
-	struct ss_stats_slot *e = ss_stats_probe(s->tab, fn);
-	if (ss_unlikely(!e->fn))
-		e = ss_stats_insert(s, fn);
-	e->active++;
-	struct ss_stats_frame *f = &s->frames[d];
-	f->fn = fn;
-	f->slot = e;
-	f->enter = now;
-	f->child = 0;
 	s->depth = d + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	s->frames[d + 1] = e;
 }
 
-/* The innermost open activation returns at `now`. */
-static inline void ss_stats_close(struct ss_stats *s, uint64_t now)
-{
-	struct ss_stats_frame *f = &s->frames[--s->depth];
-	struct ss_stats_slot *e = f->slot;
-	uint64_t el = now > f->enter ? now - f->enter : 0;
-	e->calls++;
-	e->self += el > f->child ? el - f->child : 0;
-	if (--e->active == 0)
-		e->total += el;
-	if (s->depth)
-		s->frames[s->depth - 1].child += el;
-}
-
-/* An exit that is not the innermost frame's: frames above the matching
- * one never returned (longjmp, an exception through code without hooks)
- * and end now.  An exit with no matching frame (entered before the table
- * existed) is ignored. */
-__attribute__((noinline)) static void ss_stats_pop_slow(struct ss_stats *s,
-							uintptr_t fn, uint64_t now)
+/* The top frame returns: counted (the "lost" ones were not entered). */
+static inline void ss_stats_close(struct ss_stats *s)
 {
 	uint32_t d = s->depth;
-	while (d && s->frames[d - 1].fn != fn)
-		d--;
-	if (!d)
-		return;
-	while (s->depth >= d)
-		ss_stats_close(s, now);
+	struct ss_stats_slot *e = s->frames[d];
+	if (e && e != &s->lost) /* NULL: see ss_stats_hook_exit */
+		ss_stats_inc(&e->calls);
+	atomic_signal_fence(memory_order_seq_cst);
+	s->depth = d - 1;
 }
 
-static inline void ss_stats_pop(struct ss_stats *s, uintptr_t fn, uint64_t now)
+/* Enter, for fn's slot e (NULL: could not be looked up). */
+static void ss_stats_enter_slot(struct ss_stats *s, struct ss_stats_slot *e)
 {
-	if (ss_unlikely(s->overflow)) {
-		s->overflow--;
-		return;
+	if (!e) {
+		s->dropped++;
+		e = &s->lost; /* a frame all the same: its exit pops it */
 	}
-	uint32_t d = s->depth;
-	if (ss_likely(d && s->frames[d - 1].fn == fn))
-		ss_stats_close(s, now);
-	else
-		ss_stats_pop_slow(s, fn, now);
+	ss_stats_push(s, e);
 }
-
-/* ------------------------------------------------------------ the hooks */
 
 /* The thread's first call: map its table and register the thread (so
  * its table is written at exit).  NULL when that cannot be done now. */
-__attribute__((noinline)) static struct ss_stats *ss_stats_attach(struct ss_thread *t)
+__attribute__((noinline)) static struct ss_stats *ss_stats_attach(void)
 {
+	struct ss_thread *t = &ss_tls;
 	if (t->in_slow)
 		return NULL; /* inside the runtime's slow path (a signal) */
 	t->in_slow = 1;
 	int saved = errno;
-	struct ss_stats *s = ss_stats_new(SS_STATS_FIRST_SLOTS, SS_STATS_MAX_SLOTS,
-					  SS_STATS_MAX_FRAMES);
+	struct ss_stats *s = ss_stats_new(SS_STATS_FIRST_SLOTS, SS_STATS_MAX_SLOTS);
 	pthread_mutex_lock(&ss_rt.lock);
 	if (s) {
 		if (t->state == SS_THREAD_NEW)
 			ss_thread_init(t);
 		t->stats = s;
+		s->sampled_at = ss_clock_now();
+		s->next = ss_stats_list;
+		ss_stats_list = s;
+		ss_stats_self = s;
 	}
 	pthread_mutex_unlock(&ss_rt.lock);
 	errno = saved;
@@ -310,56 +269,155 @@ __attribute__((noinline)) static struct ss_stats *ss_stats_attach(struct ss_thre
 	return s;
 }
 
-void ss_stats_enter(void *fn)
+/* The inlined enter hook missed: first call of the thread or of the
+ * function here, a filtered function, a cache conflict. */
+void ss_stats_enter_miss(void *fn)
 {
-	struct ss_thread *t = &ss_tls;
-	struct ss_stats *s = t->stats;
-	if (ss_unlikely(!s) && !(s = ss_stats_attach(t)))
+	struct ss_stats *s = ss_stats_self;
+	if (ss_unlikely(!s) && !(s = ss_stats_attach()))
 		return;
-	if (ss_unlikely(s->busy)) {
-		s->dropped++;
+	struct ss_stats_slot *e = s->cache[ss_stats_cache_at((uintptr_t)fn)];
+	if (e->fn != (uintptr_t)fn)
+		e = ss_stats_lookup(s, (uintptr_t)fn);
+	ss_stats_enter_slot(s, e);
+}
+
+/* The inlined exit hook found another function on top (or none). */
+void ss_stats_exit_miss(void *fn)
+{
+	struct ss_stats *s = ss_stats_self;
+	if (!s)
+		return;
+	if (ss_unlikely(s->overflow)) {
+		s->overflow--;
 		return;
 	}
-	s->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	ss_stats_push(s, (uintptr_t)fn, ss_clock_now());
-	atomic_signal_fence(memory_order_seq_cst);
-	s->busy = 0;
+	uint32_t d = s->depth;
+	if (!d)
+		return; /* entered before the table existed */
+	struct ss_stats_slot *top = s->frames[d];
+	if (top == &s->other || top == &s->lost || !top) {
+		ss_stats_close(s); /* cannot be checked: taken as fn's */
+		return;
+	}
+	/* frames above fn's never returned (longjmp, an exception through
+	 * code without hooks) and end now; no frame of fn: ignored */
+	while (d && (!s->frames[d] || s->frames[d]->fn != (uintptr_t)fn))
+		d--;
+	while (d && s->depth >= d)
+		ss_stats_close(s);
+}
+
+/* The hooks' slow path (recording, the step function): the same, plus
+ * the exact time of the step function. */
+void ss_stats_enter(void *fn)
+{
+	ss_stats_hook_enter(fn);
+	struct ss_stats *s = ss_stats_self;
+	struct ss_stats_slot *top = s && fn == ss_hot.watch ? s->frames[s->depth] : NULL;
+	if (top && top->fn == (uintptr_t)fn && s->watch_depth++ == 0) {
+		s->watch = top;
+		s->watch_t0 = ss_clock_now();
+	}
 }
 
 void ss_stats_exit(void *fn)
 {
-	uint64_t now = ss_clock_now();
-	struct ss_stats *s = ss_tls.stats;
-	if (ss_unlikely(!s || s->busy))
-		return; /* its enter was dropped as well */
-	s->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	ss_stats_pop(s, (uintptr_t)fn, now);
-	atomic_signal_fence(memory_order_seq_cst);
-	s->busy = 0;
+	struct ss_stats *s = ss_stats_self;
+	if (fn == ss_hot.watch && s && s->watch_depth && --s->watch_depth == 0) {
+		uint64_t now = ss_clock_now();
+		struct ss_stats_slot *e = s->frames[s->depth];
+		if (e && e->fn == (uintptr_t)fn) {
+			e->exact_total += now > s->watch_t0 ? now - s->watch_t0 : 0;
+			e->exact = 1;
+		}
+	}
+	ss_stats_hook_exit(fn);
 }
 
-/* A function left out by the filters (filter.c): counted, never timed,
- * no frame (its time stays in its caller's self time).  No clock read. */
+/* A function left out by the filters (filter.c), from the slow path: its
+ * slot is marked excluded, so the sampler charges its time to the caller;
+ * the exit goes through ss_stats_exit. */
 void ss_stats_count(void *fn)
 {
-	struct ss_thread *t = &ss_tls;
-	struct ss_stats *s = t->stats;
-	if (ss_unlikely(!s) && !(s = ss_stats_attach(t)))
+	ss_stats_hook_enter(fn);
+}
+
+/* ------------------------------------------------------------ sampling */
+
+/* One look at s at `now` (ss_rt.lock held, any thread): the ticks since
+ * the last look go to the frames open now.  The stack is read racily: a
+ * frame pushed or popped meanwhile moves one sample to a neighbour. */
+static void ss_stats_sample(struct ss_stats *s, uint64_t now)
+{
+	uint64_t dt = now > s->sampled_at ? now - s->sampled_at : 0;
+	s->sampled_at = now;
+	uint32_t d = __atomic_load_n(&s->depth, __ATOMIC_RELAXED);
+	if (d > SS_STATS_MAX_FRAMES - 1)
+		d = SS_STATS_MAX_FRAMES - 1;
+	if (!d || !dt)
 		return;
-	if (ss_unlikely(s->busy)) {
-		s->dropped++;
+	uint64_t mark = ++s->marks;
+	s->samples++;
+	struct ss_stats_slot *top = NULL;
+	for (uint32_t i = 1; i <= d; i++) {
+		struct ss_stats_slot *e = s->frames[i];
+		if (!e || e == &s->lost || e == &s->none || (e->flags & SS_STATS_EXCLUDED))
+			continue; /* an excluded function's time is its caller's */
+		top = e;
+		if (e->mark == mark)
+			continue; /* recursion: total once */
+		e->mark = mark;
+		e->total += dt;
+	}
+	if (top)
+		top->self += dt;
+}
+
+static pthread_t ss_stats_thread;
+static int ss_stats_running;
+
+static void *ss_stats_sampler(void *arg)
+{
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) { /* to the end of the process */
+		next.tv_nsec += (long)SS_STATS_SAMPLE_NS;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINVAL)
+			break;
+		if (pthread_mutex_trylock(&ss_rt.lock))
+			continue; /* the next look charges this interval too */
+		uint64_t now = ss_clock_now();
+		for (struct ss_stats *s = ss_stats_list; s; s = s->next)
+			ss_stats_sample(s, now);
+		pthread_mutex_unlock(&ss_rt.lock);
+		struct timespec cur;
+		clock_gettime(CLOCK_MONOTONIC, &cur);
+		if (cur.tv_sec > next.tv_sec + 1)
+			next = cur; /* fell far behind (stopped): no burst */
+	}
+	return arg;
+}
+
+static void ss_stats_start_sampler(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* no signal lands here */
+	int err = pthread_create(&ss_stats_thread, NULL, ss_stats_sampler, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		ss_warn("stats: cannot start the sampler thread (%s); times are not measured",
+			strerror(err));
 		return;
 	}
-	s->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	struct ss_stats_slot *e = ss_stats_probe(s->tab, (uintptr_t)fn);
-	if (ss_unlikely(!e->fn))
-		e = ss_stats_insert(s, (uintptr_t)fn);
-	e->calls++;
-	atomic_signal_fence(memory_order_seq_cst);
-	s->busy = 0;
+	pthread_detach(ss_stats_thread);
+	pthread_setname_np(ss_stats_thread, "stepscope-stats");
+	ss_stats_running = 1;
 }
 
 /* ------------------------------------------------------------ slow side */
@@ -371,42 +429,54 @@ static int ss_stats_wanted(void)
 
 void ss_stats_init(void)
 {
-	if (ss_stats_wanted())
-		__atomic_fetch_or(&ss_hot.gate, SS_GATE_STATS, __ATOMIC_RELAXED);
+	if (!ss_stats_wanted())
+		return;
+	__atomic_fetch_or(&ss_hot.gate, SS_GATE_STATS, __ATOMIC_RELAXED);
+	ss_stats_start_sampler();
 }
 
-/* Entries with calls into out (n at most tab->cap + 1), read racily when
- * the table is another thread's: a count may be one call behind. */
+/* The sampling period in ticks of the file clock, for the record. */
+static uint64_t ss_stats_period_ticks(void)
+{
+	uint64_t tps = ss_rt.hdr.ticks_per_sec ? ss_rt.hdr.ticks_per_sec : 1000000000ull;
+	return (uint64_t)((double)SS_STATS_SAMPLE_NS * (double)tps / 1e9 + 0.5);
+}
+
+static void ss_stats_entry(struct ss_meta_stats_entry *o, uintptr_t fn,
+			   const struct ss_stats_slot *e)
+{
+	uint64_t total = e->exact ? e->exact_total : e->total;
+	o->fn = fn;
+	o->calls = e->calls;
+	o->total_ticks = total;
+	o->self_ticks = e->self < total ? e->self : total;
+}
+
+/* Entries with calls into out (at most max), read racily when the table
+ * is another thread's: a count may be one call behind. */
 static size_t ss_stats_collect(struct ss_stats *s, struct ss_meta_stats_entry *out,
 			       size_t max)
 {
-	struct ss_stats_table *tab = __atomic_load_n(&s->tab, __ATOMIC_ACQUIRE);
 	size_t n = 0;
-	for (uint32_t i = 0; i < tab->cap && n < max; i++) {
-		const struct ss_stats_slot *e = &tab->slot[i];
-		uintptr_t fn = __atomic_load_n(&e->fn, __ATOMIC_ACQUIRE);
-		uint64_t calls = e->calls;
-		if (!fn || !calls)
-			continue;
-		out[n].fn = fn;
-		out[n].calls = calls;
-		out[n].total_ticks = e->total;
-		out[n].self_ticks = e->self;
-		n++;
+	for (struct ss_stats_page *p = __atomic_load_n(&s->pages, __ATOMIC_ACQUIRE); p;
+	     p = p->next) {
+		uint32_t k = __atomic_load_n(&p->n, __ATOMIC_ACQUIRE);
+		for (uint32_t i = 0; i < k && n < max; i++)
+			if (p->slot[i].calls)
+				ss_stats_entry(&out[n++], p->slot[i].fn, &p->slot[i]);
 	}
-	if (s->other.calls && n < max) {
-		out[n].fn = 0;
-		out[n].calls = s->other.calls;
-		out[n].total_ticks = s->other.total;
-		out[n].self_ticks = s->other.self;
-		n++;
-	}
+	if (s->other.calls && n < max)
+		ss_stats_entry(&out[n++], 0, &s->other);
 	return n;
 }
 
 static size_t ss_stats_room(struct ss_stats *s)
 {
-	return __atomic_load_n(&s->tab, __ATOMIC_ACQUIRE)->cap + 1;
+	size_t n = 1;
+	for (struct ss_stats_page *p = __atomic_load_n(&s->pages, __ATOMIC_ACQUIRE); p;
+	     p = p->next)
+		n += SS_STATS_PAGE_SLOTS;
+	return n;
 }
 
 /* Lock held. */
@@ -425,6 +495,7 @@ void ss_stats_write(struct ss_thread *t)
 		.n = ss_stats_collect(s, e, max),
 		.steps = ss_rt.have_step ? ss_rt.step + 1 : 0,
 		.dropped = s->dropped,
+		.sample_ticks = ss_stats_period_ticks(),
 	};
 	ss_meta_write(SS_META_STATS, &h, sizeof(h), e, h.n * sizeof(*e));
 	free(e);
@@ -437,19 +508,24 @@ void ss_stats_write_all(void)
 		ss_stats_write(t);
 }
 
-/* Lock held, on the thread itself (thread or process exit): frames that
- * never returned (pthread_exit, exit() inside them) end now. */
+/* Lock held, on the thread itself (thread or process exit): a last look
+ * at its stack, then the frames that never returned (pthread_exit, exit()
+ * inside them) end now. */
 void ss_stats_close_frames(struct ss_thread *t)
 {
 	struct ss_stats *s = t->stats;
 	if (!s || s->busy)
 		return;
 	uint64_t now = ss_clock_now();
-	s->busy = 1;
+	ss_stats_sample(s, now);
+	if (s->watch_depth && s->watch) { /* the step function is open */
+		s->watch->exact_total += now > s->watch_t0 ? now - s->watch_t0 : 0;
+		s->watch->exact = 1;
+		s->watch_depth = 0;
+	}
 	s->overflow = 0;
 	while (s->depth)
-		ss_stats_close(s, now);
-	s->busy = 0;
+		ss_stats_close(s);
 }
 
 /* Counts of the threads that exited, for the log (lock held). */
@@ -483,6 +559,13 @@ void ss_stats_release(struct ss_thread *t)
 	if (!s)
 		return;
 	t->stats = NULL;
+	if (s == ss_stats_self)
+		ss_stats_self = NULL;
+	for (struct ss_stats **p = &ss_stats_list; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
 	size_t max = ss_stats_ngone + ss_stats_room(s);
 	struct ss_meta_stats_entry *e;
 	if (ss_rt.cfg.log_every_n_steps > 0 && (e = malloc(max * sizeof(*e)))) {
@@ -504,6 +587,10 @@ void ss_stats_after_fork(struct ss_thread *t)
 {
 	ss_stats_free(t->stats);
 	t->stats = NULL;
+	ss_stats_self = NULL;
+	ss_stats_list = NULL; /* the other threads' tables are the parent's */
+	if (ss_stats_running)
+		ss_stats_start_sampler(); /* only the forking thread came along */
 	free(ss_stats_gone);
 	ss_stats_gone = NULL;
 	ss_stats_ngone = 0;
@@ -595,8 +682,9 @@ void ss_stats_on_step(uint64_t step)
 	qsort(e, m, sizeof(*e), ss_stats_by_total);
 	char line[512], avg[32], total[32];
 	int len = snprintf(line, sizeof(line),
-			   "stepscope: --- step %llu: top functions since the start (all threads) ---\n",
-			   (unsigned long long)step);
+			   "stepscope: --- step %llu: top functions since the start (all threads; times sampled every %llu ms) ---\n",
+			   (unsigned long long)step,
+			   (unsigned long long)(SS_STATS_SAMPLE_NS / 1000000));
 	ssize_t w = write(STDERR_FILENO, line, (size_t)len);
 	for (size_t i = 0; i < m && i < SS_STATS_LOG_TOP; i++) {
 		ss_stats_fmt_time(e[i].total_ticks / e[i].calls, avg, sizeof(avg));

@@ -493,6 +493,10 @@ static void ss_report_whole_table(FILE *f, const struct ss_stats_result *res,
 	if (res->dropped)
 		fprintf(f, "not counted: %llu calls (inside signal handlers that interrupted the counting, or too deep)\n",
 			(unsigned long long)res->dropped);
+	if (res->sample_ns)
+		fprintf(f, "times: sampled estimates, one look at the stacks every %s (calls are exact; "
+			"the step function's total is measured)\n",
+			ss_agg_fmt_time(res->sample_ns, tb, sizeof(tb)));
 }
 
 static void ss_report_whole_csv(FILE *f, const struct ss_stats_result *res,
@@ -516,9 +520,10 @@ static void ss_report_whole_json(FILE *f, const struct ss_stats_result *res,
 				 const struct ss_report_opts *o, const char *sortname)
 {
 	fprintf(f, "{\"whole_run\":true,\"self_total_ns\":%llu,\"steps\":%llu,\"processes\":%zu,"
-		"\"threads\":%zu,\"dropped\":%llu,\"sort\":",
+		"\"threads\":%zu,\"dropped\":%llu,\"sample_ns\":%llu,\"sort\":",
 		(unsigned long long)res->self_sum, (unsigned long long)res->steps,
-		res->nprocesses, res->nthreads, (unsigned long long)res->dropped);
+		res->nprocesses, res->nthreads, (unsigned long long)res->dropped,
+		(unsigned long long)res->sample_ns);
 	ss_report_json_str(f, sortname);
 	fprintf(f, ",\n\"rows\":[");
 	for (size_t k = 0; k < n; k++) {

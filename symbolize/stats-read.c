@@ -119,6 +119,13 @@ static int ss_stats_file(struct ss_reader *r, struct ss_sym *sym, int per_thread
 		if (h.steps > res->steps)
 			res->steps = h.steps;
 		res->dropped += h.dropped;
+		if (h.sample_ticks) { /* a runtime that samples the times */
+			uint64_t ns = (uint64_t)((double)h.sample_ticks * r->ns_per_tick + 0.5);
+			if (ns >= 10000) /* the tick rate's fit: whole us */
+				ns = (ns + 500) / 1000 * 1000;
+			if (ns > res->sample_ns)
+				res->sample_ns = ns;
+		}
 		for (k = 0; k < ntn; k++)
 			if (tn[k].tid == h.tid)
 				thread = tn[k].name;

@@ -22,6 +22,8 @@ struct ss_stats_result {
 	uint64_t self_sum;        /* ns, every row */
 	uint64_t steps;           /* steps begun (largest over processes) */
 	uint64_t dropped;         /* hook calls the runtime could not count */
+	uint64_t sample_ns;       /* times sampled every sample_ns (largest
+	                           * over the records); 0: every call timed */
 	size_t nprocesses, nthreads;
 };
 

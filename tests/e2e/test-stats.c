@@ -5,10 +5,13 @@
  * stats and a console log every 10 steps, then checked:
  *   - `report --whole-run` has exactly the fixture's call count for every
  *     function (all 50 steps, both threads), and says "whole run: 50 steps";
- *   - every function's whole-run total is at least its total in the window
- *     report, whose counts are those of the 3 recorded steps;
+ *   - train_step's whole-run total (measured at each call, not sampled)
+ *     is at least its total in the window report, whose counts are those
+ *     of the 3 recorded steps; the table says the other times are sampled;
  *   - the log appears exactly at steps 10, 20, 30, 40, each block with the
  *     exact counts of the steps before it;
+ *   - sampled times: s-filter's 100 ms spins get their time, and the step
+ *     function its measured total;
  *   - a run without stats: --whole-run refuses it (exit 2, one line).
  */
 #include <setjmp.h>
@@ -142,31 +145,66 @@ static void test_whole_run(void **state)
 
 	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv run");
 	nr = ss_e2e_report_rows(t->out, win, 64);
-	for (size_t i = 0; i < nr; i++) {
-		const struct ss_e2e_row *w = find(whole, nw, win[i].name);
-		if (!w || w->total < win[i].total) {
-			ss_e2e_show_last(t, 0);
-			fail_msg("%s: window total %llu ns above the whole-run total %llu ns",
-				 win[i].name, win[i].total, w ? w->total : 0);
-		}
-	}
 	const struct ss_e2e_row *ts = find(win, nr, "train_step");
 	if (!ts || ts->calls != WIN_END - WIN_FIRST) {
 		ss_e2e_show_last(t, 0);
 		fail_msg("window: train_step called %llu times, expected %d", ts ? ts->calls : 0,
 			 WIN_END - WIN_FIRST);
 	}
+	/* the step function's whole-run total is measured, not sampled: it
+	 * holds the window's 3 steps */
+	const struct ss_e2e_row *wts = find(whole, nw, "train_step");
+	if (!wts || wts->total < ts->total) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("train_step: window total %llu ns above the whole-run total %llu ns",
+			 ts->total, wts ? wts->total : 0);
+	}
 
 	SS_E2E_SH_OK(t, SS " report --whole-run run");
-	if (!strstr(t->out, "whole run: 50 steps (1 process, 2 threads)\n")) {
+	if (!strstr(t->out, "whole run: 50 steps (1 process, 2 threads)\n") ||
+	    !strstr(t->out, "\ntimes: sampled estimates, one look at the stacks every 1.000ms "
+			    "(calls are exact; the step function's total is measured)\n")) {
 		ss_e2e_show_last(t, 0);
-		fail_msg("table footer: expected 'whole run: 50 steps (1 process, 2 threads)'");
+		fail_msg("table footer: expected 'whole run: 50 steps (1 process, 2 threads)' "
+			 "and the line on sampled times");
 	}
 	SS_E2E_SH_OK(t, SS " report --whole-run --threads --format json run");
 	if (!strstr(t->out, "\"thread\":\"stats-worker\"") || !strstr(t->out, "\"min_ns\":null")) {
 		ss_e2e_show_last(t, 0);
 		fail_msg("JSON: expected a row of thread stats-worker and min_ns null");
 	}
+	ss_e2e_pass(t);
+}
+
+/* Sampled times land on the right functions: s-filter, 4 steps of op_long
+ * and helper_caller spinning 100 ms each (wall clock), 1000 tiny calls;
+ * stats only (the window never opens).  A sample is 1 ms: each spinning
+ * function holds ~400 samples, so +-35% leaves room for a loaded machine
+ * (a late sampler charges its whole interval to the stack it finds). */
+static void test_sampled_times(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct ss_e2e_row rows[32];
+	ss_e2e_build(t, "filter", NULL);
+	SS_E2E_SH_OK(t, "printf 'step: {function: train_step}\\nwindow: {start_step: 1000, "
+			"end_step: 1001}\\nstats: whole_run\\n' > c.yaml");
+	SS_E2E_SH_OK(t, SS " record -o run -c c.yaml -- ./s-filter 4 100 1000");
+	SS_E2E_SH_OK(t, SS " report --whole-run --limit 0 --format csv run");
+	size_t n = ss_e2e_report_rows(t->out, rows, 32);
+	const struct ss_e2e_row *op = find(rows, n, "op_long"), *hc = find(rows, n, "helper_caller");
+	const struct ss_e2e_row *ts = find(rows, n, "train_step"), *ti = find(rows, n, "tiny");
+	SS_E2E_CHECK(t, op && hc && ts && ti && op->calls == 4 && hc->calls == 4 && ts->calls == 4 &&
+				ti->calls == 4000,
+		     "calls: expected op_long, helper_caller, train_step 4 and tiny 4000");
+	const unsigned long long ms = 1000000;
+	SS_E2E_CHECK(t, op->total >= 260 * ms && op->total <= 540 * ms && op->self * 10 >= op->total * 9,
+		     "op_long: total %llu ns, self %llu ns; expected ~400 ms, nearly all self",
+		     op->total, op->self);
+	SS_E2E_CHECK(t, hc->total >= 260 * ms && hc->total <= 540 * ms,
+		     "helper_caller: total %llu ns, expected ~400 ms", hc->total);
+	/* measured: at least the 8 spins; its self time (sampled) is tiny */
+	SS_E2E_CHECK(t, ts->total >= 800 * ms && ts->self * 5 < ts->total,
+		     "train_step: total %llu ns (expected >= 800 ms), self %llu ns", ts->total, ts->self);
 	ss_e2e_pass(t);
 }
 
@@ -193,6 +231,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_whole_run),
+		SS_E2E_TEST(test_sampled_times),
 		SS_E2E_TEST(test_no_stats),
 	};
 	ss_e2e_filter_from_env();

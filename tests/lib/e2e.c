@@ -1069,6 +1069,7 @@ size_t ss_e2e_report_rows(const char *csv, struct ss_e2e_row *rows, size_t max)
 		if (nf == 11) { /* ..., calls, clipped */
 			snprintf(rows[n].name, sizeof(rows[n].name), "%s", field[0]);
 			rows[n].total = strtoull(field[5], NULL, 10);
+			rows[n].self = strtoull(field[3], NULL, 10);
 			rows[n].calls = strtoull(field[9], NULL, 10);
 			n++;
 		}

@@ -296,7 +296,7 @@ int ss_e2e_lines_with(const char *text, const char *what);
  * many. */
 struct ss_e2e_row {
 	char name[128];
-	unsigned long long calls, total;
+	unsigned long long calls, total, self;
 };
 size_t ss_e2e_report_rows(const char *csv, struct ss_e2e_row *rows, size_t max);
 

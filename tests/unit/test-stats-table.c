@@ -1,10 +1,13 @@
 /*
  * test-stats-table.c - the whole-run counters of runtime/stats.c on scripted
- * call sequences with scripted clock values: exact calls, self and total
- * for nesting, direct and mutual recursion, a table that grows (open
- * frames keep their slots), a table at its limit ("other" slot), a stack
- * too deep (dropped and counted), an exit that skips frames (longjmp) and
- * an exit without an enter; and the SS_META_STATS record it writes.
+ * call sequences: exact calls through the inlined hooks of stats.h for
+ * nesting and recursion, an index that grows (open frames keep their
+ * slots), an index at its limit ("other" slot), an excluded function
+ * (counted, no frame), a signal handler that finds the index busy
+ * (dropped and counted), an exit that skips frames (longjmp) and an exit
+ * without an enter; the sampler's charging of scripted tick intervals
+ * (self to the top, total once per function on the stack); the step
+ * function's exact total; and the SS_META_STATS record it writes.
  *
  * Test binaries link the tool objects, not the runtime, so this file
  * includes stats.c and stands in for the runtime pieces it calls.
@@ -49,6 +52,16 @@ void ss_thread_init(struct ss_thread *t)
 	t->serial = 7;
 }
 
+void ss_warn(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+static struct ss_filter_slot filter_slots[16];
+struct ss_filter_slot *ss_filter_table = filter_slots;
+unsigned ss_filter_bits = 4;
+size_t ss_filter_used;
+
 int ss_elfsym_name(uintptr_t addr, char *buf, size_t len)
 {
 	snprintf(buf, len, "fn%lx", (unsigned long)addr);
@@ -61,17 +74,35 @@ int ss_elfsym_name(uintptr_t addr, char *buf, size_t len)
 #define B 0x2000
 #define C 0x3000
 
-static struct ss_stats *fresh(uint32_t first, uint32_t max_slots, uint32_t max_frames)
+/* A fresh table as the calling thread's (the hooks use ss_stats_self). */
+static struct ss_stats *fresh(uint32_t first, uint32_t max_slots)
 {
-	struct ss_stats *s = ss_stats_new(first, max_slots, max_frames);
+	struct ss_stats *s = ss_stats_new(first, max_slots);
 	assert_non_null(s);
+	ss_stats_self = s;
 	return s;
 }
 
-static const struct ss_stats_slot *slot(struct ss_stats *s, uintptr_t fn)
+static void done(struct ss_stats *s)
 {
-	struct ss_stats_slot *e = ss_stats_probe(s->tab, fn);
-	if (e->fn != fn) {
+	ss_stats_self = NULL;
+	ss_stats_free(s);
+}
+
+static void in(uintptr_t fn)
+{
+	ss_stats_hook_enter((void *)fn);
+}
+
+static void out(uintptr_t fn)
+{
+	ss_stats_hook_exit((void *)fn);
+}
+
+static struct ss_stats_slot *slot(struct ss_stats *s, uintptr_t fn)
+{
+	struct ss_stats_slot *e = *ss_stats_probe(s->index, s->icap, fn);
+	if (!e || e->fn != fn) {
 		print_error("function %#lx is not in the table\n", (unsigned long)fn);
 		fail();
 	}
@@ -94,150 +125,202 @@ static void expect(struct ss_stats *s, uintptr_t fn, uint64_t calls, uint64_t to
 
 /* ------------------------------------------------------------ tests */
 
-/* A(0..100) { B(10..30) { C(15..20) } B(40..50) } */
+/* A { B { C } B } A, twice: exact calls, second round all cache hits. */
 static void test_nesting(void **state)
 {
-	struct ss_stats *s = fresh(16, 1024, 64);
-	ss_stats_push(s, A, 0);
-	ss_stats_push(s, B, 10);
-	ss_stats_push(s, C, 15);
-	ss_stats_pop(s, C, 20);
-	ss_stats_pop(s, B, 30);
-	ss_stats_push(s, B, 40);
-	ss_stats_pop(s, B, 50);
-	ss_stats_pop(s, A, 100);
-	expect(s, A, 1, 100, 70);
-	expect(s, B, 2, 30, 25);
-	expect(s, C, 1, 5, 5);
+	struct ss_stats *s = fresh(16, 1024);
+	for (int r = 0; r < 2; r++) {
+		in(A);
+		in(B);
+		in(C);
+		out(C);
+		out(B);
+		in(B);
+		out(B);
+		out(A);
+	}
+	expect(s, A, 2, 0, 0);
+	expect(s, B, 4, 0, 0);
+	expect(s, C, 2, 0, 0);
 	assert_int_equal(s->depth, 0);
-	ss_stats_free(s);
+	assert_int_equal(s->dropped, 0);
+	done(s);
 }
 
-/* A(0..100) { A(10..60) { A(20..30) } B(70..90) { A(75..85) } }:
- * total counts A once (100), calls every activation, self excludes the
- * callees of each activation. */
-static void test_recursion(void **state)
+/* The sampler: at each look the interval goes to the top's self and once
+ * to every function on the stack.  A { B { C } } with looks at 10 (in C),
+ * 30 (in B), 35 (in A); then A { A { A } } and A { B { A } }: recursion
+ * counts total once per look. */
+static void test_sampling(void **state)
 {
-	struct ss_stats *s = fresh(16, 1024, 64);
-	ss_stats_push(s, A, 0);
-	ss_stats_push(s, A, 10);
-	ss_stats_push(s, A, 20);
-	ss_stats_pop(s, A, 30);
-	ss_stats_pop(s, A, 60);
-	ss_stats_push(s, B, 70);
-	ss_stats_push(s, A, 75);
-	ss_stats_pop(s, A, 85);
-	ss_stats_pop(s, B, 90);
-	ss_stats_pop(s, A, 100);
-	/* self: outer 100-50-20 = 30, middle 50-10 = 40, inner 10, in B 10 */
-	expect(s, A, 4, 100, 90);
-	expect(s, B, 1, 20, 10);
-	assert_int_equal(slot(s, A)->active, 0);
-	ss_stats_free(s);
+	struct ss_stats *s = fresh(16, 1024);
+	s->sampled_at = 0;
+	in(A);
+	in(B);
+	in(C);
+	ss_stats_sample(s, 10);
+	out(C);
+	ss_stats_sample(s, 30);
+	out(B);
+	ss_stats_sample(s, 35);
+	out(A);
+	ss_stats_sample(s, 50); /* no frame open: nobody's */
+	expect(s, A, 1, 35, 5);
+	expect(s, B, 1, 30, 20);
+	expect(s, C, 1, 10, 10);
+	in(A);
+	in(A);
+	in(A);
+	ss_stats_sample(s, 60);
+	out(A);
+	out(A);
+	in(B);
+	in(A);
+	ss_stats_sample(s, 70);
+	out(A);
+	out(B);
+	out(A);
+	expect(s, A, 5, 35 + 10 + 10, 5 + 10 + 10);
+	expect(s, B, 2, 30 + 10, 20);
+	assert_int_equal(s->samples, 5);
+	done(s);
 }
 
-/* The table doubles while frames are open: they keep counting into the
- * new slots. */
+/* The index doubles while a frame is open: slots never move, the open
+ * frame and the cache keep counting into them. */
 static void test_grow(void **state)
 {
-	struct ss_stats *s = fresh(4, 1024, 64);
-	ss_stats_push(s, A, 0);
+	struct ss_stats *s = fresh(4, 1024);
+	in(A);
 	for (uintptr_t f = 1; f <= 100; f++) {
-		ss_stats_push(s, 0x10000 + f * 16, f * 10);
-		ss_stats_pop(s, 0x10000 + f * 16, f * 10 + 3);
+		in(0x10000 + f * 16);
+		out(0x10000 + f * 16);
 	}
-	ss_stats_pop(s, A, 2000);
-	assert_true(s->tab->cap >= 256);
-	assert_true(s->nretired > 0);
-	expect(s, A, 1, 2000, 2000 - 300);
+	out(A);
+	assert_true(s->icap >= 256);
+	expect(s, A, 1, 0, 0);
 	for (uintptr_t f = 1; f <= 100; f++)
-		expect(s, 0x10000 + f * 16, 1, 3, 3);
+		expect(s, 0x10000 + f * 16, 1, 0, 0);
 	assert_int_equal(s->other.calls, 0);
-	ss_stats_free(s);
+	assert_int_equal(s->depth, 0);
+	done(s);
 }
 
-/* At its limit the table counts new functions as "other"; nothing lost. */
+/* At its limit the index counts new functions as "other"; nothing lost. */
 static void test_overflow_other(void **state)
 {
-	struct ss_stats *s = fresh(8, 8, 64); /* 6 functions fit (3/4 of 8) */
+	struct ss_stats *s = fresh(8, 8); /* 6 functions fit (3/4 of 8) */
 	uint64_t calls = 0;
 	for (uintptr_t f = 1; f <= 20; f++) {
-		ss_stats_push(s, f * 16, 0);
-		ss_stats_pop(s, f * 16, 5);
+		in(f * 16);
+		out(f * 16);
 		calls++;
 	}
-	/* a recursive "other" function: total once */
-	ss_stats_push(s, 0x9990, 100);
-	ss_stats_push(s, 0x9990, 110);
-	ss_stats_pop(s, 0x9990, 120);
-	ss_stats_pop(s, 0x9990, 200);
+	/* a recursive "other" function */
+	in(0x9990);
+	in(0x9990);
+	ss_stats_sample(s, s->sampled_at + 7);
+	out(0x9990);
+	out(0x9990);
 	calls += 2;
-	assert_int_equal(s->tab->used, 6);
-	uint64_t in_table = 0;
-	for (uint32_t i = 0; i < s->tab->cap; i++)
-		in_table += s->tab->slot[i].calls;
-	assert_int_equal(in_table + s->other.calls, calls);
+	assert_int_equal(s->used, 6);
 	assert_int_equal(s->other.calls, 16);
-	assert_int_equal(s->other.total, 14 * 5 + 100);
-	assert_int_equal(s->other.active, 0);
+	assert_int_equal(s->other.total, 7);
+	assert_int_equal(s->depth, 0);
 
 	struct ss_meta_stats_entry e[16];
 	size_t n = ss_stats_collect(s, e, 16);
 	assert_int_equal(n, 7);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += e[i].calls;
+	assert_int_equal(sum, calls);
 	assert_int_equal(e[6].fn, 0); /* other comes last, fn 0 */
 	assert_int_equal(e[6].calls, 16);
-	ss_stats_free(s);
+	done(s);
 }
 
-/* Deeper than max_frames: the extra activations and their exits are
- * dropped and counted; the frames below stay exact. */
-static void test_too_deep(void **state)
+/* filter.exclude: counted at every entry, no frame, so no time: the
+ * time stays with the caller. */
+static void test_excluded(void **state)
 {
-	struct ss_stats *s = fresh(16, 1024, 4);
-	for (int d = 0; d < 10; d++)
-		ss_stats_push(s, A, (uint64_t)d);
-	for (int d = 9; d >= 0; d--)
-		ss_stats_pop(s, A, 100 - (uint64_t)d);
-	assert_int_equal(s->dropped, 6);
-	assert_int_equal(s->overflow, 0);
-	/* kept: entered at 0..3, returned at 97..100: innermost self 94,
-	 * the three others 2 each; total once, the outermost 100 */
-	expect(s, A, 4, 100, 94 + 2 + 2 + 2);
-	ss_stats_free(s);
+	struct ss_stats *s = fresh(16, 1024);
+	filter_slots[ss_filter_hash(B, 4)].addr = B;
+	filter_slots[ss_filter_hash(B, 4)].kind = SS_FILTER_EXCLUDE;
+	ss_filter_used = 1;
+	ss_hot.filter = SS_FILTER_SKIP;
+	s->sampled_at = 0;
+	in(A);
+	for (int i = 0; i < 3; i++) {
+		in(B);
+		ss_stats_sample(s, 10 * (uint64_t)(i + 1));
+		out(B);
+	}
+	out(A);
+	expect(s, B, 3, 0, 0);
+	expect(s, A, 1, 30, 30);
+	assert_int_equal(s->depth, 0);
+	ss_hot.filter = 0;
+	ss_filter_used = 0;
+	memset(filter_slots, 0, sizeof(filter_slots));
+	done(s);
+}
+
+/* A signal handler that arrives while the index is changed: its calls of
+ * functions not yet cached are dropped and counted, their exits pop the
+ * placeholder frame; cached functions count as usual. */
+static void test_busy(void **state)
+{
+	struct ss_stats *s = fresh(16, 1024);
+	in(A);
+	out(A);
+	in(B);
+	s->busy = 1; /* the handler runs now */
+	in(C);
+	in(A);
+	out(A);
+	out(C);
+	s->busy = 0;
+	out(B);
+	expect(s, A, 2, 0, 0);
+	expect(s, B, 1, 0, 0);
+	assert_int_equal(s->dropped, 1);
+	assert_int_equal(s->depth, 0);
+	done(s);
 }
 
 /* An exit that skips open frames (longjmp) ends them there; an exit with
  * no enter is ignored. */
 static void test_skipped_frames(void **state)
 {
-	struct ss_stats *s = fresh(16, 1024, 64);
-	ss_stats_pop(s, C, 1); /* never entered */
-	ss_stats_push(s, A, 0);
-	ss_stats_push(s, B, 10);
-	ss_stats_push(s, C, 20); /* B and C are left by a longjmp */
-	ss_stats_pop(s, A, 50);
-	expect(s, A, 1, 50, 10);
-	expect(s, B, 1, 40, 10);
-	expect(s, C, 1, 30, 30);
+	struct ss_stats *s = fresh(16, 1024);
+	out(C); /* never entered */
+	in(A);
+	in(B);
+	in(C); /* B and C are left by a longjmp */
+	out(A);
+	expect(s, A, 1, 0, 0);
+	expect(s, B, 1, 0, 0);
+	expect(s, C, 1, 0, 0);
 	assert_int_equal(s->depth, 0);
-	ss_stats_free(s);
+	done(s);
 }
 
-/* The hook entry points, the record written for the thread, the busy flag
- * of a re-entered table. */
+/* The hook entry points of the slow path, the step function's exact
+ * total, and the record written for the thread. */
 static void test_hooks_and_record(void **state)
 {
 	ss_rt.cfg.stats = SS_STATS_WHOLE_RUN;
 	ss_rt.have_step = 1;
 	ss_rt.step = 9;
-	ss_stats_enter((void *)A);
+	ss_hot.watch = (void *)B;
+	ss_stats_enter((void *)A); /* maps the table */
 	assert_non_null(ss_tls.stats);
+	assert_ptr_equal(ss_tls.stats, ss_stats_self);
 	assert_int_equal(ss_tls.state, SS_THREAD_LIVE);
 	ss_stats_enter((void *)B);
-	ss_tls.stats->busy = 1; /* a signal handler arrives mid-update */
-	ss_stats_enter((void *)C);
-	ss_stats_exit((void *)C);
-	ss_tls.stats->busy = 0;
+	struct timespec ts = { 0, 2000000 };
+	nanosleep(&ts, NULL);
 	ss_stats_exit((void *)B);
 	ss_stats_exit((void *)A);
 	ss_stats_enter((void *)A); /* still open at the write: not counted */
@@ -249,8 +332,9 @@ static void test_hooks_and_record(void **state)
 	assert_int_equal(h.tid, 42);
 	assert_int_equal(h.serial, 7);
 	assert_int_equal(h.steps, 10);
-	assert_int_equal(h.dropped, 1);
+	assert_int_equal(h.dropped, 0);
 	assert_int_equal(h.n, 2);
+	assert_int_not_equal(h.sample_ticks, 0);
 	assert_int_equal(last_len, sizeof(h) + 2 * sizeof(struct ss_meta_stats_entry));
 	for (uint64_t i = 0; i < h.n; i++) {
 		struct ss_meta_stats_entry e;
@@ -258,12 +342,16 @@ static void test_hooks_and_record(void **state)
 		assert_true(e.fn == A || e.fn == B);
 		assert_int_equal(e.calls, 1);
 		assert_true(e.total_ticks >= e.self_ticks);
+		if (e.fn == B) /* the step function: timed, >= 2 ms in ns */
+			assert_true(e.total_ticks >= 2000000);
 	}
 	/* thread exit: the open frame ends, the table goes */
 	ss_stats_close_frames(&ss_tls);
 	assert_int_equal(slot(ss_tls.stats, A)->calls, 2);
 	ss_stats_release(&ss_tls);
 	assert_null(ss_tls.stats);
+	assert_null(ss_stats_self);
+	ss_hot.watch = NULL;
 	/* stats: window writes nothing */
 	ss_rt.cfg.stats = SS_STATS_WINDOW;
 	ss_stats_enter((void *)A);
@@ -278,10 +366,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nesting),
-		cmocka_unit_test(test_recursion),
+		cmocka_unit_test(test_sampling),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_overflow_other),
-		cmocka_unit_test(test_too_deep),
+		cmocka_unit_test(test_excluded),
+		cmocka_unit_test(test_busy),
 		cmocka_unit_test(test_skipped_frames),
 		cmocka_unit_test(test_hooks_and_record),
 	};
