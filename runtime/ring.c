@@ -70,7 +70,7 @@ struct ss_ring {
 };
 
 #define SS_HOLE_NS 200000000ull
-#define SS_SPIN_TRIES 20
+#define SS_SPIN_TRIES 64
 /* while dropping, one event in SS_DROP_RETRY takes the slow path again */
 #define SS_DROP_RETRY 256
 
@@ -543,27 +543,32 @@ static uint64_t *begin_block(struct ss_thread *t, uint64_t now, uint64_t ab, int
 	uint64_t *b, *end;
 	if (stalled() && !block_free(r, r->begun))
 		return NULL;
-	/* full: copy the blocks ourselves (the background thread is behind);
-	 * if it is copying this very ring right now, it frees a block in a
-	 * moment: look again a few times, never longer than SS_SPIN_TRIES */
+	/* full: copy the blocks ourselves (the background thread is behind),
+	 * else write the block straight into an EVENTS chunk; when neither
+	 * can be had right now (the background thread holds the ring or the
+	 * file, maybe preempted on a busy machine), yield and look again, at
+	 * most SS_SPIN_TRIES times, then drop (counted) rather than wait */
+	struct ss_chunk_header *c = NULL;
 	for (int i = 0; !block_free(r, r->begun) && i < SS_SPIN_TRIES; i++) {
 		if (!pthread_mutex_trylock(&r->mu)) {
 			drain_locked(r, have_lock, r->nb);
 			pthread_mutex_unlock(&r->mu);
-			break;
+			if (block_free(r, r->begun))
+				break;
 		}
+		if ((c = overflow_chunk(t, have_lock)))
+			break;
 		sched_yield();
 	}
-	if (block_free(r, r->begun)) {
-		b = block_at(r, r->begun++);
-		end = b + r->bw;
-	} else {
-		struct ss_chunk_header *c = overflow_chunk(t, have_lock);
-		if (!c)
-			return NULL;
+	if (c) {
 		t->ovf = c;
 		b = (uint64_t *)(c + 1);
 		end = (uint64_t *)((char *)c + c->size);
+	} else if (block_free(r, r->begun)) {
+		b = block_at(r, r->begun++);
+		end = b + r->bw;
+	} else {
+		return NULL;
 	}
 	t->blk = b;
 	t->chunk = r->c;
