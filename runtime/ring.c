@@ -750,7 +750,7 @@ void ss_ring_flush(struct ss_thread *self)
  * rings that are empty for good (free, or the exiting thread's, all
  * copied): the trace takes the disk space of its events.  Later events go
  * to new chunks as usual (a punched ring page is a fresh zero page). */
-void ss_ring_trim_tail(struct ss_thread *self)
+void ss_ring_trim_tail(struct ss_thread *self, int last)
 {
 	pthread_mutex_lock(&rings.mu);
 	struct ss_ring *r = rings.all;
@@ -761,6 +761,15 @@ void ss_ring_trim_tail(struct ss_thread *self)
 	for (; r; r = r->next) {
 		if (pthread_mutex_trylock(&r->mu))
 			continue;
+		if (r->spare_off) { /* reserved, never used: unassigned */
+			uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS;
+			if (r->spare_off + size == ss_rt.file_off &&
+			    ftruncate(fd, (off_t)r->spare_off) == 0)
+				ss_rt.file_off = r->spare_off;
+			else
+				punch(fd, r->spare_off + 4096, size - 4096);
+			r->spare_off = 0;
+		}
 		if (r->ev_off && r->ev_off + r->ev_size == ss_rt.file_off) {
 			uint64_t size = sizeof(struct ss_chunk_header) + r->ev_used;
 			if (pwrite(fd, &size, sizeof(size),
@@ -771,16 +780,11 @@ void ss_ring_trim_tail(struct ss_thread *self)
 				r->ev_off = 0; /* the next block opens a new chunk */
 			}
 		}
-		close_ev(r, 1);
-		if (r->spare_off) { /* reserved, never used: unassigned */
-			uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS;
-			if (r->spare_off + size == ss_rt.file_off &&
-			    ftruncate(fd, (off_t)r->spare_off) == 0)
-				ss_rt.file_off = r->spare_off;
-			else
-				punch(fd, r->spare_off + 4096, size - 4096);
-			r->spare_off = 0;
+		if (!last) {
+			pthread_mutex_unlock(&r->mu);
+			continue;
 		}
+		close_ev(r, 1);
 		uint64_t ring_off = ring_offset(r);
 		if (ring_off && (r->free || (r == self->ring && !self->blk)) &&
 		    atomic_load(&r->consumed) == atomic_load(&r->produced)) {

@@ -322,8 +322,16 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		ss_stats_write_all();
 		for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 			ss_meta_thread_name(t->tid);
-		ss_pool_trim();
-		ss_ring_trim_tail(self);
+		/* unused chunks at the end of the file go, in whatever order
+		 * the pool and the rings reserved them */
+		for (int pass = 0; pass < 4; pass++) {
+			uint64_t before = ss_rt.file_off;
+			ss_pool_trim();
+			ss_ring_trim_tail(self, 0);
+			if (ss_rt.file_off == before)
+				break;
+		}
+		ss_ring_trim_tail(self, 1); /* the rest of each chunk: holes */
 		ss_meta_calib();
 		struct ss_meta_end e = {
 			.events = atomic_load(&ss_rt.events),

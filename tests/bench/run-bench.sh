@@ -228,7 +228,7 @@ END {
 		}
 		printf "  %-10s outside window - empty    %7.2f ns  (<= 1 ns)   %s\n", w, i - e, pass(i - e <= 1)
 		b = (t[w, "bytes"] - t[w, "bytes_half"]) / (ev[w, "bytes"] - ev[w, "bytes_half"])
-		# 8-byte compact events plus the blocks' heads (format version 2)
+		# 8-byte compact events plus the heads of the blocks (format version 2)
 		printf "  %-10s raw trace bytes per event %7.3f    (<= 8.5)    %s   (file / events: %.3f)",
 			w, b, pass(b <= 8.5), t[w, "bytes"] / ev[w, "bytes"]
 		if ((w, "uftrace_bytes") in t)
