@@ -122,7 +122,11 @@ END {
 	if ("uftrace" in seen) printf "  %-46s %9.2f ns\n", "uftrace record", add["uftrace"]
 	printf "  %-46s %9.2f x   (goal <= 1.3x)\n", "stepscope / floor", add["stepscope"] / add["floor"]
 	if ("uftrace" in seen) printf "  %-46s %9.2f x   (goal >= 5x)\n", "uftrace / stepscope", add["uftrace"] / add["stepscope"]
-	printf "  %-46s %9.0f     (goal 0; %d calls)\n", "page faults in the program thread (disk)", faults["stepscope"], n
+	# the first touches of the loop (the clock page, stdio) fault in
+	# the plain build too: what counts is what recording adds to them
+	addf = faults["stepscope"] - faults["plain"]
+	if (addf < 0) addf = 0
+	printf "  %-46s %9.0f     (the plain build: %d; added: %d, goal 0; %d calls)\n", "page faults in the program thread (disk)", faults["stepscope"], faults["plain"], addf, n
 	if ("shm" in faults) printf "  %-46s %9.0f\n", "page faults in the program thread (shm)", faults["shm"]
 	k = 0
 	while ((getline line < stepsf) > 0) { split(line, x, " "); d[++k] = x[2] }
@@ -156,7 +160,7 @@ END {
 	row("stepscope / floor (ns per call pair)", add["stepscope"] / add["floor"], "<= 1.3", add["stepscope"] / add["floor"] <= 1.3)
 	if ("uftrace" in seen)
 		row("uftrace / stepscope", add["uftrace"] / add["stepscope"], ">= 5", add["uftrace"] / add["stepscope"] >= 5)
-	row("page faults in the program thread", faults["stepscope"], "0", faults["stepscope"] == 0)
+	row("page faults added in the program thread", addf, "0", addf == 0)
 	if (k) {
 		row("bytes per event", mb, "<= 8.5", mb <= 8.5)
 		row("leaf outliers vs a minimal recorder", r2, "<= 2", r2 <= 2)
