@@ -13,7 +13,6 @@
  *   the threads must drop: exact counts per thread again, and `report`
  *   says how many were dropped.
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +24,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "e2e-raw.h"
 #include "reader.h"
 
 #define THREADS 3
@@ -57,65 +57,54 @@ static void expect_all_calls(struct ss_e2e *t, const char *rundir)
 		     "no warning expected: %s", t->err);
 }
 
-static void test_exact(void **state)
+/* s-ring ends by `how` (exit or kill), with status `status`: every call
+ * of every thread is in the trace. */
+static void run_whole(void **state, const char *how, int status)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	ss_e2e_build(t, "ring", NULL);
 	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- "
-			   "./s-ring exit %d %d", THREADS, CALLS);
-	SS_E2E_EXPECT_STATUS(t, st, 0);
+			   "./s-ring %s %d %d", how, THREADS, CALLS);
+	SS_E2E_EXPECT_STATUS(t, st, status);
 	expect_all_calls(t, "rec");
 	ss_e2e_pass(t);
+}
+
+static void test_exact(void **state)
+{
+	run_whole(state, "exit", 0);
 }
 
 static void test_kill(void **state)
 {
-	struct ss_e2e *t = ss_e2e_begin(state);
-	ss_e2e_build(t, "ring", NULL);
-	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- "
-			   "./s-ring kill %d %d", THREADS, CALLS);
-	SS_E2E_EXPECT_STATUS(t, st, 137);
-	expect_all_calls(t, "rec");
-	ss_e2e_pass(t);
+	run_whole(state, "kill", 137);
 }
 
 /* Events of each worker thread (tid in tids) in the raw trace: ENTER and
  * EXIT recorded, and lost as counted by SS_EV_LOST records. */
+struct raw_count {
+	const long *tids;
+	uint64_t *rec, *lost;
+};
+
+static void count_event(void *arg, uint64_t tid, const struct ss_revent *ev)
+{
+	struct raw_count *c = arg;
+	for (int k = 0; k < THREADS; k++) {
+		if ((uint64_t)c->tids[k] != tid)
+			continue;
+		if (ev->kind == SS_EV_ENTER || ev->kind == SS_EV_EXIT)
+			c->rec[k]++;
+		else if (ev->kind == SS_EV_LOST)
+			c->lost[k] += ev->arg;
+	}
+}
+
 static void count_raw(struct ss_e2e *t, const char *dir, const long *tids,
 		      uint64_t *rec, uint64_t *lost)
 {
-	char path[8192], err[1024], full[4200];
-	snprintf(full, sizeof(full), "%s/%s", t->dir, dir);
-	DIR *d = opendir(full);
-	struct dirent *de;
-	SS_E2E_CHECK(t, d, "cannot open %s", dir);
-	while ((de = readdir(d))) {
-		if (!strstr(de->d_name, ".sstrace"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", full, de->d_name);
-		struct ss_reader *r = ss_reader_open(path, err, sizeof(err));
-		SS_E2E_CHECK(t, r, "%s", err);
-		SS_E2E_CHECK(t, !r->warning[0], "unexpected warning: %s", r->warning);
-		for (size_t i = 0; i < r->nthreads; i++) {
-			int w = -1;
-			for (int k = 0; k < THREADS; k++)
-				if ((uint64_t)tids[k] == r->threads[i].tid)
-					w = k;
-			if (w < 0)
-				continue;
-			struct ss_event_iter it;
-			struct ss_revent ev;
-			ss_reader_events_begin(r, i, &it);
-			while (ss_reader_events_next(&it, &ev)) {
-				if (ev.kind == SS_EV_ENTER || ev.kind == SS_EV_EXIT)
-					rec[w]++;
-				else if (ev.kind == SS_EV_LOST)
-					lost[w] += ev.arg;
-			}
-		}
-		ss_reader_free(r);
-	}
-	closedir(d);
+	struct raw_count c = { tids, rec, lost };
+	ss_e2e_raw_events(t, dir, 1, count_event, &c);
 }
 
 static void test_starved(void **state)

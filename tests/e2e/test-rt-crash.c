@@ -11,7 +11,6 @@
  * test; skipped unless it can mount): one warning, an SS_EV_STOP marker in
  * the raw trace, and the program runs to its end.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +25,7 @@
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "e2e-raw.h"
 #include "reader.h"
 
 struct mode {
@@ -159,36 +159,28 @@ static void test_oom(void **state)
 }
 
 /* The raw trace in DIR holds an SS_EV_STOP with `reason`. */
+struct stops {
+	unsigned reason;
+	int found, n;
+};
+
+static void count_stop(void *arg, uint64_t tid, const struct ss_revent *ev)
+{
+	struct stops *s = arg;
+	(void)tid;
+	if (ev->kind == SS_EV_STOP) {
+		s->n++;
+		s->found |= ev->arg == s->reason;
+	}
+}
+
 static void expect_stop(struct ss_e2e *t, const char *dir, unsigned reason)
 {
-	char path[8192], err[1024], full[4200];
-	snprintf(full, sizeof(full), "%s/%s", t->dir, dir);
-	DIR *d = opendir(full);
-	struct dirent *de;
-	int found = 0, stops = 0;
-	SS_E2E_CHECK(t, d, "cannot open %s", dir);
-	while ((de = readdir(d))) {
-		if (!strstr(de->d_name, ".sstrace"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", full, de->d_name);
-		struct ss_reader *r = ss_reader_open(path, err, sizeof(err));
-		SS_E2E_CHECK(t, r, "%s", err);
-		for (size_t i = 0; i < r->nthreads; i++) {
-			struct ss_event_iter it;
-			struct ss_revent ev;
-			ss_reader_events_begin(r, i, &it);
-			while (ss_reader_events_next(&it, &ev))
-				if (ev.kind == SS_EV_STOP) {
-					stops++;
-					found |= ev.arg == reason;
-				}
-		}
-		ss_reader_free(r);
-	}
-	closedir(d);
-	SS_E2E_CHECK(t, found && stops == 1,
+	struct stops s = { reason, 0, 0 };
+	ss_e2e_raw_events(t, dir, 0, count_stop, &s);
+	SS_E2E_CHECK(t, s.found && s.n == 1,
 		     "%s: expected one STOP marker with reason %u, got %d", dir,
-		     reason, stops);
+		     reason, s.n);
 }
 
 static void expect_stopped_run(struct ss_e2e *t, const char *rundir,

@@ -170,52 +170,43 @@ void ss_tw_meta_flush(struct ss_tw *w)
 	w->mlen = 0;
 }
 
-size_t ss_tw_events(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
-		    const struct ss_event *ev, size_t n, size_t cap)
+/* One EVENTS chunk: n items of `item` bytes, zero-filled up to cap. */
+static size_t tw_chunk(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
+		       const void *items, size_t item, size_t n, size_t cap, uint64_t used)
 {
 	struct ss_chunk_header ch;
 	size_t off;
 
-	ss_tw_meta_flush(w);
 	if (cap < n)
 		cap = n;
 	off = w->len;
 	memset(&ch, 0, sizeof(ch));
 	ch.magic = SS_CHUNK_MAGIC;
 	ch.kind = SS_CHUNK_EVENTS;
-	ch.size = sizeof(ch) + cap * sizeof(*ev);
-	ch.tid = tid;
-	ch.seq = seq;
-	ch.serial = serial;
-	ss_tw_append(w, &ch, sizeof(ch));
-	ss_tw_append(w, ev, n * sizeof(*ev));
-	ss_tw_append(w, NULL, (cap - n) * sizeof(*ev));
-	return off;
-}
-
-size_t ss_tw_words(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
-		   const uint64_t *words, size_t n, size_t cap, uint64_t used)
-{
-	struct ss_chunk_header ch;
-	size_t off;
-
-	ss_tw_meta_flush(w);
-	ss_tw_v2(w);
-	if (cap < n)
-		cap = n;
-	off = w->len;
-	memset(&ch, 0, sizeof(ch));
-	ch.magic = SS_CHUNK_MAGIC;
-	ch.kind = SS_CHUNK_EVENTS;
-	ch.size = sizeof(ch) + cap * sizeof(*words);
+	ch.size = sizeof(ch) + cap * item;
 	ch.tid = tid;
 	ch.seq = seq;
 	ch.serial = serial;
 	ch.used = used;
 	ss_tw_append(w, &ch, sizeof(ch));
-	ss_tw_append(w, words, n * sizeof(*words));
-	ss_tw_append(w, NULL, (cap - n) * sizeof(*words));
+	ss_tw_append(w, items, n * item);
+	ss_tw_append(w, NULL, (cap - n) * item);
 	return off;
+}
+
+size_t ss_tw_events(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
+		    const struct ss_event *ev, size_t n, size_t cap)
+{
+	ss_tw_meta_flush(w);
+	return tw_chunk(w, tid, serial, seq, ev, sizeof(*ev), n, cap, 0);
+}
+
+size_t ss_tw_words(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
+		   const uint64_t *words, size_t n, size_t cap, uint64_t used)
+{
+	ss_tw_meta_flush(w);
+	ss_tw_v2(w);
+	return tw_chunk(w, tid, serial, seq, words, sizeof(*words), n, cap, used);
 }
 
 size_t ss_tw_ring(struct ss_tw *w, uint64_t tid, uint64_t serial,
