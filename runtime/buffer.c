@@ -368,6 +368,28 @@ void ss_buf_put_stop(struct ss_thread *t)
 	t->pos = ss_buf_put(t, t->pos, SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped), now);
 }
 
+/* ss_emit_fn's event did not fit one word.  The common case, an address
+ * outside the window of the block's address base (the executable's and a
+ * shared library's functions called in turn), is stored as a long record
+ * right there: its second word is claimed after the first, in one
+ * instruction a signal handler cannot split, so no signal needs holding
+ * and the program's thread makes no system call.  Anything else (a handler
+ * recorded in between or moved the bases, the block is full, the time is
+ * too far from the base) goes to ss_emit_far. */
+void ss_emit_wide(struct ss_thread *t, uint64_t *e, uint64_t word, uint64_t now,
+		  uint64_t tb, uint64_t ab)
+{
+	uint64_t dt = now - tb;
+	if ((dt >> 32) == 0 && tb == t->tbase && ab == t->abase && e + 2 <= t->end &&
+	    ss_claim(&t->pos, e + 1, e + 2)) {
+		e[1] = SS_EV_ARG(word);
+		atomic_signal_fence(memory_order_seq_cst);
+		e[0] = SS_CW_LONG(SS_EV_KIND(word), 1, dt);
+		return;
+	}
+	ss_emit_far(t, e, 1, word, now);
+}
+
 /* Slow path of ss_emit_fn / ss_emit for an event that does not fit the
  * bases (or whose bases a signal handler moved while it was being
  * stored).  Its `n` claimed words at e are given back when nothing was

@@ -151,6 +151,8 @@ SS_HIDDEN void ss_clock_pair(uint64_t *ticks, uint64_t *ns);
 
 /* buffer.c: chunks of the trace file */
 SS_HIDDEN void ss_buf_refill(struct ss_thread *t, uint64_t word); /* ring.c */
+SS_HIDDEN void ss_emit_wide(struct ss_thread *t, uint64_t *e, uint64_t word, uint64_t now,
+			       uint64_t tb, uint64_t ab); /* buffer.c */
 SS_HIDDEN void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n,
 			   uint64_t word, uint64_t now);
 SS_HIDDEN uint64_t *ss_buf_put(struct ss_thread *t, uint64_t *e, uint64_t word,
@@ -348,8 +350,10 @@ static inline int ss_claim(uint64_t **pos, uint64_t *e, uint64_t *n)
  * the claim and checked again after it: a handler that moved them (a
  * rebase, a new block) in between sends this event to the slow path,
  * which gives the slot back or pads it and stores the event after the
- * handler's.  A full block, a timestamp 2^32 ticks past the base or an
- * address outside the base's window take the slow path too. */
+ * handler's.  An address outside the base's window (an instrumented
+ * shared library, far from the executable) takes a long record, without
+ * a system call; a full block or a timestamp 2^32 ticks past the base take
+ * the slow path. */
 static inline void ss_emit_fn(unsigned k, uintptr_t fn)
 {
 	struct ss_thread *t = &ss_tls;
@@ -368,7 +372,7 @@ static inline void ss_emit_fn(unsigned k, uintptr_t fn)
 	atomic_signal_fence(memory_order_seq_cst);
 	if (ss_unlikely(((dt >> 32) | (da >> SS_CW_ADDR_BITS)) != 0 ||
 			tb != t->tbase || ab != t->abase || t->pos != e + 1)) {
-		ss_emit_far(t, e, 1, SS_EV_WORD(k, fn), now);
+		ss_emit_wide(t, e, SS_EV_WORD(k, fn), now, tb, ab);
 		return;
 	}
 	*e = SS_CW_SHORT(k, dt, da);

@@ -24,9 +24,10 @@ build_pkgs="make gcc libc6-dev libdw-dev libelf-dev binutils-dev libcjson-dev li
 # clang variants, -fopenmp with clang; protobuf-compiler: the Perfetto
 # decoding tests; chromium: test-html renders the report (zlib1g-dev: it
 # reads the screenshot); cmake: test-cc; openmpi-bin, libopenmpi-dev:
-# test-mpi and libstepscope-mpi
+# test-mpi and libstepscope-mpi; strace: test-shared counts the system
+# calls of a recording
 test_pkgs="$build_pkgs libcmocka-dev g++ clang libomp-dev protobuf-compiler chromium
-	zlib1g-dev cmake openmpi-bin libopenmpi-dev"
+	zlib1g-dev cmake openmpi-bin libopenmpi-dev strace"
 bench_pkgs="$build_pkgs hyperfine uftrace"
 
 [ $# -gt 0 ] || set -- build

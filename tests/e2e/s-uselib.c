@@ -1,10 +1,12 @@
 /*
  * s-uselib.c - fixture: a program linked against libssfix.so (lib-shared.c).
  *
+ *   s-uselib [ROUNDS]   ROUNDS times (default 1):
  *   main: lib_outer(3) x4 (lib_inner x3 in each), lib_apply(cb_square) x5
  *         (cb_square, in this program, x1 inside each lib_apply)
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fixture.h"
 
@@ -19,13 +21,15 @@ NOINLINE static int cb_square(int x)
 	return x * x;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	long acc = 0;
-	for (int i = 0; i < 4; i++)
-		acc += lib_outer(3);
-	for (int i = 0; i < 5; i++)
-		acc += lib_apply(cb_square, i);
+	long acc = 0, rounds = argc > 1 ? atol(argv[1]) : 1;
+	for (long r = 0; r < rounds; r++) {
+		for (int i = 0; i < 4; i++)
+			acc += lib_outer(3);
+		for (int i = 0; i < 5; i++)
+			acc += lib_apply(cb_square, i);
+	}
 	printf("acc %ld\n", acc);
 	return 0;
 }

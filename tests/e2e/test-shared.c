@@ -6,6 +6,10 @@
  * With the library stripped (only .dynsym left), the warning that some of
  * its addresses have no symbol is given once per run directory, by the
  * first command that reads it, not again by every later command.
+ * Calls that go back and forth between the program and the library (their
+ * addresses are too far apart for one compact event's window) are recorded
+ * without a system call each: a few hundred rt_sigprocmask calls for the
+ * whole run, not one pair per call.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,11 +80,52 @@ static void test_stripped_warned_once(void **state)
 	ss_e2e_pass(t);
 }
 
+/* 20000 rounds: 1.04 million events, half of them more than the compact
+ * window away from the block's address base. */
+static void test_far_calls_no_syscalls(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct ss_e2e_row rows[16];
+	ss_e2e_need(t, "command -v strace", "strace", "strace");
+	if (ss_e2e_sh(t, "strace -f -o /dev/null true") != 0)
+		ss_e2e_skip(t, "strace cannot trace here (ptrace not permitted): %s", t->err);
+	SS_E2E_SH_OK(t,
+		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
+		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\"",
+		     t->v->cc, t->v->opt);
+	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+	SS_E2E_SH_OK(t, "strace -f -qq -c -o sc.txt -e trace=rt_sigprocmask "
+			"\"$SS_E2E_BUILD/bin/stepscope\" record -o run -- ./s-uselib 20000 >prog.out && "
+			"awk '$NF == \"rt_sigprocmask\" { print $4 }' sc.txt");
+	long masks = atol(t->out);
+	SS_E2E_CHECK(t, masks < 2000,
+		     "expected a few hundred rt_sigprocmask calls for 1.04 million events, got %ld",
+		     masks);
+	print_message("rt_sigprocmask calls: %ld\n", masks);
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report --limit 0 --format csv run");
+	size_t n = ss_e2e_report_rows(t->out, rows, 16);
+	static const struct {
+		const char *name;
+		unsigned long long calls;
+	} want[] = { { "main", 1 }, { "lib_outer", 80000 }, { "lib_inner", 240000 },
+		     { "lib_apply", 100000 }, { "cb_square", 100000 } };
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		unsigned long long got = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(rows[i].name, want[k].name))
+				got = rows[i].calls;
+		SS_E2E_CHECK(t, got == want[k].calls, "%s: %llu calls, expected %llu",
+			     want[k].name, got, want[k].calls);
+	}
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_shared),
 		SS_E2E_TEST(test_stripped_warned_once),
+		SS_E2E_VARIANTS(test_far_calls_no_syscalls),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
