@@ -4,6 +4,9 @@
  * thread (getrusage RUSAGE_THREAD, so the runtime's own background thread
  * is not counted) and ns per call, timed around the loop only.
  * Usage: b-faults N   ->  "calls N minflt X majflt Y ns_per_call Z"
+ * Built with -DSS_BENCH_LIB_LEAF, each iteration also calls lib_leaf() of a
+ * shared library (b-faults-lib.c): the calls go back and forth between the
+ * program and the library, whose addresses are far apart.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -18,6 +21,13 @@ __attribute__((noinline)) void leaf(unsigned long i)
 	sink += i;
 	__asm__ volatile("" ::: "memory");
 }
+
+#ifdef SS_BENCH_LIB_LEAF
+void lib_leaf(unsigned long i);
+#define CALL(i) (leaf(i), lib_leaf(i))
+#else
+#define CALL(i) leaf(i)
+#endif
 
 static double now(void)
 {
@@ -34,7 +44,7 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_THREAD, &a);
 	double t0 = now();
 	for (unsigned long i = 0; i < n; i++)
-		leaf(i);
+		CALL(i);
 	double t1 = now();
 	getrusage(RUSAGE_THREAD, &b);
 	printf("calls %lu minflt %ld majflt %ld ns_per_call %.2f\n", n,

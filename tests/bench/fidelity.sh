@@ -18,6 +18,10 @@
 #             machine's disk (SS_BENCH_FID_DIR, default under /var/tmp)
 #   shm       the same into /dev/shm
 #   uftrace   `uftrace record` of the instrumented build, if installed
+#   lib-*     plain, floor and stepscope again with -DSS_BENCH_LIB_LEAF: each
+#             iteration calls the program's leaf and a shared library's
+#             (b-faults-lib.c), so the addresses go back and forth between
+#             two places far apart (two pairs per iteration)
 # Then examples/mlp recorded with wait 1, warmup 1, active 6: the first
 # recorded step against the median of the other five.  Then the outliers:
 # leaf calls longer than 5 us per 10^6 calls, as stepscope's trace shows
@@ -45,6 +49,13 @@ $CC -O2 -g -o "$W/plain" "$SRC/b-faults.c"
 $CC $INST -o "$W/inst" "$SRC/b-faults.c"
 $CC $INST -o "$W/floor" "$SRC/b-faults.c" "$SRC/hooks-ring.c"
 $CC $INST -o "$W/minrec" "$SRC/b-faults.c" "$SRC/hooks-minrec.c"
+mkdir -p "$W/lp" "$W/li"
+$CC -O2 -shared -fPIC -o "$W/lp/libbf.so" "$SRC/b-faults-lib.c"
+$CC $INST -shared -fPIC -o "$W/li/libbf.so" "$SRC/b-faults-lib.c"
+$CC -O2 -g -DSS_BENCH_LIB_LEAF -o "$W/lib-plain" "$SRC/b-faults.c" -L"$W/lp" -lbf -Wl,-rpath,"$W/lp"
+$CC $INST -DSS_BENCH_LIB_LEAF -o "$W/lib-inst" "$SRC/b-faults.c" -L"$W/li" -lbf -Wl,-rpath,"$W/li"
+$CC $INST -DSS_BENCH_LIB_LEAF -o "$W/lib-floor" "$SRC/b-faults.c" "$SRC/hooks-ring.c" \
+	-L"$W/li" -lbf -Wl,-rpath,"$W/li"
 $CC -O2 -D_GNU_SOURCE -I"$top/symbolize" -I"$top/runtime" -o "$W/durations" \
 	"$SRC/b-durations.c" "$top/symbolize/reader.c"
 printf 'max_trace_mb: 0\n' > "$W/all.yaml"
@@ -56,9 +67,12 @@ cmd() { # variant -> command (without the call count)
 	stepscope) echo "env STEPSCOPE_DIR=$W/trace STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$RT $W/inst" ;;
 	shm) echo "env STEPSCOPE_DIR=$SHM/trace STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$RT $W/inst" ;;
 	uftrace) echo "uftrace record -d $W/uftrace.data $W/inst" ;;
+	lib-plain) echo "$W/lib-plain" ;;
+	lib-floor) echo "$W/lib-floor" ;;
+	lib-stepscope) echo "env STEPSCOPE_DIR=$W/trace STEPSCOPE_CONFIG=$W/all.yaml LD_PRELOAD=$RT $W/lib-inst" ;;
 	esac
 }
-V="plain floor stepscope"
+V="plain floor stepscope lib-plain lib-floor lib-stepscope"
 [ -n "$SHM" ] && V="$V shm"
 [ -n "$uft" ] && V="$V uftrace"
 echo "fidelity: leaf loop, $N and $NL calls, $RUNS rounds of: $V"
@@ -122,6 +136,9 @@ END {
 	if ("uftrace" in seen) printf "  %-46s %9.2f ns\n", "uftrace record", add["uftrace"]
 	printf "  %-46s %9.2f x   (goal <= 1.3x)\n", "stepscope / floor", add["stepscope"] / add["floor"]
 	if ("uftrace" in seen) printf "  %-46s %9.2f x   (goal >= 5x)\n", "uftrace / stepscope", add["uftrace"] / add["stepscope"]
+	# two pairs an iteration, against the lib build without hooks
+	ls = (slope["lib-stepscope"] - slope["lib-plain"]) / 2; lf = (slope["lib-floor"] - slope["lib-plain"]) / 2
+	printf "  %-46s %9.2f ns   (floor %.2f ns: %.2fx)\n", "stepscope, program and library calls in turn", ls, lf, ls / lf
 	# the first touches of the loop (the clock page, stdio) fault in
 	# the plain build too: what counts is what recording adds to them
 	addf = faults["stepscope"] - faults["plain"]
