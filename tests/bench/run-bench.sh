@@ -79,6 +79,24 @@ printf 'max_trace_mb: 0\n' > "$W/all.yaml"
 export STEPSCOPE_DIR="$W/trace"
 RT=$B/lib/libstepscope.so
 
+# run_medians FILE: FILE has "variant wall_s cpu_s" lines, one a run;
+# prints "variant median_wall_s median_cpu_s" for each variant.
+run_medians() {
+	awk '
+	function med(a, k,   i, j, x) { # median of a[1..k], sorted in place
+		for (i = 2; i <= k; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+	}
+	{ c = ++cnt[$1]; wall[$1, c] = $2; cpu[$1, c] = $3 }
+	END {
+		for (v in cnt) {
+			for (i = 1; i <= cnt[v]; i++) { a[i] = wall[v, i]; b[i] = cpu[v, i] }
+			print v, med(a, cnt[v]), med(b, cnt[v])
+		}
+	}' "$1"
+}
+
 # hot NAME RUNS NONE EMPTY FLOOR IDLE RECORD UFTRACE: RUNS rounds, each one
 # hyperfine run of the six commands once (UFTRACE "" without uftrace), the
 # order reversed every other round: a neighbour's load that comes and goes
@@ -110,19 +128,7 @@ hot() {
 		[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$W/$name.csv" >> "$W/$name.runs"
 		r=$((r + 1))
 	done
-	awk -v w="$name" '
-	function med(a, k,   i, j, x) { # median of a[1..k], sorted in place
-		for (i = 2; i <= k; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-	}
-	{ c = ++cnt[$1]; wall[$1, c] = $2; cpu[$1, c] = $3 }
-	END {
-		for (v in cnt) {
-			for (i = 1; i <= cnt[v]; i++) { a[i] = wall[v, i]; b[i] = cpu[v, i] }
-			print w, v, med(a, cnt[v]), med(b, cnt[v])
-		}
-	}' "$W/$name.runs" >> "$W/results"
+	run_medians "$W/$name.runs" | awk -v w="$name" '{ print w, $0 }' >> "$W/results"
 }
 # hot_args: hyperfine's "-n VARIANT COMMAND" list, one word a line, in the
 # order that $7..$12 name; $1..$6 are the commands of none..uftrace
@@ -419,18 +425,9 @@ $c
 	[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$V/stats.csv" >> "$V/stats.runs"
 	r=$((r + 1))
 done
-awk -v n="$WN" '
-function med(a, k,   i, j, x) {
-	for (i = 2; i <= k; i++)
-		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-}
-{ c = ++cnt[$1]; wall[$1, c] = $2; cpu[$1, c] = $3 }
+run_medians "$V/stats.runs" | awk -v n="$WN" '
+{ m[$1] = $2; mc[$1] = $3 }
 END {
-	for (v in cnt) {
-		for (i = 1; i <= cnt[v]; i++) { a[i] = wall[v, i]; b[i] = cpu[v, i] }
-		m[v] = med(a, cnt[v]); mc[v] = med(b, cnt[v])
-	}
 	ns = 1e9 / n
 	e = (m["empty"] - m["none"]) * ns
 	s = (m["stats"] - m["none"]) * ns
@@ -462,7 +459,7 @@ END {
 		if (k < 4) printf "   %s", x <= 1.3 && y <= 1.3 ? "PASS" : (x <= 1.3 || y <= 1.3 ? "PASS on one clock only" : "MISS")
 		printf "\n"
 	}
-	printf "  (times of these runs are sampled every 1 ms; calls exact)\n" }' "$V/stats.runs"
+	printf "  (times of these runs are sampled every 1 ms; calls exact)\n" }'
 rm -rf "$V"
 
 # ---------------------------------------------------------------- filter
