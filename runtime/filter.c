@@ -270,13 +270,16 @@ int ss_filter_depth_exit(void *fn, unsigned kind)
 }
 
 /* filter.min_duration_us, at an EXIT of fn: if the last events of this
- * thread's block are fn's ENTER as one compact word (and its STACK, with
- * record.stack) and it began less than the minimum ago, clear them and
- * give their words back.  1 when the call was taken back (its EXIT is not
- * recorded).  The word before could be the payload of a long record; it
- * cannot pass for fn's compact ENTER: a long ENTER's payload is fn, whose
- * distance to the base is >= 2^30, and the other payloads (ids, ticks,
- * bases) do not decode to fn with a time within the minimum. */
+ * thread's block are fn's ENTER (one compact word, or the long record of
+ * an address outside the block's window: a shared library's function in a
+ * block that began in the program) and its STACK, with record.stack, and
+ * it began less than the minimum ago, clear them and give their words
+ * back.  1 when the call was taken back (its EXIT is not recorded).  The
+ * word before could be the payload of a long record; it cannot pass for
+ * fn's compact ENTER: a long ENTER's payload is fn, whose distance to the
+ * base is >= 2^30, and the other payloads (ids, ticks, bases) do not decode
+ * to fn with a time within the minimum.  A long ENTER is recognised by its
+ * head word followed by fn itself. */
 int ss_filter_take_back(void *fn)
 {
 	struct ss_thread *t = &ss_tls;
@@ -291,8 +294,12 @@ int ss_filter_take_back(void *fn)
 	    SS_CW_KIND(enter[-1]) == SS_EV_STACK && SS_CW_N(enter[-1]) == 1)
 		enter -= 2; /* [ENTER][STACK head][STACK id] */
 	uint64_t w = *enter;
-	if (SS_CW_K(w) != SS_EV_ENTER || t->abase + SS_CW_ADDR(w) != (uintptr_t)fn ||
-	    ss_clock_now() - (t->tbase + SS_CW_DT(w)) >= ss_filter_min_ticks)
+	if (w == (uintptr_t)fn && enter - 1 > first &&
+	    enter[-1] == SS_CW_LONG(SS_EV_ENTER, 1, SS_CW_DT(enter[-1])))
+		w = *--enter; /* [long ENTER head][fn] */
+	else if (SS_CW_K(w) != SS_EV_ENTER || t->abase + SS_CW_ADDR(w) != (uintptr_t)fn)
+		return 0;
+	if (ss_clock_now() - (t->tbase + SS_CW_DT(w)) >= ss_filter_min_ticks)
 		return 0;
 	/* give the words back first: a signal handler that records now
 	 * writes over them, which is what clearing them does; one that

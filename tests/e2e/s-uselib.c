@@ -1,12 +1,14 @@
 /*
  * s-uselib.c - fixture: a program linked against libssfix.so (lib-shared.c).
  *
- *   s-uselib [ROUNDS]   ROUNDS times (default 1):
+ *   s-uselib [ROUNDS [SLEEP_MS]]   ROUNDS times (default 1), then main
+ *   sleeps SLEEP_MS (default 0):
  *   main: lib_outer(3) x4 (lib_inner x3 in each), lib_apply(cb_square) x5
  *         (cb_square, in this program, x1 inside each lib_apply)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "fixture.h"
 
@@ -30,6 +32,9 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 5; i++)
 			acc += lib_apply(cb_square, i);
 	}
+	long ms = argc > 2 ? atol(argv[2]) : 0;
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+	nanosleep(&ts, NULL);
 	printf("acc %ld\n", acc);
 	return 0;
 }

@@ -9,7 +9,9 @@
  * Calls that go back and forth between the program and the library (their
  * addresses are too far apart for one compact event's window) are recorded
  * without a system call each: a few hundred rt_sigprocmask calls for the
- * whole run, not one pair per call.
+ * whole run, not one pair per call.  filter.min_duration_us drops the
+ * library's short calls as it does the program's, though their ENTER is a
+ * long record.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -120,12 +122,35 @@ static void test_far_calls_no_syscalls(void **state)
 	ss_e2e_pass(t);
 }
 
+/* Every call but main's (150 ms of sleep) is far shorter than 100 ms:
+ * all are dropped, the library's (long ENTER records: the block began
+ * with main, in the program) as well as cb_square's. */
+static void test_min_duration_library(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct ss_e2e_row rows[16];
+	SS_E2E_SH_OK(t,
+		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
+		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\"",
+		     t->v->cc, t->v->opt);
+	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o run "
+			"--set filter.min_duration_us=100000 -- ./s-uselib 1000 150 >prog.out");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report --limit 0 --format csv run");
+	size_t n = ss_e2e_report_rows(t->out, rows, 16);
+	SS_E2E_CHECK(t, n == 1 && !strcmp(rows[0].name, "main") && rows[0].calls == 1,
+		     "expected main alone (1 call), every shorter call dropped; report:\n%s",
+		     t->out);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_shared),
 		SS_E2E_TEST(test_stripped_warned_once),
 		SS_E2E_VARIANTS(test_far_calls_no_syscalls),
+		SS_E2E_VARIANTS(test_min_duration_library),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
