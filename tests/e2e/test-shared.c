@@ -82,6 +82,16 @@ static void test_stripped_warned_once(void **state)
 	ss_e2e_pass(t);
 }
 
+/* libssfix.so and s-uselib linked to it, both through stepscope-cc. */
+static void build_uselib(struct ss_e2e *t)
+{
+	SS_E2E_SH_OK(t,
+		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
+		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\"",
+		     t->v->cc, t->v->opt);
+	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+}
+
 /* 20000 rounds: 1.04 million events, half of them more than the compact
  * window away from the block's address base. */
 static void test_far_calls_no_syscalls(void **state)
@@ -91,11 +101,7 @@ static void test_far_calls_no_syscalls(void **state)
 	ss_e2e_need(t, "command -v strace", "strace", "strace");
 	if (ss_e2e_sh(t, "strace -f -o /dev/null true") != 0)
 		ss_e2e_skip(t, "strace cannot trace here (ptrace not permitted): %s", t->err);
-	SS_E2E_SH_OK(t,
-		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
-		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\"",
-		     t->v->cc, t->v->opt);
-	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+	build_uselib(t);
 	SS_E2E_SH_OK(t, "strace -f -qq -c -o sc.txt -e trace=rt_sigprocmask "
 			"\"$SS_E2E_BUILD/bin/stepscope\" record -o run -- ./s-uselib 20000 >prog.out && "
 			"awk '$NF == \"rt_sigprocmask\" { print $4 }' sc.txt");
@@ -129,11 +135,7 @@ static void test_min_duration_library(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	struct ss_e2e_row rows[16];
-	SS_E2E_SH_OK(t,
-		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
-		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\"",
-		     t->v->cc, t->v->opt);
-	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+	build_uselib(t);
 	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o run "
 			"--set filter.min_duration_us=100000 -- ./s-uselib 1000 150 >prog.out");
 	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report --limit 0 --format csv run");
