@@ -25,10 +25,8 @@
 
 static unsigned long long calls_of(const struct ss_e2e_row *rows, size_t n, const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(rows[i].name, name))
-			return rows[i].calls;
-	return 0;
+	const struct ss_e2e_row *r = ss_e2e_row_find(rows, n, name);
+	return r ? r->calls : 0;
 }
 
 /* The report of run `dir` has exactly these counts for the fixture's
@@ -50,14 +48,6 @@ static void expect_counts(struct ss_e2e *t, const char *dir, unsigned long long 
 				    got, want[i]);
 		}
 	}
-}
-
-static const struct ss_e2e_row *row_of(const struct ss_e2e_row *rows, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(rows[i].name, name))
-			return &rows[i];
-	return NULL;
 }
 
 /* The overhead line, the JSON figure and --compensate on run `dir` of
@@ -86,7 +76,8 @@ static void check_overhead(struct ss_e2e *t, const char *dir)
 	const char *names[3] = { "train_step", "helper_caller", "tiny" };
 	unsigned long long below[3] = { NTINY + 2, NTINY, 0 };
 	for (int i = 0; i < 3; i++) {
-		const struct ss_e2e_row *a = row_of(m, nm, names[i]), *b = row_of(c, nc, names[i]);
+		const struct ss_e2e_row *a = ss_e2e_row_find(m, nm, names[i]);
+		const struct ss_e2e_row *b = ss_e2e_row_find(c, nc, names[i]);
 		SS_E2E_CHECK(t, a && b, "no row %s", names[i]);
 		unsigned long long want = a->total > below[i] * pair ? a->total - below[i] * pair : 0;
 		SS_E2E_CHECK(t, b->total == want, "--compensate: %s total %llu, expected %llu - %llu * %llu",
@@ -121,7 +112,7 @@ static void test_exclude(void **state)
 	{
 		struct ss_e2e_row rows[32];
 		size_t n = ss_e2e_report_rows(t->out, rows, 32);
-		const struct ss_e2e_row *tiny = row_of(rows, n, "tiny");
+		const struct ss_e2e_row *tiny = ss_e2e_row_find(rows, n, "tiny");
 		SS_E2E_CHECK(t, tiny && tiny->calls == 2 * NTINY && tiny->total == 0,
 			     "whole run: tiny %llu calls, %llu ns; expected %d calls, 0 ns",
 			     tiny ? tiny->calls : 0, tiny ? tiny->total : 0, 2 * NTINY);

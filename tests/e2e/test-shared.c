@@ -118,10 +118,8 @@ static void test_far_calls_no_syscalls(void **state)
 	} want[] = { { "main", 1 }, { "lib_outer", 80000 }, { "lib_inner", 240000 },
 		     { "lib_apply", 100000 }, { "cb_square", 100000 } };
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
-		unsigned long long got = 0;
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(rows[i].name, want[k].name))
-				got = rows[i].calls;
+		const struct ss_e2e_row *r = ss_e2e_row_find(rows, n, want[k].name);
+		unsigned long long got = r ? r->calls : 0;
 		SS_E2E_CHECK(t, got == want[k].calls, "%s: %llu calls, expected %llu",
 			     want[k].name, got, want[k].calls);
 	}

@@ -53,14 +53,6 @@ static unsigned long calls(int f, unsigned long k, int whole)
 	}
 }
 
-static const struct ss_e2e_row *find(const struct ss_e2e_row *rows, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(rows[i].name, name))
-			return &rows[i];
-	return NULL;
-}
-
 /* The log blocks in the program's stderr: headers at exactly the expected
  * steps, each with the exact counts. */
 static void check_log(struct ss_e2e *t, const char *err)
@@ -131,7 +123,7 @@ static void test_whole_run(void **state)
 	SS_E2E_SH_OK(t, SS " report --whole-run --limit 0 --format csv run");
 	nw = ss_e2e_report_rows(t->out, whole, 64);
 	for (int f = 0; f < NFN; f++) {
-		const struct ss_e2e_row *r = find(whole, nw, fns[f]);
+		const struct ss_e2e_row *r = ss_e2e_row_find(whole, nw, fns[f]);
 		if (!r || r->calls != calls(f, STEPS, 1)) {
 			ss_e2e_show_last(t, 0);
 			fail_msg("whole run: %s called %llu times, expected %lu", fns[f],
@@ -145,7 +137,7 @@ static void test_whole_run(void **state)
 
 	SS_E2E_SH_OK(t, SS " report --limit 0 --format csv run");
 	nr = ss_e2e_report_rows(t->out, win, 64);
-	const struct ss_e2e_row *ts = find(win, nr, "train_step");
+	const struct ss_e2e_row *ts = ss_e2e_row_find(win, nr, "train_step");
 	if (!ts || ts->calls != WIN_END - WIN_FIRST) {
 		ss_e2e_show_last(t, 0);
 		fail_msg("window: train_step called %llu times, expected %d", ts ? ts->calls : 0,
@@ -153,7 +145,7 @@ static void test_whole_run(void **state)
 	}
 	/* the step function's whole-run total is measured, not sampled: it
 	 * holds the window's 3 steps */
-	const struct ss_e2e_row *wts = find(whole, nw, "train_step");
+	const struct ss_e2e_row *wts = ss_e2e_row_find(whole, nw, "train_step");
 	if (!wts || wts->total < ts->total) {
 		ss_e2e_show_last(t, 0);
 		fail_msg("train_step: window total %llu ns above the whole-run total %llu ns",
@@ -191,8 +183,10 @@ static void test_sampled_times(void **state)
 	SS_E2E_SH_OK(t, SS " record -o run -c c.yaml -- ./s-filter 4 100 1000");
 	SS_E2E_SH_OK(t, SS " report --whole-run --limit 0 --format csv run");
 	size_t n = ss_e2e_report_rows(t->out, rows, 32);
-	const struct ss_e2e_row *op = find(rows, n, "op_long"), *hc = find(rows, n, "helper_caller");
-	const struct ss_e2e_row *ts = find(rows, n, "train_step"), *ti = find(rows, n, "tiny");
+	const struct ss_e2e_row *op = ss_e2e_row_find(rows, n, "op_long");
+	const struct ss_e2e_row *hc = ss_e2e_row_find(rows, n, "helper_caller");
+	const struct ss_e2e_row *ts = ss_e2e_row_find(rows, n, "train_step");
+	const struct ss_e2e_row *ti = ss_e2e_row_find(rows, n, "tiny");
 	SS_E2E_CHECK(t, op && hc && ts && ti && op->calls == 4 && hc->calls == 4 && ts->calls == 4 &&
 				ti->calls == 4000,
 		     "calls: expected op_long, helper_caller, train_step 4 and tiny 4000");

@@ -1077,3 +1077,12 @@ size_t ss_e2e_report_rows(const char *csv, struct ss_e2e_row *rows, size_t max)
 	}
 	return n;
 }
+
+const struct ss_e2e_row *ss_e2e_row_find(const struct ss_e2e_row *rows, size_t n,
+					 const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}

@@ -299,5 +299,8 @@ struct ss_e2e_row {
 	unsigned long long calls, total, self;
 };
 size_t ss_e2e_report_rows(const char *csv, struct ss_e2e_row *rows, size_t max);
+/* The row of function `name` among rows[0..n), NULL if it has none. */
+const struct ss_e2e_row *ss_e2e_row_find(const struct ss_e2e_row *rows, size_t n,
+					 const char *name);
 
 #endif /* SS_E2E_H */
