@@ -19,6 +19,12 @@
  * path, else recording stops with one warning and a STOP marker.  Chunks
  * already mapped stay valid whatever happens to the descriptor.
  *
+ * Signal paths: a hook may run in a signal handler on top of any of this
+ * (the hot path in internal.h, or a slow path here).  Slow paths hold
+ * asynchronous signals while they move the thread's block; the hot path
+ * claims words with one instruction and ss_buf_fill closes claims a
+ * handler interrupted.  Nothing on these paths allocates or locks.
+ *
  * Never: write into a file the runtime did not create, block the program
  * (the lock is held for a few syscalls only), kill it, or lose data silently - a dropped event is counted and reported in the
  * trace (SS_EV_LOST) and a stop is marked (SS_EV_STOP) with one warning.
@@ -366,6 +372,41 @@ void ss_buf_put_stop(struct ss_thread *t)
 	if (now - t->tbase >= (UINT64_C(1) << 32))
 		now = t->tbase; /* no room for a new base: stamp it at the base */
 	t->pos = ss_buf_put(t, t->pos, SS_EV_WORD(SS_EV_STOP, (uint64_t)ss_rt.stopped), now);
+	t->done = t->pos;
+}
+
+/* Words of the record whose head is w (a stored, non-zero head). */
+static unsigned record_words(uint64_t w)
+{
+	return SS_CW_K(w) == 3 ? 1 + SS_CW_N(w) : 1;
+}
+
+/* The thread's block holds claimed words that were never stored: a signal
+ * handler is running on top of the code that claimed them, and may leave
+ * by siglongjmp, so that code may never store them.  Every such word in
+ * [t->done, to) becomes a PAD record now; the interrupted code, if it
+ * resumes, stores over them (a whole record, or its words again after the
+ * handler's) or pads them itself.  Multi-word records store their head as
+ * a PAD over their payload before the payload (ss_emit, ss_emit_wide), so
+ * a stored word here is always a head and the walk stays on records.  A
+ * reader never finds a zero word before the end of a block, which is what
+ * ends one.  Async-signal-safe: plain loads and stores of the thread's own
+ * words; a handler that interrupts this walk does the same walk. */
+void ss_buf_fill(struct ss_thread *t, uint64_t *to)
+{
+	uint64_t *w = t->done;
+	if (t->blk && w >= t->blk && w < to) {
+		while (w < to) {
+			if (!*w) {
+				*w = SS_CW_LONG(SS_EV_PAD, 0, 0);
+				w++;
+			} else {
+				w += record_words(*w);
+			}
+		}
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	t->done = to;
 }
 
 /* ss_emit_fn's event did not fit one word.  The common case, an address
@@ -382,9 +423,13 @@ void ss_emit_wide(struct ss_thread *t, uint64_t *e, uint64_t word, uint64_t now,
 	uint64_t dt = now - tb;
 	if ((dt >> 32) == 0 && tb == t->tbase && ab == t->abase && e + 2 <= t->end &&
 	    ss_claim(&t->pos, e + 1, e + 2)) {
+		e[0] = SS_CW_LONG(SS_EV_PAD, 1, 0); /* until the head: skip both */
+		atomic_signal_fence(memory_order_seq_cst);
 		e[1] = SS_EV_ARG(word);
 		atomic_signal_fence(memory_order_seq_cst);
 		e[0] = SS_CW_LONG(SS_EV_KIND(word), 1, dt);
+		atomic_signal_fence(memory_order_seq_cst);
+		t->done = e + 2;
 		return;
 	}
 	ss_emit_far(t, e, 1, word, now);
@@ -401,8 +446,10 @@ void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, ui
 	int saved = errno;
 	sigset_t old;
 	ss_buf_hold_signals(&old);
+	ss_buf_fill(t, e); /* claims below ours that a jump may have left */
 	if (t->pos == e + n) {
 		t->pos = e;
+		t->done = e;
 	} else {
 		/* a handler recorded after our words: the event goes after
 		 * its events, so it is stamped after them too */
@@ -430,6 +477,7 @@ void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, ui
 	p = ss_buf_put(t, p, word, now);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->pos = p;
+	t->done = p;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 }

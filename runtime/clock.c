@@ -7,9 +7,11 @@
  * file header, one in every chunk header, one at exit.  The first estimate
  * of the tick rate costs about 2 ms at start-up, once per process.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -58,13 +60,13 @@ static int tsc_trustworthy(void)
 		return 1;
 	/* Some hypervisors hide the invariant-TSC bit but the kernel still
 	 * chose the TSC as its clocksource after checking it. */
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/"
-			"current_clocksource", "re");
-	if (f) {
+	int fd = open("/sys/devices/system/clocksource/clocksource0/"
+		      "current_clocksource", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
 		char buf[32] = "";
-		int ok = fgets(buf, sizeof(buf), f) && !strncmp(buf, "tsc", 3);
-		fclose(f);
-		return ok;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		return n >= 3 && !strncmp(buf, "tsc", 3);
 	}
 	return 0;
 #elif defined(__aarch64__)

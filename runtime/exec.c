@@ -57,7 +57,7 @@ void ss_exec_capture(void)
 	resolve();
 	for (char **e = environ; e && *e && nrun_vars < EXEC_MAX_VARS; e++)
 		if (!strncmp(*e, "STEPSCOPE", 9) && strncmp(*e, "STEPSCOPE__OWNER=", 17))
-			run_vars[nrun_vars++] = strdup(*e);
+			run_vars[nrun_vars++] = ss_strdup(*e);
 	Dl_info me;
 	const char *pre = getenv("LD_PRELOAD");
 	if (pre && dladdr((void *)&ss_exec_capture, &me) && me.dli_fname &&

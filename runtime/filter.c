@@ -81,7 +81,7 @@ static void ss_filter_add_glob(struct ss_filter_globs *g, const char *p, size_t 
 {
 	if (!len || g->n >= SS_FILTER_GLOBS)
 		return;
-	char *copy = strndup(p, len);
+	char *copy = ss_strndup(p, len);
 	if (!copy)
 		return;
 	g->pat[g->n] = copy;
@@ -130,7 +130,7 @@ static int ss_filter_match(uintptr_t addr, const char *name, void *ctx)
 		return 0;
 	if (g->naddr + 2 > g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 256;
-		uintptr_t *a = realloc(g->addr, cap * sizeof(*a));
+		uintptr_t *a = ss_realloc(g->addr, cap * sizeof(*a));
 		if (!a) {
 			g->oom = 1;
 			return 0;
@@ -195,7 +195,7 @@ void ss_filter_init(void)
 		ss_filter_bits = 4;
 		while (((size_t)1 << ss_filter_bits) < want)
 			ss_filter_bits++;
-		ss_filter_table = calloc((size_t)1 << ss_filter_bits, sizeof(*ss_filter_table));
+		ss_filter_table = ss_calloc((size_t)1 << ss_filter_bits, sizeof(*ss_filter_table));
 		if (ss_filter_table) {
 			for (size_t i = 0; i < g.naddr; i += 2)
 				ss_filter_insert(g.addr[i], (unsigned)g.addr[i + 1]);
@@ -204,8 +204,8 @@ void ss_filter_init(void)
 		}
 	}
 	for (size_t i = 0; i < g.n; i++)
-		free(g.pat[i]);
-	free(g.addr);
+		ss_free(g.pat[i]);
+	ss_free(g.addr);
 	ss_hot.filter = (ss_filter_used || ss_filter_has_include || ss_filter_max_depth
 			 ? SS_FILTER_SKIP : 0) |
 			(ss_filter_min_ticks ? SS_FILTER_SHORT : 0);
@@ -312,6 +312,9 @@ int ss_filter_take_back(void *fn)
 			break; /* a handler took this word meanwhile */
 		*p = 0;
 	}
+	atomic_signal_fence(memory_order_seq_cst);
+	if (t->pos == enter)
+		t->done = enter;
 	return 1;
 }
 
@@ -356,7 +359,7 @@ void ss_filter_calibrate(void)
 	t->ring = NULL;
 	for (r = -1; r < SS_CAL_ROUNDS; r++) { /* round -1 warms the cache */
 		uint64_t t0 = ss_clock_now();
-		t->pos = buf;
+		t->pos = t->done = buf;
 		t->end = buf + 2 * pairs + 1;
 		t->tbase = ss_clock_now();
 		t->abase = SS_ABASE((uintptr_t)fn);

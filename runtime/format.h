@@ -158,7 +158,10 @@ enum ss_event_kind {
  *                to an EVENTS chunk and still in the RING chunk) is the
  *                same block, the longer copy wins.
  *   SS_EV_BASE   n = 2: tbase, abase.  Sets both bases; ts = the new tbase.
- *   SS_EV_PAD    n = 0: nothing (a slot the writer gave back).
+ *   SS_EV_PAD    n = 0..3: nothing, its n words included (a slot the
+ *                writer gave back; a claim a signal handler found open,
+ *                ss_buf_fill; the head of a long record whose payload is
+ *                being stored).
  *   any other    n = 1: payload = the version 1 arg (ENTER and EXIT of an
  *                address outside [abase, abase + 2^30) take this form).
  * The writer stores payload words before the head word, so a record whose

@@ -105,10 +105,11 @@ __attribute__((noinline)) void ss_frames_unwind(struct ss_thread *t, uintptr_t s
 		if (f->sp > sp || sp - f->sp > SS_FRAMES_JUMP ||
 		    (f->sp == sp && f->site == site))
 			break;
-		t->depth = d - 1;
 		ss_emit(SS_EV_WORD(SS_EV_UNWIND,
 				   (f->fn & SS_EV_ARG_MASK) |
 				   ((uint64_t)SS_UNWIND_SKIPPED << SS_UNWIND_SHIFT)));
+		atomic_signal_fence(memory_order_seq_cst);
+		t->depth = d - 1; /* after its UNWIND: see the exit hook */
 	}
 }
 
@@ -154,15 +155,23 @@ void ss_frames_forget_all(void)
 }
 
 /* A forked child's first chunk: its open frames, outermost first, as
- * long records from e on, ending before `end`; returns the next free word. */
-uint64_t *ss_frames_inherit(struct ss_thread *t, uint64_t *e, uint64_t *end, uint64_t now)
+ * long records from e on, ending before `end`; returns the next free word.
+ * `entering`: the top frame is the one whose ENTER is being stored (the
+ * hook pushes it first), not one of the parent's. */
+uint64_t *ss_frames_inherit(struct ss_thread *t, uint64_t *e, uint64_t *end, uint64_t now,
+			    int entering)
 {
-	uint32_t n = t->depth < t->frames_cap ? t->depth : t->frames_cap;
+	uint32_t depth = t->depth - (entering && t->depth);
+	uint32_t n = depth < t->frames_cap ? depth : t->frames_cap;
 	t->inherit = 0;
 	uint32_t room = e < end ? (uint32_t)(end - e) / 2 : 0;
 	if (n > room) {
+		/* the rest are not in the trace: forget them (the frame being
+		 * entered goes down with them) */
+		if (entering && t->depth && n < t->frames_cap)
+			t->frames[n] = t->frames[t->depth - 1];
 		n = room;
-		t->depth = n; /* the rest are not in the trace: forget them */
+		t->depth = n + (entering != 0);
 	}
 	for (uint32_t i = 0; i < n; i++)
 		e = ss_buf_put(t, e, SS_EV_WORD(SS_EV_INHERIT, t->frames[i].fn & SS_EV_ARG_MASK),

@@ -59,7 +59,7 @@ static int cudart_cb(struct dl_phdr_info *info, size_t size, void *data)
 static void gpu_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	/* CUPTI wants 8-byte alignment */
-	*buffer = aligned_alloc(8, SS_GPU_BUF);
+	*buffer = ss_malloc(SS_GPU_BUF); /* 16-byte aligned, as CUPTI asks 8 */
 	*size = *buffer ? SS_GPU_BUF : 0;
 	*max_records = 0;
 }
@@ -130,7 +130,7 @@ static void gpu_complete(void *ctx, uint32_t stream_id, uint8_t *buffer,
 		while (gpu.next(buffer, valid, &rec) == SS_CUPTI_SUCCESS)
 			write_record(rec);
 	pthread_mutex_unlock(&ss_rt.lock);
-	free(buffer);
+	ss_free(buffer);
 }
 
 /* Lock held.  Load CUPTI once a CUDA runtime is there. */

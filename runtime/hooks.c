@@ -46,6 +46,8 @@ static inline uintptr_t ss_hook_frame_key(void *site)
  * expects. */
 __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 {
+	if (ss_unlikely(ss_hot.gate & SS_GATE_INIT))
+		ss_runtime_early(); /* before our constructor: start now */
 	if (fn == ss_hot.watch)
 		ss_window_on_enter();
 	int g = ss_hot.gate;
@@ -72,16 +74,28 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 		 * it is our own inlined caller (frames.c decides) */
 		if (ss_unlikely(d - 1 < t->frames_cap && t->frames[d - 1].sp <= sp))
 			ss_frames_unwind(t, sp, (uintptr_t)site);
-		ss_emit_fn(SS_EV_ENTER, (uintptr_t)fn);
+		/* the frame is pushed before its ENTER is stored, and taken
+		 * so before it is filled in: a signal handler that records on
+		 * top of us pushes above it (never over it) and sees no frame
+		 * gone (sp above any), and a handler that siglongjmps away
+		 * leaves the frame to be found gone (an UNWIND, which the
+		 * slicer ignores when the ENTER never made it) */
 		d = t->depth;
 		if (ss_likely(d < t->frames_cap)) {
-			t->frames[d].sp = sp;
-			t->frames[d].fn = (uintptr_t)fn;
-			t->frames[d].site = (uintptr_t)site;
+			struct ss_frame *f = &t->frames[d];
+			f->sp = UINTPTR_MAX;
+			atomic_signal_fence(memory_order_seq_cst);
+			t->depth = d + 1;
+			atomic_signal_fence(memory_order_seq_cst);
+			f->fn = (uintptr_t)fn;
+			f->site = (uintptr_t)site;
+			f->sp = sp;
 		} else {
 			ss_frames_grow(t, sp, (uintptr_t)fn, (uintptr_t)site);
+			t->depth = d + 1;
 		}
-		t->depth = d + 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		ss_emit_fn(SS_EV_ENTER, (uintptr_t)fn);
 		if (ss_unlikely(ss_hot.stacks))
 			ss_stack_capture(); /* record.stack: stack.c */
 	}
@@ -90,6 +104,8 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 {
 	(void)site;
+	if (ss_unlikely(ss_hot.gate & SS_GATE_INIT))
+		ss_runtime_early();
 	int g = ss_hot.gate;
 	/* stats: whole_run / log.every_n_steps (stats.c) */
 	if (g & SS_GATE_STATS) {
@@ -101,15 +117,20 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 	if (g && (ss_likely(g == 1) || !ss_hooks_gate_slow(g)) &&
 	    !(ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_skip_exit(fn))) {
 		struct ss_thread *t = &ss_tls;
+		/* filter.min_duration_us: a short leaf call is taken back */
+		if (!(ss_unlikely(ss_hot.filter & SS_FILTER_SHORT) && ss_filter_take_back(fn)))
+			ss_emit_fn(SS_EV_EXIT, (uintptr_t)fn);
+		/* popped after its EXIT is stored: a handler that siglongjmps
+		 * out from between leaves the frame to be found gone, so the
+		 * call ends unwound instead of open (the slicer ignores the
+		 * UNWIND of a frame that did end) */
+		atomic_signal_fence(memory_order_seq_cst);
 		uint32_t d = t->depth;
 		if (ss_likely(d - 1 < t->frames_cap &&
 			      t->frames[d - 1].fn == (uintptr_t)fn))
 			t->depth = d - 1;
 		else
 			ss_frames_exit_slow(t, (uintptr_t)fn);
-		/* filter.min_duration_us: a short leaf call is taken back */
-		if (!(ss_unlikely(ss_hot.filter & SS_FILTER_SHORT) && ss_filter_take_back(fn)))
-			ss_emit_fn(SS_EV_EXIT, (uintptr_t)fn);
 	}
 	if (fn == ss_hot.watch)
 		ss_window_on_exit();
@@ -247,7 +268,7 @@ static uint64_t string_id(const char *name)
 			pthread_mutex_lock(&ss_rt.lock);
 			text = atomic_load_explicit(&s->text, memory_order_acquire);
 			if (!text) {
-				char *copy = strdup(name);
+				char *copy = ss_strdup(name);
 				if (copy) {
 					id = ++ss_rt.next_str;
 					s->hash = h;

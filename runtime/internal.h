@@ -35,6 +35,9 @@ struct ss_thread {
 	uint64_t *pos;                 /* next free word */
 	uint64_t *end;                 /* end of the block, less SS_RESERVE */
 	uint64_t tbase, abase;         /* compact events' bases (format.h) */
+	uint64_t *done;                /* words below are stored: [done, pos)
+	                                * was claimed by code a signal handler
+	                                * interrupted (ss_buf_fill) */
 	struct ss_chunk_header *chunk; /* current chunk, NULL if none */
 	uint64_t chunk_off;            /* its offset in the file */
 	uint64_t tid;
@@ -77,6 +80,11 @@ struct ss_frame {
 #define SS_GATE_REC 1
 #define SS_GATE_EVENTS 7               /* the recording bits */
 #define SS_GATE_STATS 8
+/* Set from the start until the runtime has started: an instrumented
+ * function that runs before our constructor (from .preinit_array, or a
+ * library's constructor that runs first) takes the slow path, which starts
+ * the runtime there (ss_runtime_early) and records it. */
+#define SS_GATE_INIT 16
 
 /* Read-mostly globals tested on every hook call. */
 struct ss_hot {
@@ -112,6 +120,8 @@ struct ss_runtime {
 	char path[5400];               /* this process's trace file */
 	int own_dir;                   /* we made the run dir (no `record`) */
 	int handed;                    /* config came from STEPSCOPE__CONFIG */
+	int fork_resume;               /* forked child: threads to start again
+	                                * (ss_fork_resume) */
 	struct ss_config cfg;
 	struct ss_file_header hdr;     /* template, written when the file opens */
 	/* meta chunk being filled */
@@ -168,6 +178,7 @@ SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
 SS_HIDDEN void ss_buf_prefault(void *p, uint64_t size);
 SS_HIDDEN void ss_buf_ready(struct ss_thread *t); /* ring.c */
+SS_HIDDEN void ss_buf_fill(struct ss_thread *t, uint64_t *to);
 
 /* ring.c: each thread's ring of blocks, copied out in the background */
 SS_HIDDEN uint64_t ss_ring_drain_all(int have_lock);
@@ -214,7 +225,7 @@ SS_HIDDEN void ss_frames_exit_slow(struct ss_thread *t, uintptr_t fn);
 SS_HIDDEN void ss_frames_unwind_all(struct ss_thread *t, unsigned why);
 SS_HIDDEN void ss_frames_forget_all(void);
 SS_HIDDEN uint64_t *ss_frames_inherit(struct ss_thread *t, uint64_t *e,
-				       uint64_t *end, uint64_t now);
+				       uint64_t *end, uint64_t now, int entering);
 SS_HIDDEN int ss_hooks_gate_slow(int gate);
 
 /* thread.c */
@@ -248,11 +259,17 @@ SS_HIDDEN void ss_stats_on_step(uint64_t step);     /* log.every_n_steps */
 SS_HIDDEN void ss_stats_close_frames(struct ss_thread *t); /* own thread */
 SS_HIDDEN void ss_stats_release(struct ss_thread *t);      /* thread exit */
 SS_HIDDEN void ss_stats_after_fork(struct ss_thread *t);
+SS_HIDDEN void ss_stats_after_fork_resume(void); /* lock held */
 
 /* memory.c: the memory poller thread (memory.enabled) */
 SS_HIDDEN void ss_memory_start(void);
 SS_HIDDEN void ss_memory_on_step(uint64_t step); /* lock held; never blocks */
 SS_HIDDEN void ss_memory_stop(void);
+SS_HIDDEN void ss_memory_after_fork(void); /* lock held: the poller again */
+/* runtime.c: the first hook call came before our constructor */
+SS_HIDDEN void ss_runtime_early(void);
+/* runtime.c: a forked child's first slow path (lock held) */
+SS_HIDDEN void ss_fork_resume(void);
 
 /* gpu.c: CUPTI activity (gpu.enabled) */
 SS_HIDDEN void ss_gpu_on_window(int open); /* lock held */
@@ -293,6 +310,34 @@ SS_HIDDEN void ss_elfsym_each_function(int (*fn)(uintptr_t addr, const char *nam
 /* exec.c: children started with their own environment join the run */
 /* before main, after the config; weak: libstepscope.a leaves exec.c out */
 SS_HIDDEN void ss_exec_capture(void) __attribute__((weak));
+
+/* The runtime's own memory.  A program may define malloc and free itself
+ * (arena allocators, leak checkers): the runtime never calls them, but
+ * glibc's allocator by its own names, so the program's counts and hooks
+ * see the program alone.  Library calls that would allocate for us
+ * (fopen, opendir, strdup, setenv, realpath without a buffer) are not
+ * used either.  The one exception: pthread_create, whose thread gets its
+ * TLS vector from the loader's calloc, the program's if it has one. */
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t k, size_t n);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+#define ss_malloc(n) __libc_malloc(n)
+#define ss_calloc(k, n) __libc_calloc(k, n)
+#define ss_realloc(p, n) __libc_realloc(p, n)
+#define ss_free(p) __libc_free(p)
+#include <string.h>
+static inline char *ss_strndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = ss_malloc(len + 1);
+	if (p) {
+		memcpy(p, s, len);
+		p[len] = 0;
+	}
+	return p;
+}
+#define ss_strdup(s) ss_strndup(s, strlen(s))
 
 /* warn once-style helper: "stepscope: ..." on stderr, never blocks long */
 SS_HIDDEN void ss_warn(const char *fmt, ...)
@@ -350,7 +395,11 @@ static inline int ss_claim(uint64_t **pos, uint64_t *e, uint64_t *n)
  * the claim and checked again after it: a handler that moved them (a
  * rebase, a new block) in between sends this event to the slow path,
  * which gives the slot back or pads it and stores the event after the
- * handler's.  An address outside the base's window (an instrumented
+ * handler's.  A claim always starts at t->done, the end of the words
+ * stored: a hook running in a handler on top of another claim finds pos
+ * past done and closes that claim first (ss_buf_fill: PAD words), so a
+ * handler that leaves by siglongjmp leaves no zero word behind.  An
+ * address outside the base's window (an instrumented
  * shared library, far from the executable) takes a long record, without
  * a system call; a full block or a timestamp 2^32 ticks past the base take
  * the slow path. */
@@ -359,13 +408,19 @@ static inline void ss_emit_fn(unsigned k, uintptr_t fn)
 	struct ss_thread *t = &ss_tls;
 	uint64_t tb = t->tbase, ab = t->abase;
 	uint64_t *e;
-	do {
+	for (;;) {
 		e = t->pos;
 		if (ss_unlikely(e >= t->end)) {
 			ss_buf_refill(t, SS_EV_WORD(k, fn));
 			return;
 		}
-	} while (ss_unlikely(!ss_claim(&t->pos, e, e + 1)));
+		if (ss_unlikely(e != t->done)) {
+			ss_buf_fill(t, e); /* we interrupted a claim: close it */
+			continue;
+		}
+		if (ss_likely(ss_claim(&t->pos, e, e + 1)))
+			break;
+	}
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = ss_clock_now();
 	uint64_t dt = now - tb, da = (uint64_t)fn - ab;
@@ -376,6 +431,8 @@ static inline void ss_emit_fn(unsigned k, uintptr_t fn)
 		return;
 	}
 	*e = SS_CW_SHORT(k, dt, da);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->done = e + 1;
 }
 
 /* Any other event: a long record of two words (head after payload). */
@@ -384,13 +441,19 @@ static inline void ss_emit(uint64_t word)
 	struct ss_thread *t = &ss_tls;
 	uint64_t tb = t->tbase;
 	uint64_t *e;
-	do {
+	for (;;) {
 		e = t->pos;
 		if (ss_unlikely(e + 1 >= t->end)) {
 			ss_buf_refill(t, word);
 			return;
 		}
-	} while (ss_unlikely(!ss_claim(&t->pos, e, e + 2)));
+		if (ss_unlikely(e != t->done)) {
+			ss_buf_fill(t, e);
+			continue;
+		}
+		if (ss_likely(ss_claim(&t->pos, e, e + 2)))
+			break;
+	}
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = ss_clock_now();
 	uint64_t dt = now - tb;
@@ -399,9 +462,13 @@ static inline void ss_emit(uint64_t word)
 		ss_emit_far(t, e, 2, word, now);
 		return;
 	}
+	e[0] = SS_CW_LONG(SS_EV_PAD, 1, 0); /* until the head: skip both */
+	atomic_signal_fence(memory_order_seq_cst);
 	e[1] = SS_EV_ARG(word);
 	atomic_signal_fence(memory_order_seq_cst);
 	e[0] = SS_CW_LONG(SS_EV_KIND(word), 1, dt);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->done = e + 2;
 }
 
 #endif /* SS_INTERNAL_H */

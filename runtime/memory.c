@@ -259,6 +259,7 @@ struct ss_mem_nvml {
 static struct {
 	/* set by start/stop/fork, on the program's threads */
 	int started;                      /* ss_memory_start ran: efd is valid */
+	int restart;                      /* forked child: poller not started yet */
 	int running;                      /* the poller thread exists here */
 	pthread_t thread;
 	int efd;
@@ -640,7 +641,7 @@ static void json_add(int64_t step, const struct ss_mem_sample *s)
 		size_t cap = mem.json_cap ? mem.json_cap * 2 : 64 * 1024;
 		while (cap < need)
 			cap *= 2;
-		char *p = realloc(mem.json, cap);
+		char *p = ss_realloc(mem.json, cap);
 		if (!p)
 			return;
 		mem.json = p;
@@ -758,8 +759,16 @@ static void after_fork_child(void)
 	mem.json_path[0] = 0;
 	atomic_store(&mem.want_entry, 0);
 	atomic_store(&mem.skipped, 0);
-	if (mem.efd < 0 || atomic_load(&mem.stop) || atomic_load(&mem.stopped))
+	mem.restart = mem.efd >= 0 && !atomic_load(&mem.stop) && !atomic_load(&mem.stopped);
+}
+
+/* The child's first slow path (lock held): the poller, which the fork
+ * child handler may not start (async-signal-safe only there). */
+void ss_memory_after_fork(void)
+{
+	if (!mem.restart)
 		return;
+	mem.restart = 0;
 	start_thread();
 }
 

@@ -24,7 +24,6 @@
  *
  * Lock order: ring->mu, then ss_rt.lock, then the pool's lock.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -392,7 +391,7 @@ static struct ss_ring *ring_new(uint64_t size)
 	}
 	if (!c)
 		return NULL;
-	struct ss_ring *r = calloc(1, sizeof(*r));
+	struct ss_ring *r = ss_calloc(1, sizeof(*r));
 	if (!r) {
 		munmap(c, size);
 		return NULL;
@@ -440,12 +439,17 @@ static struct ss_ring *ring_take_free(uint64_t size)
 void ss_ring_prepare(void)
 {
 	int want = 0, have = 0;
-	DIR *d = opendir("/proc/self/task");
-	if (d) {
-		while (readdir(d))
-			want++;
-		closedir(d);
-		want -= 2; /* . and .. */
+	/* the process's threads: "Threads:" of /proc/self/status (opendir
+	 * would allocate with the program's malloc) */
+	char st[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, st, sizeof(st) - 1);
+		close(fd);
+		st[n > 0 ? n : 0] = 0;
+		const char *p = strstr(st, "\nThreads:");
+		if (p)
+			want = atoi(p + 9);
 	}
 	for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 		want -= t->ring != NULL;
@@ -491,6 +495,7 @@ static void finish_block(struct ss_thread *t)
 	struct ss_ring *r = t->ring;
 	if (!r || !t->blk)
 		return;
+	ss_buf_fill(t, t->pos);
 	uint64_t n = (uint64_t)(t->pos - t->blk);
 	if (t->ovf) {
 		t->ovf->used = n * sizeof(uint64_t);
@@ -503,7 +508,7 @@ static void finish_block(struct ss_thread *t)
 	}
 	t->blk = NULL;
 	t->chunk = NULL;
-	t->pos = t->end = NULL;
+	t->pos = t->end = t->done = NULL;
 }
 
 /* An EVENTS chunk for a block the ring has no room for: one the pool
@@ -619,11 +624,14 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		return;
 	}
 	t->in_slow = 1;
+	if (t->blk && t->pos && t->pos <= t->end + SS_RESERVE)
+		ss_buf_fill(t, t->pos); /* an interrupted claim: never a hole */
 	/* a block switch takes no lock: the background thread may hold
 	 * ss_rt.lock while it reserves file space (the maps are looked at
 	 * there too, pool.c) */
 	if (t->state == SS_THREAD_NEW || !t->ring) {
 		pthread_mutex_lock(&ss_rt.lock);
+		ss_fork_resume();
 		if (t->state == SS_THREAD_NEW)
 			ss_thread_init(t);
 		if (!t->ring && !ss_rt.stopped && !ss_rt.disabled)
@@ -643,7 +651,8 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 			atomic_fetch_add(&ss_rt.lost, n);
 		}
 		if (e && t->inherit)
-			e = ss_frames_inherit(t, e, t->end - 2, now);
+			e = ss_frames_inherit(t, e, t->end - 2, now,
+					      SS_EV_KIND(word) == SS_EV_ENTER);
 	}
 	t->drop = t->ring && !e;
 	if (e) {
@@ -651,6 +660,7 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		if (now - t->tbase >= (UINT64_C(1) << 32))
 			now = t->tbase;
 		t->pos = ss_buf_put(t, e, word, now);
+		t->done = t->pos;
 	} else if (ss_hot.gate & SS_GATE_EVENTS) {
 		__atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
 	}
@@ -673,7 +683,7 @@ void ss_buf_ready(struct ss_thread *t)
 	uintptr_t hint = (uintptr_t)ss_hot.watch;
 	uint64_t *e = begin_block(t, ss_clock_now(), hint ? SS_ABASE(hint) : t->abase, 1);
 	if (e)
-		t->pos = e;
+		t->pos = t->done = e;
 }
 
 /* Recording stopped while this thread had a block: mark it in the
@@ -688,6 +698,7 @@ void ss_buf_mark_stop(struct ss_thread *t)
 	ss_buf_hold_signals(&old);
 	t->in_slow = 1;
 	if (t->blk && ss_rt.stopped && t->pos <= t->end) {
+		ss_buf_fill(t, t->pos);
 		ss_buf_put_stop(t);
 		finish_block(t);
 	}
@@ -804,6 +815,6 @@ void ss_ring_after_fork(void)
 	for (; r; r = next) {
 		next = r->next;
 		munmap(r->c, r->size);
-		free(r);
+		ss_free(r);
 	}
 }

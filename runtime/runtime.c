@@ -9,10 +9,20 @@
  * the active copy by pid and address).  After fork the child gets its own
  * file; after exec the new image records into the same run directory.
  * Never: kill or block the program after main has started.
+ *
+ * The rule for the fork child handlers here and in the files they call
+ * (buffer.c, ring.c, pool.c, thread.c, stats.c, memory.c, stack.c): only
+ * async-signal-safe calls and plain stores, nothing allocated or freed
+ * but mappings, no lock taken, nothing set in the environment.  Another
+ * thread may have held any lock at the fork (glibc's environment lock,
+ * a malloc arena): what needs more (threads) waits for ss_fork_resume.
+ * Before main the same holds from a hook that starts the runtime early
+ * (ss_runtime_early, from .preinit_array).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,9 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "envcode.h"
 #include "internal.h"
 
-struct ss_hot ss_hot;
+struct ss_hot ss_hot = { .gate = SS_GATE_INIT };
 struct ss_runtime ss_rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
@@ -109,11 +120,9 @@ static int pick_dir(void)
 			strerror(errno));
 		return -1;
 	}
-	char *abs = realpath(ss_rt.dir, NULL);
-	if (abs) {
+	char abs[PATH_MAX];
+	if (realpath(ss_rt.dir, abs))
 		snprintf(ss_rt.dir, sizeof(ss_rt.dir), "%s", abs);
-		free(abs);
-	}
 	setenv("STEPSCOPE_DIR", ss_rt.dir, 1);
 	ss_rt.own_dir = 1;
 	return 0;
@@ -123,8 +132,16 @@ static void owner_mark(char *buf, size_t len);
 
 /* The run's config as STEPSCOPE__CONFIG holds it: ss_config_dump's
  * "key=value" lines, applied on top of the defaults. */
-static int load_handed(const char *dump, char *err, size_t errlen)
+static int load_handed(const char *handed, char *err, size_t errlen)
 {
+	static char buf[16384];
+	if (strlen(handed) >= sizeof(buf)) {
+		snprintf(err, errlen, "STEPSCOPE__CONFIG: too long");
+		return -1;
+	}
+	strcpy(buf, handed);
+	ss_envcode_get(buf); /* one line in the environment: envcode.h */
+	const char *dump = buf;
 	ss_config_defaults(&ss_rt.cfg);
 	while (*dump) {
 		const char *nl = strchr(dump, '\n');
@@ -148,10 +165,10 @@ static int load_handed(const char *dump, char *err, size_t errlen)
  * (or pipe) again. */
 static void hand_on(void)
 {
-	char buf[16384];
+	static char buf[16384], line[16384];
 	size_t n = ss_config_dump(&ss_rt.cfg, buf, sizeof(buf));
-	if (n < sizeof(buf))
-		setenv("STEPSCOPE__CONFIG", buf, 1);
+	if (n < sizeof(buf) && ss_envcode_put(line, sizeof(line), buf, n) < sizeof(line))
+		setenv("STEPSCOPE__CONFIG", line, 1);
 }
 
 static void after_fork_child(void)
@@ -172,21 +189,35 @@ static void after_fork_child(void)
 	ss_ring_after_fork();
 	ss_tls.inherit = ss_tls.depth != 0; /* replayed in the child's trace */
 	ss_pool_after_fork();
-	char owner[96];
-	owner_mark(owner, sizeof(owner));
-	setenv("STEPSCOPE__OWNER", owner, 1);
+	/* the owner mark names this image and this copy, which the child
+	 * shares: nothing to set (setenv here would wait forever on glibc's
+	 * environment lock when another thread held it at the fork) */
+	ss_rt.fork_resume = 1; /* threads start again on a slow path */
 }
 
-/* "pid:image:copy": the process, this exec'd image of it (the kernel's
- * AT_RANDOM bytes differ after every exec, the pid does not) and this copy
- * of the runtime in it. */
+/* In a forked child, on the first slow path that holds the lock: what
+ * the fork child handlers may not do (start threads, allocate).  Lock
+ * held. */
+void ss_fork_resume(void)
+{
+	if (!ss_rt.fork_resume)
+		return;
+	ss_rt.fork_resume = 0;
+	ss_memory_after_fork();
+	ss_stats_after_fork_resume();
+}
+
+/* "image:copy": this exec'd image of the process (the kernel's AT_RANDOM
+ * bytes differ after every exec; a forked child shares them with its
+ * parent, and its copies of the runtime sit at the same addresses) and
+ * this copy of the runtime in it. */
 static void owner_mark(char *buf, size_t len)
 {
 	unsigned long long image = 0;
 	const void *rnd = (const void *)getauxval(AT_RANDOM);
 	if (rnd)
 		memcpy(&image, rnd, sizeof(image));
-	snprintf(buf, len, "%d:%016llx:%p", (int)getpid(), image, (void *)&ss_rt);
+	snprintf(buf, len, "%016llx:%p", image, (void *)&ss_rt);
 }
 
 /* Another copy of the runtime already records in this process image? */
@@ -203,12 +234,68 @@ static int other_copy_active(void)
 	const char *cur = getenv("STEPSCOPE__OWNER");
 	const char *copy = strrchr(owner, ':');
 	if (cur && !strncmp(cur, owner, (size_t)(copy - owner + 1)) && strcmp(cur, owner))
-		return 1; /* same pid and image, another copy */
-	setenv("STEPSCOPE__OWNER", owner, 1);
+		return 1; /* same image, another copy */
 	return 0;
 }
 
+/* This copy records: say so to any other copy loaded later into this
+ * image (a static copy in a dlopen'ed library).  Before main, or from a
+ * library's constructor; never in a fork child or a signal path. */
+static void owner_claim(void)
+{
+	char owner[96];
+	owner_mark(owner, sizeof(owner));
+	char *cur = getenv("STEPSCOPE__OWNER");
+	if (cur && !strcmp(cur, owner))
+		return;
+	/* `record` reserves room for the mark (SS_OWNER_ROOM characters):
+	 * written in place, no setenv, which would allocate with the
+	 * program's malloc and take the environment's lock */
+	size_t n = strlen(owner);
+	if (cur && strlen(cur) >= n && strspn(cur, "-") == strlen(cur)) {
+		memcpy(cur, owner, n + 1);
+		return;
+	}
+	if (cur && strlen(cur) >= n && cur[n] == 0) {
+		memcpy(cur, owner, n + 1); /* an earlier image's mark, same length */
+		return;
+	}
+	setenv("STEPSCOPE__OWNER", owner, 1);
+}
+
 static void runtime_start(void);
+
+/* From .preinit_array libc has not set `environ` yet (its own initializer
+ * runs later and sets it to the real one): until then the runtime reads
+ * the process's initial environment from /proc/self/environ.  What it
+ * sets meanwhile (the run directory of a run without `record`) is lost
+ * for the program, not for the runtime. */
+static void early_environ(void)
+{
+	extern char **environ;
+	static char buf[256 * 1024];
+	static char *vec[4096];
+	if (environ)
+		return;
+	int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+	size_t n = 0, k = 0;
+	if (fd >= 0) {
+		ssize_t r;
+		while (n < sizeof(buf) - 1 &&
+		       (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+			n += (size_t)r;
+		close(fd);
+	}
+	buf[n] = 0;
+	for (size_t i = 0; i < n && k < sizeof(vec) / sizeof(vec[0]) - 1;) {
+		size_t len = strlen(buf + i);
+		if (len)
+			vec[k++] = buf + i;
+		i += len + 1;
+	}
+	vec[k] = NULL;
+	environ = vec;
+}
 
 __attribute__((constructor(101))) static void ss_runtime_start(void)
 {
@@ -219,9 +306,21 @@ __attribute__((constructor(101))) static void ss_runtime_start(void)
 		ss_exec_capture();
 }
 
+/* A hook ran before the constructor above: start now, so the program's
+ * very first instrumented call is recorded. */
+void ss_runtime_early(void)
+{
+	ss_runtime_start();
+	__atomic_fetch_and(&ss_hot.gate, ~SS_GATE_INIT, __ATOMIC_RELAXED);
+}
+
 static void runtime_start(void)
 {
 	ss_rt.initialized = 1;
+	/* hooks that run from here on (the program's own malloc, say) see
+	 * the runtime as it is: not recording yet */
+	__atomic_fetch_and(&ss_hot.gate, ~SS_GATE_INIT, __ATOMIC_RELAXED);
+	early_environ();
 	ss_rt.pid = getpid();
 	if (other_copy_active()) {
 		ss_rt.dormant = 1;
@@ -262,6 +361,7 @@ static void runtime_start(void)
 		ss_rt.disabled = 1;
 		return;
 	}
+	owner_claim();
 	ss_direct_defaults(&ss_rt.cfg); /* no record, no config: a quick look */
 	ss_rt.chunk_bytes = (uint64_t)(ss_rt.cfg.buffer_kb > 0 ? ss_rt.cfg.buffer_kb : 1024) * 1024;
 	ss_rt.cap_bytes = (uint64_t)ss_rt.cfg.max_trace_mb << 20;

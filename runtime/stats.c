@@ -254,6 +254,7 @@ __attribute__((noinline)) static struct ss_stats *ss_stats_attach(void)
 	int saved = errno;
 	struct ss_stats *s = ss_stats_new(SS_STATS_FIRST_SLOTS, SS_STATS_MAX_SLOTS);
 	pthread_mutex_lock(&ss_rt.lock);
+	ss_fork_resume();
 	if (s) {
 		if (t->state == SS_THREAD_NEW)
 			ss_thread_init(t);
@@ -486,7 +487,7 @@ void ss_stats_write(struct ss_thread *t)
 	if (!s || ss_rt.cfg.stats != SS_STATS_WHOLE_RUN || ss_rt.disabled)
 		return;
 	size_t max = ss_stats_room(s);
-	struct ss_meta_stats_entry *e = malloc(max * sizeof(*e));
+	struct ss_meta_stats_entry *e = ss_malloc(max * sizeof(*e));
 	if (!e)
 		return;
 	struct ss_meta_stats h = {
@@ -498,7 +499,7 @@ void ss_stats_write(struct ss_thread *t)
 		.sample_ticks = ss_stats_period_ticks(),
 	};
 	ss_meta_write(SS_META_STATS, &h, sizeof(h), e, h.n * sizeof(*e));
-	free(e);
+	ss_free(e);
 }
 
 /* Lock held. */
@@ -568,12 +569,12 @@ void ss_stats_release(struct ss_thread *t)
 		}
 	size_t max = ss_stats_ngone + ss_stats_room(s);
 	struct ss_meta_stats_entry *e;
-	if (ss_rt.cfg.log_every_n_steps > 0 && (e = malloc(max * sizeof(*e)))) {
+	if (ss_rt.cfg.log_every_n_steps > 0 && (e = ss_malloc(max * sizeof(*e)))) {
 		size_t n = ss_stats_ngone;
 		if (n)
 			memcpy(e, ss_stats_gone, n * sizeof(*e));
 		n += ss_stats_collect(s, e + n, max - n);
-		free(ss_stats_gone);
+		ss_free(ss_stats_gone);
 		ss_stats_gone = e;
 		ss_stats_ngone = ss_stats_merge(e, n);
 	}
@@ -583,17 +584,25 @@ void ss_stats_release(struct ss_thread *t)
 /* In the child after fork: count only what the child does (frames open at
  * the fork are not counted in it).  The table is mapped again on the next
  * hook call. */
+/* Fork child handler: async-signal-safe, nothing allocated or freed but
+ * mappings (the list of threads gone is the parent's malloc'ed memory:
+ * left, not freed; the sampler starts again in ss_stats_after_fork_resume). */
 void ss_stats_after_fork(struct ss_thread *t)
 {
 	ss_stats_free(t->stats);
 	t->stats = NULL;
 	ss_stats_self = NULL;
 	ss_stats_list = NULL; /* the other threads' tables are the parent's */
-	if (ss_stats_running)
-		ss_stats_start_sampler(); /* only the forking thread came along */
-	free(ss_stats_gone);
 	ss_stats_gone = NULL;
 	ss_stats_ngone = 0;
+}
+
+/* A forked child's first slow path (lock held): only the forking thread
+ * came along, so the sampler runs again from here. */
+void ss_stats_after_fork_resume(void)
+{
+	if (ss_stats_running)
+		ss_stats_start_sampler();
 }
 
 /* ------------------------------------------------------------ the log */
@@ -618,7 +627,7 @@ static const char *ss_stats_name(uintptr_t fn)
 			char buf[256];
 			if (ss_elfsym_name(fn, buf, sizeof(buf)))
 				snprintf(buf, sizeof(buf), "%#lx", (unsigned long)fn);
-			char *name = strdup(buf);
+			char *name = ss_strdup(buf);
 			if (!name)
 				return "?";
 			ss_stats_names[i].fn = fn;
@@ -670,7 +679,7 @@ void ss_stats_on_step(uint64_t step)
 	for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 		if (t->stats)
 			max += ss_stats_room(t->stats);
-	struct ss_meta_stats_entry *e = malloc(max * sizeof(*e));
+	struct ss_meta_stats_entry *e = ss_malloc(max * sizeof(*e));
 	if (!e)
 		return;
 	if (n)
@@ -697,5 +706,5 @@ void ss_stats_on_step(uint64_t step)
 		w = write(STDERR_FILENO, line, (size_t)len);
 	}
 	(void)w;
-	free(e);
+	ss_free(e);
 }

@@ -224,6 +224,7 @@ __attribute__((noinline)) void ss_window_on_enter(void)
 	uint64_t ts = ss_clock_now();
 	t->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
+	ss_fork_resume();
 	if (!ss_rt.step_tid)
 		ss_rt.step_tid = t->tid;
 	if (ss_rt.step_tid == t->tid && ss_hot.watch)

@@ -34,6 +34,7 @@
 
 #include "cmds.h"
 #include "config.h"
+#include "envcode.h"
 #include "format.h"
 #include "run-check.h"
 
@@ -720,11 +721,27 @@ int cmd_record(int argc, char **argv)
 	 * none of them reads the file (or pipe) again */
 	{
 		size_t need = ss_config_dump(&cfg, NULL, 0) + 1;
-		val = malloc(need);
-		if (!val)
+		char *dump = malloc(need);
+		if (!dump)
 			goto fail1;
-		ss_config_dump(&cfg, val, need);
+		ss_config_dump(&cfg, dump, need);
+		size_t n = strlen(dump), vlen = ss_envcode_put(NULL, 0, dump, n) + 1;
+		val = malloc(vlen);
+		if (!val) {
+			free(dump);
+			goto fail1;
+		}
+		ss_envcode_put(val, vlen, dump, n); /* one line (envcode.h) */
+		free(dump);
 		setenv("STEPSCOPE__CONFIG", val, 1);
+	}
+	{
+		/* room for the runtime's owner mark, which it writes in place
+		 * (runtime.c: setenv would call the program's malloc) */
+		char room[65];
+		memset(room, '-', sizeof(room) - 1);
+		room[sizeof(room) - 1] = 0;
+		setenv("STEPSCOPE__OWNER", room, 1);
 	}
 	{
 		const char *old = getenv("LD_PRELOAD");

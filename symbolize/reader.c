@@ -274,7 +274,7 @@ static enum ss_cw_res ss_cw_long(const uint8_t *data, uint64_t len, uint64_t *po
 		*why = "a long record with bits 44-63 set";
 		return SS_CW_BAD;
 	}
-	if (n != ss_cw_payload(kind)) {
+	if (n != ss_cw_payload(kind) && kind != SS_EV_PAD) {
 		*why = "a long record of the wrong length for its kind";
 		return SS_CW_BAD;
 	}

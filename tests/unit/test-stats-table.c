@@ -45,6 +45,10 @@ int ss_meta_write(uint16_t type, const void *a, size_t alen, const void *b, size
 	return 0;
 }
 
+void ss_fork_resume(void)
+{
+}
+
 void ss_thread_init(struct ss_thread *t)
 {
 	t->state = SS_THREAD_LIVE;
