@@ -1,0 +1,74 @@
+/*
+ * s-rt-alloc.c - fixture: a program with an allocator of its own, as
+ * arena allocators and leak checkers have: malloc, free, calloc and
+ * realloc defined after <stdlib.h> (so their first declaration is in a
+ * system header), forwarding to glibc's __libc_* functions and counting
+ * their calls.  main makes 10 allocations around train_step() and prints
+ * "malloc M calloc C realloc R free F": the counts the test compares with
+ * the plain build's and with the trace.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+
+DEFINE_SINK;
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+static atomic_long n_malloc, n_calloc, n_realloc, n_free;
+
+void *malloc(size_t n)
+{
+	atomic_fetch_add(&n_malloc, 1);
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t k, size_t n)
+{
+	atomic_fetch_add(&n_calloc, 1);
+	return __libc_calloc(k, n);
+}
+
+void *realloc(void *p, size_t n)
+{
+	atomic_fetch_add(&n_realloc, 1);
+	return __libc_realloc(p, n);
+}
+
+void free(void *p)
+{
+	if (p)
+		atomic_fetch_add(&n_free, 1);
+	__libc_free(p);
+}
+
+NOINLINE void train_step(char **bufs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		bufs[i] = malloc(64 + (size_t)i);
+		memset(bufs[i], i, 64);
+		SINK(bufs[i][0]);
+	}
+}
+
+int main(void)
+{
+	char *bufs[10];
+	long m0 = n_malloc, c0 = n_calloc, r0 = n_realloc, f0 = n_free;
+	train_step(bufs, 10);
+	for (int i = 0; i < 10; i++)
+		free(bufs[i]);
+	/* what main did, and what happened before main (counted apart: the
+	 * loader and libc allocate too) */
+	printf("malloc %ld calloc %ld realloc %ld free %ld\n", (long)n_malloc - m0,
+	       (long)n_calloc - c0, (long)n_realloc - r0, (long)n_free - f0);
+	printf("before main: malloc %ld calloc %ld realloc %ld free %ld\n", m0, c0, r0, f0);
+	fflush(stdout);
+	return 0;
+}

@@ -1,0 +1,256 @@
+/*
+ * s-rt-harm.c - fixture: what real trainers and their libraries do that a
+ * profiler must survive without hanging, losing or splitting calls.  The
+ * program counts its own calls (atomic counters in the function bodies)
+ * and prints them, so the test compares the trace with the program.
+ *
+ *   s-rt-harm forkenv N:  a thread loops on setenv() while main calls
+ *                         train_step() and then fork()s N times; each
+ *                         child only _exit(0)s.  A child still there after
+ *                         10 s is hung (killed); prints "hung H of N"
+ *   s-rt-harm sigjump MS: an interval timer (100 us) for MS ms while
+ *                         main calls train_step() in a loop; train_step
+ *                         calls leaf() in a loop; the handler calls
+ *                         in_handler() and every 5th one siglongjmps back
+ *                         into train_step; prints "train T leaf L handler
+ *                         H jumps J"
+ *   s-rt-harm sigtimer N: train_step() calls leaf() N times under a
+ *                         100 us timer whose handler calls in_handler();
+ *                         no jump anywhere; prints "leaf L handler H"
+ *   s-rt-harm ucontext:   main -> foo -> swapcontext to a context running
+ *                         bar, which returns to foo; then baz; prints
+ *                         "foo 1 bar 1 baz 1"
+ *   s-rt-harm env:        prints the STEPSCOPE* variables the program
+ *                         sees, one "NAME=VALUE" a line, then "end"
+ *   s-rt-harm preinit:    an instrumented function runs from
+ *                         .preinit_array, before any constructor; main
+ *                         calls train_step(); prints "early E"
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+DEFINE_SINK;
+
+static atomic_long n_train, n_leaf, n_handler, n_early, n_foo, n_bar, n_baz;
+static sigjmp_buf jump_env;
+static volatile sig_atomic_t jumping, in_step, stop_spin;
+static atomic_long n_jumps, n_ticks;
+
+NOINLINE void leaf(int i)
+{
+	atomic_fetch_add(&n_leaf, 1);
+	SINK(i);
+}
+
+NOINLINE void in_handler(int sig)
+{
+	atomic_fetch_add(&n_handler, 1);
+	SINK(sig);
+}
+
+static void on_alarm(int sig)
+{
+	in_handler(sig);
+	long n = atomic_fetch_add(&n_ticks, 1) + 1;
+	if (in_step && n % 5 == 0) {
+		atomic_fetch_add(&n_jumps, 1);
+		siglongjmp(jump_env, 1);
+	}
+}
+
+NOINLINE void train_step(int calls)
+{
+	atomic_fetch_add(&n_train, 1);
+	volatile int i = 0;
+	if (jumping) {
+		sigsetjmp(jump_env, 1); /* a jump lands here and goes on */
+		in_step = 1;
+	}
+	for (; i < calls; i++)
+		leaf(i);
+	in_step = 0;
+}
+
+static void start_timer(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void stop_timer(void)
+{
+	struct itimerval it;
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_IGN);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *spin_env(void *arg)
+{
+	char v[32];
+	for (unsigned long i = 0; !stop_spin; i++) {
+		snprintf(v, sizeof(v), "%lu", i);
+		setenv("SPIN", v, 1);
+	}
+	return arg;
+}
+
+static int forkenv(int n)
+{
+	pthread_t th;
+	pthread_create(&th, NULL, spin_env, NULL);
+	int hung = 0;
+	for (int i = 0; i < n; i++) {
+		train_step(10);
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(0);
+		double until = now_s() + 10;
+		int st, done = 0;
+		while (!done && now_s() < until) {
+			if (waitpid(pid, &st, WNOHANG) == pid)
+				done = 1;
+			else
+				usleep(200);
+		}
+		if (!done) {
+			hung++;
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+		}
+	}
+	stop_spin = 1;
+	pthread_join(th, NULL);
+	printf("hung %d of %d\n", hung, n);
+	return 0;
+}
+
+static int sigjump(int ms)
+{
+	jumping = 1;
+	start_timer();
+	double until = now_s() + ms / 1000.0;
+	while (now_s() < until)
+		train_step(1000);
+	stop_timer();
+	printf("train %ld leaf %ld handler %ld jumps %ld\n", (long)n_train,
+	       (long)n_leaf, (long)n_handler, (long)n_jumps);
+	return 0;
+}
+
+static int sigtimer(int n)
+{
+	start_timer();
+	train_step(n);
+	stop_timer();
+	printf("leaf %ld handler %ld\n", (long)n_leaf, (long)n_handler);
+	return 0;
+}
+
+static ucontext_t ctx_main, ctx_co;
+
+NOINLINE void bar(void)
+{
+	atomic_fetch_add(&n_bar, 1);
+	SINK(7);
+}
+
+static void co_body(void)
+{
+	bar();
+	swapcontext(&ctx_co, &ctx_main);
+}
+
+NOINLINE void foo(void)
+{
+	static char stack[256 * 1024];
+	atomic_fetch_add(&n_foo, 1);
+	getcontext(&ctx_co);
+	ctx_co.uc_stack.ss_sp = stack;
+	ctx_co.uc_stack.ss_size = sizeof(stack);
+	ctx_co.uc_link = &ctx_main;
+	makecontext(&ctx_co, co_body, 0);
+	swapcontext(&ctx_main, &ctx_co);
+	SINK(8);
+}
+
+NOINLINE void baz(void)
+{
+	atomic_fetch_add(&n_baz, 1);
+	SINK(9);
+}
+
+NOINLINE void early(void)
+{
+	atomic_fetch_add(&n_early, 1);
+	SINK(10);
+}
+
+static void preinit_hook(int argc, char **argv, char **envp)
+{
+	(void)argc, (void)argv, (void)envp;
+	early();
+}
+
+__attribute__((section(".preinit_array"), used))
+static void (*const preinit_entry)(int, char **, char **) = preinit_hook;
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	int n = argc > 2 ? atoi(argv[2]) : 0;
+	if (!strcmp(mode, "forkenv"))
+		return forkenv(n ? n : 40);
+	if (!strcmp(mode, "sigjump"))
+		return sigjump(n ? n : 300);
+	if (!strcmp(mode, "sigtimer"))
+		return sigtimer(n ? n : 200000);
+	if (!strcmp(mode, "ucontext")) {
+		foo();
+		baz();
+		printf("foo %ld bar %ld baz %ld\n", (long)n_foo, (long)n_bar,
+		       (long)n_baz);
+		return 0;
+	}
+	if (!strcmp(mode, "env")) {
+		extern char **environ;
+		train_step(1);
+		for (char **e = environ; *e; e++)
+			if (!strncmp(*e, "STEPSCOPE", 9))
+				printf("%s\n", *e);
+		printf("end\n");
+		return 0;
+	}
+	if (!strcmp(mode, "preinit")) {
+		train_step(3);
+		printf("early %ld\n", (long)n_early);
+		return 0;
+	}
+	fprintf(stderr, "usage: s-rt-harm forkenv|sigjump|sigtimer|ucontext|preinit [N]\n");
+	return 2;
+}

@@ -1,0 +1,267 @@
+/*
+ * test-rt-harm.c - end to end: the runtime never harms the program, round
+ * 3 (docs/robustness.md).  Each case compares the trace with the counts
+ * the program keeps itself (s-rt-harm.c, s-rt-alloc.c):
+ *   - fork() while another thread calls setenv: no child hangs;
+ *   - handlers that siglongjmp out of the program's calls, at 64 KiB and
+ *     1 MiB buffers: no call lost, no damage reported, a call cut by the
+ *     jump is an unwound slice;
+ *   - a 100 us timer whose handler records: no call split in two;
+ *   - swapcontext, an instrumented .preinit_array hook;
+ *   - a program with an allocator of its own: called as often as in the
+ *     plain build, and its malloc and free in the trace;
+ *   - the environment the program sees.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+/* The number the fixture printed after "what ". */
+static long printed(struct ss_e2e *t, const char *out, const char *what)
+{
+	char key[64];
+	long v = 0;
+	snprintf(key, sizeof(key), "%s ", what);
+	const char *p = strstr(out, key);
+	if (!p || sscanf(p + strlen(key), "%ld", &v) != 1)
+		SS_E2E_FAIL(t, "fixture did not print \"%s N\": %s", what, out);
+	return v;
+}
+
+/* Slices named `name` with any of `flags`. */
+static size_t count_flagged(const struct ss_e2e_trace *tr, const char *name,
+			    unsigned flags)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < tr->nslices; i++)
+		n += !strcmp(tr->slices[i].name, name) && (tr->slices[i].flags & flags);
+	return n;
+}
+
+/* Record ./s-NAME ARGS with `set` (--set options, may be ""), keep the
+ * program's stdout in *out, check that symbolize said nothing about
+ * damage, load the trace. */
+static struct ss_e2e_trace *run(struct ss_e2e *t, const char *name, const char *set,
+				const char *args, char **out)
+{
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec %s -- ./s-%s %s",
+			   set, name, args);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	*out = strdup(t->out);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec");
+	SS_E2E_CHECK(t, !strstr(t->err, "damage") && !strstr(t->err, "empty word") &&
+			     !strstr(t->err, "lost"),
+		     "symbolize reported damage or loss: %s", t->err);
+	SS_E2E_EXPECT_NESTED(t, tr);
+	return tr;
+}
+
+static void test_fork_setenv(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out;
+	ss_e2e_build(t, "rt-harm", NULL);
+	struct ss_e2e_trace *tr = run(t, "rt-harm", "", "forkenv 200", &out);
+	SS_E2E_CHECK(t, strstr(out, "hung 0 of 200") != NULL,
+		     "children hung after fork with a setenv thread: %s", out);
+	SS_E2E_EXPECT_CALLS(t, tr, "train_step", 0, 200);
+	SS_E2E_EXPECT_CALLS(t, tr, "leaf", 0, 2000);
+	free(out);
+	ss_e2e_pass(t);
+}
+
+static void sigjump(void **state, const char *set)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out;
+	ss_e2e_build(t, "rt-harm", NULL);
+	struct ss_e2e_trace *tr = run(t, "rt-harm", set, "sigjump 300", &out);
+	long train = printed(t, out, "train"), leaf = printed(t, out, "leaf");
+	long handler = printed(t, out, "handler"), jumps = printed(t, out, "jumps");
+	SS_E2E_CHECK(t, jumps > 10, "too few jumps to test anything: %s", out);
+	SS_E2E_EXPECT_CALLS(t, tr, "train_step", 0, (size_t)train);
+	SS_E2E_EXPECT_CALLS(t, tr, "in_handler", 0, (size_t)handler);
+	/* the program counts a leaf in its body: a jump between the enter
+	 * hook and the body shows a slice the program did not count */
+	size_t got = ss_e2e_count(tr, "leaf", NULL, 0);
+	SS_E2E_CHECK(t, got >= (size_t)leaf && got <= (size_t)(leaf + jumps),
+		     "leaf: the program counted %ld calls and %ld jumps, the trace has %zu",
+		     leaf, jumps, got);
+	size_t cut = count_flagged(tr, "leaf", SS_E2E_UNWOUND | SS_E2E_CLIPPED_BEGIN |
+						   SS_E2E_CLIPPED_END);
+	SS_E2E_CHECK(t, cut <= (size_t)jumps, "leaf: %zu slices cut, %ld jumps", cut,
+		     jumps);
+	free(out);
+	ss_e2e_pass(t);
+}
+
+static void test_sigjump_64k(void **state)
+{
+	sigjump(state, "--set buffer_kb=64");
+}
+
+static void test_sigjump_1m(void **state)
+{
+	sigjump(state, "--set buffer_kb=1024");
+}
+
+static void test_timer_no_split(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out;
+	ss_e2e_build(t, "rt-harm", NULL);
+	struct ss_e2e_trace *tr = run(t, "rt-harm", "", "sigtimer 2000000", &out);
+	long leaf = printed(t, out, "leaf"), handler = printed(t, out, "handler");
+	SS_E2E_EXPECT_CALLS(t, tr, "leaf", 0, (size_t)leaf);
+	SS_E2E_EXPECT_CALLS(t, tr, "in_handler", 0, (size_t)handler);
+	SS_E2E_EXPECT_CALLS(t, tr, "train_step", 0, 1);
+	size_t cut = 0;
+	for (size_t i = 0; i < tr->nslices; i++)
+		cut += strcmp(tr->slices[i].name, "main") && tr->slices[i].flags;
+	SS_E2E_CHECK(t, cut == 0, "%zu slices split or cut by a timer that never jumps",
+		     cut);
+	free(out);
+	ss_e2e_pass(t);
+}
+
+static void test_ucontext(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out;
+	ss_e2e_build(t, "rt-harm", NULL);
+	struct ss_e2e_trace *tr = run(t, "rt-harm", "", "ucontext", &out);
+	SS_E2E_EXPECT_CALLS(t, tr, "foo", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "bar", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "baz", 0, 1);
+	const struct ss_e2e_slice *bar = ss_e2e_find(tr, "bar", 0);
+	const struct ss_e2e_slice *baz = ss_e2e_find(tr, "baz", 0);
+	SS_E2E_CHECK(t, bar && ss_e2e_chain(tr, bar, "foo") == 1,
+		     "bar (run on the context foo switched to) is not inside foo");
+	SS_E2E_CHECK(t, baz && ss_e2e_parent_name(tr, baz) &&
+			     !strcmp(ss_e2e_parent_name(tr, baz), "main"),
+		     "baz: parent %s, expected main",
+		     baz && ss_e2e_parent_name(tr, baz) ? ss_e2e_parent_name(tr, baz) : "none");
+	free(out);
+	ss_e2e_pass(t);
+}
+
+static void test_preinit(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out;
+	ss_e2e_build(t, "rt-harm", NULL);
+	struct ss_e2e_trace *tr = run(t, "rt-harm", "", "preinit", &out);
+	SS_E2E_CHECK(t, printed(t, out, "early") == 1, "fixture: %s", out);
+	SS_E2E_EXPECT_CALLS(t, tr, "early", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "leaf", 0, 3);
+	const struct ss_e2e_slice *e = ss_e2e_find(tr, "early", 0);
+	SS_E2E_CHECK(t, e && ss_e2e_chain(tr, e, "main") == 0,
+		     "early ran before main but is inside it");
+	free(out);
+	ss_e2e_pass(t);
+}
+
+/* The four counts of one line "PREFIXmalloc M calloc C realloc R free F". */
+static void alloc_counts(struct ss_e2e *t, const char *out, const char *prefix,
+			 long c[4])
+{
+	const char *p = strstr(out, prefix);
+	if (!p || sscanf(p + strlen(prefix), "malloc %ld calloc %ld realloc %ld free %ld",
+			 &c[0], &c[1], &c[2], &c[3]) != 4)
+		SS_E2E_FAIL(t, "fixture did not print \"%smalloc ...\": %s", prefix, out);
+}
+
+static void test_own_allocator(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out;
+	/* the plain build's counts, then the instrumented one under record */
+	SS_E2E_SH_OK(t, "%s %s -I\"$SS_E2E_SRC/tests/e2e\" -o plain "
+		     "\"$SS_E2E_SRC/tests/e2e/s-rt-alloc.c\" && ./plain", t->v->cc, t->v->opt);
+	char *plain = strdup(t->out);
+	ss_e2e_build(t, "rt-alloc", NULL);
+	struct ss_e2e_trace *tr = run(t, "rt-alloc", "", "", &out);
+	long a[4], b[4], pa[4], pb[4];
+	alloc_counts(t, plain, "\nbefore main: ", pa);
+	alloc_counts(t, out, "\nbefore main: ", pb);
+	alloc_counts(t, plain, "", a);
+	alloc_counts(t, out, "", b);
+	const char *what[4] = { "malloc", "calloc", "realloc", "free" };
+	for (int i = 0; i < 4; i++) {
+		SS_E2E_CHECK(t, a[i] == b[i], "main: %s called %ld times plain, %ld under record",
+			     what[i], a[i], b[i]);
+		/* pthread_create takes the TLS vector of each runtime thread
+		 * from the loader's calloc: the one call the runtime cannot
+		 * keep from the program's allocator (docs/robustness.md) */
+		long extra = i == 1 ? 1 : 0;
+		SS_E2E_CHECK(t, pb[i] >= pa[i] && pb[i] <= pa[i] + extra,
+			     "before main: %s called %ld times plain, %ld under record",
+			     what[i], pa[i], pb[i]);
+	}
+	/* its malloc and free are the program's functions: in the trace */
+	const struct ss_e2e_slice *m = ss_e2e_find(tr, "malloc", 0);
+	SS_E2E_CHECK(t, m != NULL, "the program's malloc is not in the trace");
+	size_t in_step = 0;
+	for (size_t i = 0; i < tr->nslices; i++)
+		in_step += !strcmp(tr->slices[i].name, "malloc") &&
+			   ss_e2e_chain(tr, &tr->slices[i], "train_step") == 1;
+	SS_E2E_CHECK(t, in_step == 10, "malloc inside train_step: %zu, expected 10", in_step);
+	SS_E2E_CHECK(t, ss_e2e_count(tr, "free", NULL, 0) >= 10,
+		     "free: %zu slices, expected at least 10", ss_e2e_count(tr, "free", NULL, 0));
+	free(plain);
+	free(out);
+	ss_e2e_pass(t);
+}
+
+static void test_environment(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "rt-harm", NULL);
+	/* disabled, without record: the environment untouched */
+	SS_E2E_SH_OK(t, "STEPSCOPE_DISABLE=1 ./s-rt-harm env");
+	SS_E2E_CHECK(t, !strcmp(t->out, "STEPSCOPE_DISABLE=1\nend\n"),
+		     "STEPSCOPE_DISABLE=1: the program saw %s", t->out);
+	/* under record: the run's variables, each on one line */
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- ./s-rt-harm env");
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	int lines = 0, config = 0;
+	for (const char *p = t->out; *p; p = strchr(p, '\n') + 1) {
+		lines++;
+		SS_E2E_CHECK(t, !strncmp(p, "STEPSCOPE", 9) || !strncmp(p, "end\n", 4),
+			     "a line of the environment is not a variable: %.60s", p);
+		config += !strncmp(p, "STEPSCOPE__CONFIG=enabled=true%n", 32);
+		if (!strchr(p, '\n'))
+			break;
+	}
+	SS_E2E_CHECK(t, config == 1, "STEPSCOPE__CONFIG is not one line: %s", t->out);
+	SS_E2E_CHECK(t, lines <= 6, "%d lines: %s", lines, t->out);
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E__ONE(test_fork_setenv, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_sigjump_64k, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_sigjump_64k, ss_e2e_clang_O0, "clang-O0"),
+		SS_E2E__ONE(test_sigjump_1m, ss_e2e_gcc_O0, "gcc-O0"),
+		SS_E2E__ONE(test_sigjump_1m, ss_e2e_clang_O2, "clang-O2"),
+		SS_E2E__ONE(test_timer_no_split, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_timer_no_split, ss_e2e_clang_O2, "clang-O2"),
+		SS_E2E_VARIANTS(test_ucontext),
+		SS_E2E_VARIANTS(test_preinit),
+		SS_E2E__ONE(test_own_allocator, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_own_allocator, ss_e2e_gcc_O0, "gcc-O0"),
+		SS_E2E_TEST(test_environment),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
