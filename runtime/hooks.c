@@ -81,6 +81,21 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 		 * leaves the frame to be found gone (an UNWIND, which the
 		 * slicer ignores when the ENTER never made it) */
 		d = t->depth;
+		if (ss_unlikely(!t->frames)) {
+			/* the thread's first recorded call: its shadow is made
+			 * on the way (ss_frames_alloc), then this frame goes in */
+			ss_emit_fn(SS_EV_ENTER, (uintptr_t)fn);
+			d = t->depth;
+			if (d < t->frames_cap) {
+				t->frames[d].sp = sp;
+				t->frames[d].fn = (uintptr_t)fn;
+				t->frames[d].site = (uintptr_t)site;
+			}
+			t->depth = d + 1;
+			if (ss_unlikely(ss_hot.stacks))
+				ss_stack_capture();
+			return;
+		}
 		if (ss_likely(d < t->frames_cap)) {
 			struct ss_frame *f = &t->frames[d];
 			f->sp = UINTPTR_MAX;

@@ -736,6 +736,7 @@ static void test_fork(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		ss_memory_after_fork(); /* the child's first slow path (ss_fork_resume) */
 		int bad = (mem.running != 1) | (poller_named() != 1) << 1 |
 			  (mem.json_path[0] != 0) << 2 | (mem.nentries != 0) << 3;
 		ss_memory_stop();
