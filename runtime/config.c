@@ -31,6 +31,7 @@
 #define SS_CONFIG_FILE_MAX (1u << 20)   /* a config larger than 1 MiB is a mistake */
 #define SS_KEY_NAME_MAX 128
 #define SS_MSG_MAX 512
+#define SS_CONFIG_DEPTH_MAX 64          /* collections inside collections */
 
 enum key_type { T_SECTION, T_BOOL, T_INT, T_STR, T_STATS };
 
@@ -794,6 +795,46 @@ fail:
 	return NULL;
 }
 
+/* Refuse nesting deeper than SS_CONFIG_DEPTH_MAX before loading the
+ * document: libyaml's loader takes time quadratic in the depth (100k
+ * nested '[' take a minute), and no config nests past three levels.  The
+ * events are read only up to the first node too deep, so the scanner never
+ * holds more than a few hundred open collections.  0 when the depth is
+ * fine (a syntax error is left to the loader, which reports it). */
+static int check_depth(struct loader *L, const char *text, size_t n)
+{
+	yaml_parser_t ps;
+	yaml_event_t ev;
+	int depth = 0, rc = 0;
+
+	if (!yaml_parser_initialize(&ps))
+		return 0; /* the loader reports it */
+	yaml_parser_set_input_string(&ps, (const unsigned char *)text, n);
+	for (;;) {
+		if (!yaml_parser_parse(&ps, &ev))
+			break;
+		yaml_event_type_t type = ev.type;
+		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+			if (++depth > SS_CONFIG_DEPTH_MAX) {
+				char msg[SS_MSG_MAX];
+
+				fmt(msg, sizeof(msg), "nested more than %d levels deep (a config needs three)",
+				    SS_CONFIG_DEPTH_MAX);
+				rc = load_fail(L, ev.start_mark, msg);
+				yaml_event_delete(&ev);
+				break;
+			}
+		} else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		yaml_event_delete(&ev);
+		if (type == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&ps);
+	return rc;
+}
+
 static int config_load_file(struct ss_config *c, const char *path, char *err, size_t errlen)
 {
 	struct loader *L = NULL;
@@ -833,6 +874,8 @@ static int config_load_file(struct ss_config *c, const char *path, char *err, si
 	L->err = err;
 	L->errlen = errlen;
 
+	if (check_depth(L, text, n))
+		goto out_text;
 	if (!yaml_parser_initialize(&parser)) {
 		fmt(err, errlen, "%s: out of memory while reading config", path);
 		goto out_text;

@@ -47,6 +47,20 @@ static void test_record_no_program(void **state)
 	ss_e2e_pass(t);
 }
 
+/* A config nested 100k deep is refused at once, before libyaml's loader
+ * (which takes time quadratic in the depth), naming file, line and column;
+ * the program never runs. */
+static void test_record_deep_config(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "awk 'BEGIN { s = \"[\"; for (i = 0; i < 17; i++) s = s s; print substr(s, 1, 100000) }' > deep.yaml");
+	SS_E2E_SH_OK(t, "test $(tr -d '\\n' < deep.yaml | wc -c) = 100000");
+	EXPECT_REFUSED(t, "deep.yaml:1:65: nested more than 64 levels deep (a config needs three)",
+		       SS " record -c deep.yaml -o r -- sh -c 'touch ran'");
+	SS_E2E_SH_OK(t, "test ! -e ran && test ! -e r");
+	ss_e2e_pass(t);
+}
+
 static void test_record_nonempty_outdir(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -111,6 +125,7 @@ int main(void)
 		SS_E2E_TEST(test_record_missing_program),
 		SS_E2E_TEST(test_record_no_program),
 		SS_E2E_TEST(test_record_nonempty_outdir),
+		SS_E2E_TEST(test_record_deep_config),
 		SS_E2E_TEST(test_unknown_options),
 		SS_E2E_TEST(test_symbolize_empty_dir),
 		SS_E2E_TEST(test_symbolize_missing_dir),

@@ -348,6 +348,34 @@ static void test_bad_files(void **state)
 	}
 }
 
+/* Nesting deeper than 64 is refused before the document is loaded (the
+ * loader's time grows with the square of the depth); 64 levels are not. */
+static void test_deep_nesting(void **state)
+{
+	struct ss_config c;
+	size_t n = 100000;
+	char *text = malloc(n + 2);
+
+	assert_non_null(text);
+	memset(text, '[', n);
+	strcpy(text + n, "\n");
+	assert_string_equal(load_text(&c, text),
+			    "c.yaml:1:65: nested more than 64 levels deep (a config needs three)");
+	/* a mapping of mappings, one deeper than allowed */
+	text[0] = 0;
+	for (int i = 0; i < 65; i++)
+		sprintf(text + strlen(text), "%*sk%d:\n", i, "", i);
+	assert_string_equal(load_text(&c, text),
+			    "c.yaml:65:65: nested more than 64 levels deep (a config needs three)");
+	/* 64 levels: the usual complaint about the key, not the depth */
+	strcpy(text, "step: ");
+	memset(text + 6, '[', 63);
+	memset(text + 69, ']', 63);
+	strcpy(text + 132, "\n");
+	assert_string_equal(load_text(&c, text), "c.yaml:1:7: step must be a mapping of keys, got a list");
+	free(text);
+}
+
 /* the sum wait + warmup + active must not wrap around and let a short
  * every_n_steps through (UBSan: signed overflow) */
 static void test_every_n_overflow(void **state)
@@ -838,6 +866,7 @@ int main(void)
 		cmocka_unit_test_setup(test_modes_from_file, test_setup),
 		cmocka_unit_test_setup(test_bad_files, test_setup),
 		cmocka_unit_test_setup(test_every_n_overflow, test_setup),
+		cmocka_unit_test_setup(test_deep_nesting, test_setup),
 		cmocka_unit_test_setup(test_control_bytes, test_setup),
 		cmocka_unit_test_setup(test_bad_file_changes_nothing, test_setup),
 		cmocka_unit_test_setup(test_unreadable_files, test_setup),
