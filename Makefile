@@ -40,7 +40,10 @@ ifeq ($(TSAN),1)
 SAN     := -fsanitize=thread
 endif
 
-CFLAGS_COMMON := -std=gnu11 -g $(OPT) $(WARN) -D_GNU_SOURCE -Iruntime -Isymbolize -Iinstrument
+# symbolize/ by stage of the data flow (docs/architecture.md): read the raw
+# traces, name the addresses, analyze, export; cmd/ holds one file per command
+SYM_DIRS := symbolize symbolize/read symbolize/names symbolize/analyze symbolize/export symbolize/cmd
+CFLAGS_COMMON := -std=gnu11 -g $(OPT) $(WARN) -D_GNU_SOURCE -Iruntime $(addprefix -I,$(SYM_DIRS)) -Iinstrument
 # The runtime is never instrumented and exports only the hooks and stepscope_*.
 RT_CFLAGS  := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -fno-instrument-functions \
               -fno-omit-frame-pointer -ftls-model=initial-exec
@@ -58,7 +61,7 @@ RT_SRC    := $(wildcard runtime/*.c)
 RT_OBJ    := $(patsubst runtime/%.c,$(OBJ)/runtime/%.o,$(RT_SRC))
 # symbolize/ also uses the config parser and schedule of the runtime
 SHARED_RT := runtime/config.c runtime/schedule.c
-TOOL_SRC  := $(filter-out symbolize/main.c,$(wildcard symbolize/*.c)) $(wildcard $(SHARED_RT))
+TOOL_SRC  := $(filter-out symbolize/main.c,$(wildcard $(addsuffix /*.c,$(SYM_DIRS)))) $(wildcard $(SHARED_RT))
 TOOL_OBJ  := $(patsubst %.c,$(OBJ)/tool/%.o,$(TOOL_SRC))
 TOOL_LIB  := $(OBJ)/libss-tool.a
 
@@ -99,7 +102,7 @@ $(OBJ)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h) | $(DEPS_OK)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(RT_CFLAGS) -c -o $@ $<
 
-$(OBJ)/tool/%.o: %.c $(wildcard runtime/*.h symbolize/*.h) | $(DEPS_OK)
+$(OBJ)/tool/%.o: %.c $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS))) | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TOOL_CFLAGS) -c -o $@ $<
@@ -116,12 +119,12 @@ $(B)/lib/libstepscope.so: $(B)/lib/libstepscope.so.$(SOMAJOR)
 	$(Q)ln -sf $(notdir $<) $@
 
 # `stepscope record` finds the runtime at <bindir>/../$(LIBDIR_REL); the
-# stamp's name changes with LIBDIR, so cmd-record.o is rebuilt
+# stamp's name changes with LIBDIR, so cmd/record.o is rebuilt
 LIBDIR_STAMP := $(B)/.libdir-$(subst /,_,$(LIBDIR_REL))
 $(LIBDIR_STAMP):
 	@mkdir -p $(dir $@) && rm -f $(B)/.libdir-* && touch $@
-$(OBJ)/tool/symbolize/cmd-record.o: $(LIBDIR_STAMP)
-$(OBJ)/tool/symbolize/cmd-record.o: TOOL_CFLAGS += -DSS_LIBDIR_REL='"$(LIBDIR_REL)"'
+$(OBJ)/tool/symbolize/cmd/record.o: $(LIBDIR_STAMP)
+$(OBJ)/tool/symbolize/cmd/record.o: TOOL_CFLAGS += -DSS_LIBDIR_REL='"$(LIBDIR_REL)"'
 
 # exec.c (execve/posix_spawn wrappers) only makes sense preloaded or shared
 $(B)/lib/libstepscope.a: $(RT_OBJ)
@@ -237,14 +240,14 @@ clean:
 # libFuzzer target for the raw reader and the slicer (clang); FUZZ_SECS of
 # fuzzing from the seeds in tests/fuzz/corpus, new inputs in build/fuzz/.
 FUZZ_SECS ?= 60
-FUZZ_SRC  := symbolize/reader.c symbolize/slices.c symbolize/sym.c \
-             symbolize/sym-dw.c symbolize/sym-bfd.c
+FUZZ_SRC  := symbolize/read/reader.c symbolize/read/slices.c symbolize/names/sym.c \
+             symbolize/names/sym-dw.c symbolize/names/sym-bfd.c
 .PHONY: fuzz
-$(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*.h symbolize/*.h)
+$(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS)))
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-		-Iruntime -Isymbolize -o $@ $< $(FUZZ_SRC) -ldw -lelf -lbfd
+		-Iruntime $(addprefix -I,$(SYM_DIRS)) -o $@ $< $(FUZZ_SRC) -ldw -lelf -lbfd
 fuzz: $(B)/fuzz/fuzz-reader
 	@mkdir -p $(B)/fuzz/corpus
 	$(Q)$(B)/fuzz/fuzz-reader -max_total_time=$(FUZZ_SECS) -timeout=10 \

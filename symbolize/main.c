@@ -2,7 +2,7 @@
  * main.c - entry of the stepscope command: dispatch to a subcommand.
  *
  * Design: one table {name, fn, one-line help}; adding a command is one
- * row here and one cmd-<name>.c.  Global options are only --help and
+ * row here and one cmd/<name>.c.  Global options are only --help and
  * --version; everything else belongs to the subcommand.
  *
  * Must never: print usage text on stdout for an error (stdout is for

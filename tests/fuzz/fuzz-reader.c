@@ -4,7 +4,7 @@
  * read outside the file.
  *
  * Design: each input is written to one scratch file (the reader maps files,
- * it has no in-memory entry point) and read back exactly as cmd-symbolize
+ * it has no in-memory entry point) and read back exactly as cmd/symbolize.c
  * does: open and index, walk every meta record, build a slicer (once with a
  * symbol space, so MAPS text is parsed, and once without, so no ELF file
  * named by the input is ever opened) and slice every thread.  Besides the

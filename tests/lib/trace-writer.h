@@ -6,7 +6,7 @@
  * exactly as runtime/format.h says.
  *
  * Tests then write the whole image, or a prefix of it (truncation), or a
- * damaged copy, to a file and read it back with symbolize/reader.c.
+ * damaged copy, to a file and read it back with symbolize/read/reader.c.
  * Not for production use: it aborts on out of memory.
  */
 #ifndef SS_TRACE_WRITER_H

@@ -1,10 +1,10 @@
 /*
- * test-memplot.c - `stepscope memory` (symbolize/cmd-memory.c) on synthetic
+ * test-memplot.c - `stepscope memory` (symbolize/cmd/memory.c) on synthetic
  * run directories: the leak hint's exact text, no hint for flat or noisy
  * memory, a self-contained SVG with one line per device, exit 2 and one
  * line for a directory without memory data.
  *
- * Includes cmd-memory.c to reach its pure pieces (the hint rule) and runs
+ * Includes cmd/memory.c to reach its pure pieces (the hint rule) and runs
  * cmd_memory() itself with stderr captured into a file.
  */
 #include <setjmp.h>
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "../../symbolize/cmd-memory.c"
+#include "../../symbolize/cmd/memory.c"
 #include "unit-util.h"
 
 static char tmpdir[256];

@@ -1,5 +1,5 @@
 /*
- * test-reader-v2.c - symbolize/reader.c on trace format version 2, files
+ * test-reader-v2.c - symbolize/read/reader.c on trace format version 2, files
  * built word by word with a small encoder of runtime/format.h's compact
  * records: blocks split over EVENTS and RING chunks, a block found twice
  * (the longer copy kept), an undrained ring block, a free ring, a torn

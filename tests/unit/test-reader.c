@@ -1,5 +1,5 @@
 /*
- * test-reader.c - unit tests of symbolize/reader.c and symbolize/slices.c
+ * test-reader.c - unit tests of symbolize/read/reader.c and symbolize/read/slices.c
  * on synthetic traces from tests/lib/trace-writer.c: round trip, bad
  * magic, newer version, truncation at many offsets, garbage chunk sizes,
  * random damage (must not crash), TSC conversion, and the slicing rules

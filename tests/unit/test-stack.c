@@ -2,7 +2,7 @@
  * test-stack.c - record.stack: the per-thread table of distinct stacks in
  * runtime/stack.c (lookup, dedup, hash collisions, a full table), a real
  * capture in this process (same call site, same id, one STACKDEF; another
- * site, another id), and the reading side in symbolize/slices.c (a STACK
+ * site, another id), and the reading side in symbolize/read/slices.c (a STACK
  * event gives the entered frame its stack; frames shared by two stacks are
  * one node of the frame tree).
  *

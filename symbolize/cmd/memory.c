@@ -1,5 +1,5 @@
 /*
- * cmd-memory.c - `stepscope memory DIR [-o OUT.svg]`: plot the memory a run
+ * memory.c - `stepscope memory DIR [-o OUT.svg]`: plot the memory a run
  * used, per device (host, cuda:N), and say when it looks like a leak.
  *
  * Design: two sources, both written by the runtime's memory poller

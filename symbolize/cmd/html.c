@@ -1,5 +1,5 @@
 /*
- * cmd-html.c - `stepscope html DIR -o report.html`: one self-contained
+ * html.c - `stepscope html DIR -o report.html`: one self-contained
  * page about a recorded run: the summary table, step times (bars and
  * per-cycle mean/p50/p95/max), the flame graph, memory counters when the
  * run has them, and how to open the full trace in the Perfetto UI.

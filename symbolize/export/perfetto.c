@@ -1,5 +1,5 @@
 /*
- * export-perfetto.c - write slices and counters as a native Perfetto
+ * perfetto.c - write slices and counters as a native Perfetto
  * protobuf trace (.perfetto-trace), encoded by hand, as they come.
  *
  * Design: a Trace is a run of `packet` fields (field 1, length-delimited
@@ -187,7 +187,7 @@ struct ss_perfetto {
 	struct ss_out of;        /* outfile.h: the output file */
 	FILE *f;
 	/* a writer thread hands full buffers to fwrite while the next one
-	 * fills (as export-chrome.c does): the kernel's copy overlaps the
+	 * fills (as chrome.c does): the kernel's copy overlaps the
 	 * encoding */
 	pthread_t wth;
 	pthread_mutex_t wmu;

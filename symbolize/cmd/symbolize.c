@@ -1,5 +1,5 @@
 /*
- * cmd-symbolize.c - `stepscope symbolize DIR`: merge every raw trace of a
+ * symbolize.c - `stepscope symbolize DIR`: merge every raw trace of a
  * recorded run into one Chrome trace-event JSON file with function names.
  *
  * Design: all readers are opened first (cheap: mmap + index) to find the

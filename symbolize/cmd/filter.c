@@ -1,5 +1,5 @@
 /*
- * cmd-filter.c - `stepscope filter DIR [-o FILE]`: what each function costs
+ * filter.c - `stepscope filter DIR [-o FILE]`: what each function costs
  * in the trace and in stepscope's own time, and the list of functions to
  * leave out: the ones called many times for very little time each, never
  * one that holds a real share of the run's time (Score-P's scorep-score,

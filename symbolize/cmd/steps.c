@@ -1,5 +1,5 @@
 /*
- * cmd-steps.c - `stepscope steps RUN`: which function to give as
+ * steps.c - `stepscope steps RUN`: which function to give as
  * step.function.  From a whole-run trace (recorded with no step.function
  * and no schedule, as `stepscope steps -- PROG ARGS` and a direct run of an
  * instrumented program do), rank the functions that look like the body of
@@ -28,7 +28,7 @@
  * Functions called about as often as the best one (half to three times) that
  * break a rule are listed with the reason, so the traps are visible.
  *
- * Design: steps.c walks the run into per-function facts (calls,
+ * Design: step-facts.c walks the run into per-function facts (calls,
  * durations, callers, nesting); this file filters, ranks and prints.
  *
  * Must never: print anything on stdout but the table and the
@@ -47,7 +47,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "run.h"
-#include "steps.h"
+#include "step-facts.h"
 
 #define SS_STEPS_NEAR 0.8        /* "covers about as much" as the largest */
 #define SS_STEPS_SHOW 10         /* candidates listed (at least 0.1% of the best) */

@@ -1,5 +1,5 @@
 /*
- * steps.h - the caller/callee facts `stepscope steps` ranks step functions
+ * step-facts.h - the caller/callee facts `stepscope steps` ranks step functions
  * by and `stepscope record` checks its step.function with: for every
  * function of a run, its calls, their durations, whether it was nested in
  * itself, on how many threads it ran and which functions called it.
@@ -10,8 +10,8 @@
  * depth.  Memory grows with distinct functions and stack depth times
  * fan-out, never with the length of the run.
  */
-#ifndef SS_STEPS_H
-#define SS_STEPS_H
+#ifndef SS_STEP_FACTS_H
+#define SS_STEP_FACTS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -79,4 +79,4 @@ uint64_t ss_steps_median(const struct ss_steps_fn *f);
 const char *ss_steps_pname(const struct ss_steps_fn *p);
 void ss_steps_release(struct ss_steps *st);
 
-#endif /* SS_STEPS_H */
+#endif /* SS_STEP_FACTS_H */

@@ -11,7 +11,7 @@
  *     called inside backward): its calls are not one per iteration.
  *
  * Design: the step counts come from the SS_META_STEP records alone (cheap);
- * the nesting and caller checks walk the recorded slices with steps.c, and
+ * the nesting and caller checks walk the recorded slices with step-facts.c, and
  * only when the traces are small enough to read back quickly.
  *
  * Must never: change the exit status of record, or print more than one
@@ -26,7 +26,7 @@
 #include "run-check.h"
 #include "run.h"
 #include "schedule.h"
-#include "steps.h"
+#include "step-facts.h"
 
 #define SS_CHECK_MAX_BYTES (128ull << 20) /* traces read back for nesting */
 #define SS_CHECK_FIRST_MAX 100000000ull   /* steps searched for a window */

@@ -1,5 +1,5 @@
 /*
- * steps.c - the call facts of a run for step functions (steps.h): calls,
+ * step-facts.c - the call facts of a run for step functions (step-facts.h): calls,
  * durations, nesting in itself, threads and callers of every function.
  *
  * Design: slices arrive per thread as they close (post-order).  A closed
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "run.h"
-#include "steps.h"
+#include "step-facts.h"
 
 static uint64_t ss_steps_hash(const char *s)
 {

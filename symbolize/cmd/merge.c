@@ -1,5 +1,5 @@
 /*
- * cmd-merge.c - `stepscope merge DIR... -o RUN`: the run directories that
+ * merge.c - `stepscope merge DIR... -o RUN`: the run directories that
  * the hosts of an MPI job wrote (one per host, when RUN is not on a shared
  * file system) into one run.  The raw traces are hard-linked (copied across
  * file systems) into RUN, renamed when two hosts used the same name; the

@@ -1,5 +1,5 @@
 /*
- * cmd-report.c - `stepscope report DIR`: the key_averages table of a
+ * report.c - `stepscope report DIR`: the key_averages table of a
  * recorded run (Name, Self %, Self, Total %, Total, Avg, Min, Max, Calls),
  * as text, CSV or JSON, and with --steps the step times of every active
  * cycle and the share of each step taken by the top functions.

@@ -1,6 +1,6 @@
 /*
  * cmds.h - the subcommands of the stepscope command, one per
- * symbolize/cmd-<name>.c.  Each takes its own argv (argv[0] is the command
+ * symbolize/cmd/<name>.c.  Each takes its own argv (argv[0] is the command
  * name) and returns the process exit status: 0 ok, 2 usage or input error,
  * 1 internal failure.  Commands print to stderr only what the user needs.
  */

@@ -1,5 +1,5 @@
 /*
- * cmd-record.c - `stepscope record -- PROG ARGS`: run a program with
+ * record.c - `stepscope record -- PROG ARGS`: run a program with
  * libstepscope preloaded so it writes its raw traces into a fresh run
  * directory.
  *

@@ -1,5 +1,5 @@
 /*
- * export-chrome.c - write slices as Chrome trace-event JSON (the format
+ * chrome.c - write slices as Chrome trace-event JSON (the format
  * chrome://tracing and Perfetto open).
  *
  * Design: streaming and hand-formatted.  A function slice is three

@@ -1,5 +1,5 @@
 /*
- * export-folded.c - folded stacks ("train;main;train_step;matmul 1234"
+ * folded.c - folded stacks ("train;main;train_step;matmul 1234"
  * lines) for flamegraph.pl, speedscope and inferno.  The value is self time
  * in nanoseconds (exact), not a count of samples: the format has no place
  * for a unit, so the command says it (flamegraph.pl --countname=ns) and

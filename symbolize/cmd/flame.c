@@ -1,5 +1,5 @@
 /*
- * cmd-flame.c - `stepscope flame DIR -o flame.svg`: a self-contained SVG
+ * flame.c - `stepscope flame DIR -o flame.svg`: a self-contained SVG
  * flame graph of a recorded run (width = time, all threads merged, hover
  * a frame for its name, total, self and calls); --threads draws one
  * graph per thread, stacked.

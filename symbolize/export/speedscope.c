@@ -1,5 +1,5 @@
 /*
- * export-speedscope.c - write slices in speedscope's own file format
+ * speedscope.c - write slices in speedscope's own file format
  * (https://www.speedscope.app/file-format-schema.json): one "evented"
  * profile per thread, times in nanoseconds from the start of the run,
  * named after the thread, the frames shared.
