@@ -1,0 +1,113 @@
+/*
+ * agg-state.h - the inside of a struct ss_agg, shared by the two halves of
+ * the aggregate: agg.c builds it from the slices as they close, and
+ * agg-results.c reads the finished one (rows, trees, steps, cycles,
+ * folded stacks, sorting).  Not a public header: agg.h is.
+ */
+#ifndef SS_AGG_STATE_H
+#define SS_AGG_STATE_H
+
+#include <stdint.h>
+#include "agg.h"
+
+#define SS_AGG_ROOT UINT32_MAX
+
+struct ss_agg_fstat {
+	uint64_t calls, self_ns, total_ns, min_ns, max_ns;
+	uint64_t clipped;            /* fragments cut by a window's edge */
+	uint64_t complete;           /* slices with no edge cut: min/max */
+};
+
+struct ss_agg_entry {
+	uint64_t begin, end, busy;
+	unsigned depth;
+	struct ss_agg_node *forest;
+};
+
+/* Most frames of code without hooks put above one slice: stack_depth's
+ * limit, and one for "[...]" (docs/stacks.md). */
+#define SS_AGG_NATIVE_MAX 129
+
+struct ss_agg_pend {
+	uint64_t begin, end, step;
+	unsigned depth, flags;
+	uint32_t id;
+	int has_step;
+	unsigned nnative;
+	uint32_t native[SS_AGG_NATIVE_MAX]; /* outermost first */
+};
+
+struct ss_agg_builder {
+	struct ss_agg_entry *st;
+	size_t n, cap;
+	struct ss_agg_pend *pend;    /* closed at the same time, not yet hung */
+	size_t npend, cappend;
+	struct ss_agg_node *root;    /* finished subtrees (a sibling list) */
+};
+
+struct ss_agg_thread {
+	uint64_t pid, tid;
+	char *name;
+	struct ss_agg_fstat *fs[2];  /* by kind, indexed by name id */
+	size_t nfs[2];
+	struct ss_agg_builder b[2];
+	struct ss_agg_node *tree;    /* its function tree, built on demand */
+	int used;
+	uint64_t lost;               /* events dropped (SS_EV_LOST markers) */
+};
+
+struct ss_agg_aslot {
+	uint64_t pid, addr;
+	uint32_t id;
+	int used;
+};
+
+struct ss_agg_stepkey {
+	uint64_t pid, step;
+	uint32_t name;
+	int used;
+	uint64_t self_ns;
+};
+
+struct ss_agg {
+	struct ss_exporter ex;
+	uint64_t t0;
+	/* names */
+	char **names;
+	size_t nnames, capnames;
+	uint32_t *nhash;             /* id + 1, 0 = empty */
+	size_t nhcap;
+	struct ss_agg_aslot *acache; /* (pid, addr) -> name id of functions */
+	size_t accap, acn;
+	/* threads */
+	struct ss_agg_thread *threads;
+	size_t nthreads, capthreads;
+	struct ss_agg_thread *cur;
+	/* process names */
+	uint64_t *pids;
+	size_t npids, cappids;
+	/* steps */
+	struct ss_agg_step *steps;
+	size_t nsteps, capsteps;
+	struct ss_agg_stepkey *sk;
+	size_t skcap, skn;
+	/* counters */
+	struct ss_agg_counter *ctrs;
+	size_t nctrs, capctrs;
+	uint64_t self_sum;
+	int finished, totals_done;
+	struct ss_agg_node *free_nodes;
+	struct ss_agg_node *tree;    /* merged, built on demand */
+	struct ss_agg_row *rows;
+	int oom;
+};
+
+uint64_t ss_agg_mix(uint64_t x);
+uint32_t ss_agg_intern(struct ss_agg *a, const char *s, int add);
+struct ss_agg_node *ss_agg_node_new(struct ss_agg *a, uint32_t name);
+void ss_agg_merge_copy(struct ss_agg *a, struct ss_agg_node **dst,
+		       const struct ss_agg_node *src);
+struct ss_agg_fstat *ss_agg_fstat(struct ss_agg *a, struct ss_agg_thread *t,
+				  int kind, uint32_t id);
+
+#endif /* SS_AGG_STATE_H */
