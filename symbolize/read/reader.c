@@ -20,6 +20,10 @@
  * damage, then the offsets of later ones).  A file cut exactly between
  * chunks is found through the end record's event count.
  *
+ * Files: this one maps, walks and indexes a file; compact.c decodes the
+ * records of format version 2; reader-iter.c reads meta records and events
+ * out of the index and converts time.
+ *
  * Must never: read outside the mapping, loop on a zero or huge size,
  * crash on arbitrary bytes, or drop data without a warning.
  */
@@ -34,13 +38,12 @@
 #include <unistd.h>
 
 #include "reader.h"
+#include "compact.h"
+#include "reader-int.h"
 
 #define SS_READER_MAX_HEADER (1u << 20)
-#define SS_READER_V2(r) ((r)->hdr.version >= 2)
-/* The head word of a BLOCK record, where a version 2 block begins. */
-#define SS_CW_BLOCK_HEAD SS_CW_LONG(SS_EV_BLOCK, 3, 0)
 
-static uint64_t ss_reader_word(const uint8_t *p)
+uint64_t ss_reader_word(const uint8_t *p)
 {
 	uint64_t w;
 
@@ -48,7 +51,7 @@ static uint64_t ss_reader_word(const uint8_t *p)
 	return w;
 }
 
-static void ss_reader_read_event(const uint8_t *p, struct ss_event *ev)
+void ss_reader_read_event(const uint8_t *p, struct ss_event *ev)
 {
 	memcpy(ev, p, sizeof(*ev));
 }
@@ -145,7 +148,7 @@ static void ss_reader_damage(struct ss_reader *r, uint64_t off, int truncated)
  * so resident memory stays one chunk deep however long the trace is.  The mapping is
  * private and never written, so pages read again later come back from
  * the file unchanged. */
-static void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchunk *c)
+void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchunk *c)
 {
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = ((uintptr_t)c->data + pg - 1) & ~(pg - 1);
@@ -217,186 +220,6 @@ static int ss_reader_boundary_ok(const struct ss_reader *r, uint64_t off)
 	return ss_reader_header_ok(r, &ch) || (!ch.magic && !ch.kind && !ch.size);
 }
 
-/*
- * Version 2: compact records (runtime/format.h, "Compact events").
- */
-
-/* What one record turned out to be (ss_cw_decode). */
-enum ss_cw_res {
-	SS_CW_EVENT,    /* an event to hand out */
-	SS_CW_SKIP,     /* BLOCK, BASE or PAD: bases set, nothing to hand out */
-	SS_CW_END,      /* a zero head word, or the end of the data */
-	SS_CW_CUT,      /* the record runs past the end of the data */
-	SS_CW_BAD,      /* corrupt, said why */
-};
-
-struct ss_cw_state {
-	uint64_t tbase, abase;
-	int based;      /* a BLOCK or BASE record was read */
-};
-
-/* A decoded record: an event, or for SS_EV_BLOCK its seq in arg. */
-struct ss_cw_rec {
-	uint64_t ts;
-	unsigned kind;
-	uint64_t arg;
-};
-
-static uint64_t ss_cw_ts(uint64_t tbase, uint32_t dt)
-{
-	return tbase > UINT64_MAX - dt ? UINT64_MAX : tbase + dt;
-}
-
-/* Payload words a long record of this kind has. */
-static unsigned ss_cw_payload(unsigned kind)
-{
-	switch (kind) {
-	case SS_EV_BLOCK:
-		return 3;
-	case SS_EV_BASE:
-		return 2;
-	case SS_EV_PAD:
-		return 0;
-	default:
-		return 1;
-	}
-}
-
-/* Long record at data + *pos, head word w: bounds and length checked here. */
-static enum ss_cw_res ss_cw_long(const uint8_t *data, uint64_t len, uint64_t *pos,
-				 uint64_t w, struct ss_cw_state *st,
-				 struct ss_cw_rec *out, const char **why)
-{
-	unsigned kind = SS_CW_KIND(w), n = SS_CW_N(w), i;
-	uint64_t p[3] = { 0, 0, 0 };
-
-	if (w >> 44) {
-		*why = "a long record with bits 44-63 set";
-		return SS_CW_BAD;
-	}
-	if (n != ss_cw_payload(kind) && kind != SS_EV_PAD) {
-		*why = "a long record of the wrong length for its kind";
-		return SS_CW_BAD;
-	}
-	if (len - *pos < 8 * (uint64_t)(n + 1)) {
-		*why = "a record that runs past the end of its block";
-		return SS_CW_CUT;
-	}
-	for (i = 0; i < n; i++)
-		p[i] = ss_reader_word(data + *pos + 8 * (i + 1));
-	out->kind = kind;
-	out->arg = p[0];
-	if (kind == SS_EV_BLOCK || kind == SS_EV_BASE) {
-		uint64_t tb = kind == SS_EV_BLOCK ? p[1] : p[0];
-		if (!tb || (kind == SS_EV_BLOCK && SS_CW_DT(w))) {
-			*why = "a block or base record with a bad time";
-			return SS_CW_BAD;
-		}
-		st->tbase = tb;
-		st->abase = kind == SS_EV_BLOCK ? p[2] : p[1];
-		st->based = 1;
-	} else if (kind != SS_EV_PAD && !st->based) {
-		*why = "an event before any block record";
-		return SS_CW_BAD;
-	}
-	*pos += 8 * (uint64_t)(n + 1);
-	if (kind == SS_EV_BLOCK || kind == SS_EV_BASE || kind == SS_EV_PAD)
-		return SS_CW_SKIP;
-	out->ts = ss_cw_ts(st->tbase, SS_CW_DT(w));
-	out->arg &= SS_EV_ARG_MASK;  /* what a version 1 arg can hold */
-	return SS_CW_EVENT;
-}
-
-/* Decode the record at data + *pos (a multiple of 8; [data, data + len)
- * readable) and step over it, except at the end or on damage. */
-static enum ss_cw_res ss_cw_decode(const uint8_t *data, uint64_t len, uint64_t *pos,
-				   struct ss_cw_state *st, struct ss_cw_rec *out,
-				   const char **why)
-{
-	uint64_t w;
-	unsigned k;
-
-	if (*pos >= len)
-		return SS_CW_END;
-	if (len - *pos < 8) {
-		/* blocks are whole words: the file was cut in this one */
-		*why = "a record that runs past the end of its block";
-		return SS_CW_CUT;
-	}
-	w = ss_reader_word(data + *pos);
-	if (!w)
-		return SS_CW_END;
-	k = SS_CW_K(w);
-	if (k == 3)
-		return ss_cw_long(data, len, pos, w, st, out, why);
-	if (!k) {
-		*why = "a word of no kind";
-		return SS_CW_BAD;
-	}
-	if (!st->based) {
-		*why = "an event before any block record";
-		return SS_CW_BAD;
-	}
-	out->ts = ss_cw_ts(st->tbase, SS_CW_DT(w));
-	out->kind = k == 1 ? SS_EV_ENTER : SS_EV_EXIT;
-	out->arg = (st->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK;
-	*pos += 8;
-	return SS_CW_EVENT;
-}
-
-/* One block scanned: its good bytes and events, and why it ended. */
-struct ss_cw_scan {
-	uint64_t len, nevents, seq;
-	enum ss_cw_res end;     /* END; BAD or CUT (why); SKIP: the next
-	                         * block of an EVENTS chunk begins at len */
-	const char *why;
-};
-
-/* Scan the block at [data, data + len).  In an EVENTS chunk (packed) the
- * next BLOCK record ends it; in a RING block it is corrupt. */
-static void ss_cw_scan_block(const uint8_t *data, uint64_t len, int packed,
-			     struct ss_cw_scan *s)
-{
-	struct ss_cw_state st = { 0, 0, 0 };
-	struct ss_cw_rec rec;
-	uint64_t pos = 0, w;
-
-	memset(s, 0, sizeof(*s));
-	w = len >= 8 ? ss_reader_word(data) : 0;
-	if (SS_CW_K(w) != 3 || SS_CW_KIND(w) != SS_EV_BLOCK) {
-		s->end = SS_CW_BAD;
-		s->why = "no block record where a block begins";
-		return;
-	}
-	for (;;) {
-		uint64_t at = pos;
-		enum ss_cw_res res;
-
-		if (at && packed && len - at >= 8 &&
-		    ss_reader_word(data + at) == SS_CW_BLOCK_HEAD) {
-			s->end = SS_CW_SKIP;
-			break;
-		}
-		res = ss_cw_decode(data, len, &pos, &st, &rec, &s->why);
-		if (res == SS_CW_SKIP && rec.kind == SS_EV_BLOCK && at) {
-			res = SS_CW_BAD;
-			s->why = "a block record inside a block";
-			pos = at;
-		}
-		if (res == SS_CW_EVENT) {
-			s->nevents++;
-		} else if (res == SS_CW_SKIP) {
-			if (!at)
-				s->seq = rec.arg;
-		} else {
-			s->end = res;
-			break;
-		}
-	}
-	s->len = pos;
-}
-
-/* Room for one more block: the array doubles from 64 as it fills. */
 static int ss_reader_block_room(struct ss_reader *r)
 {
 	size_t n = r->nblocks, ncap;
@@ -850,110 +673,6 @@ static void ss_reader_damage_text(struct ss_reader *r)
 		 r->path, (unsigned long long)off, (unsigned long long)kept);
 }
 
-/* Calibration: pick the pairs with the smallest and largest ticks. */
-struct ss_reader_fit {
-	int have;
-	uint64_t lo_t, lo_ns, hi_t, hi_ns;
-};
-
-static void ss_reader_fit_add(struct ss_reader_fit *f, uint64_t t, uint64_t ns)
-{
-	if (!t || !ns)
-		return;
-	if (!f->have) {
-		f->lo_t = f->hi_t = t;
-		f->lo_ns = f->hi_ns = ns;
-		f->have = 1;
-		return;
-	}
-	if (t < f->lo_t) {
-		f->lo_t = t;
-		f->lo_ns = ns;
-	}
-	if (t > f->hi_t) {
-		f->hi_t = t;
-		f->hi_ns = ns;
-	}
-}
-
-static void ss_reader_fit_clock(struct ss_reader *r)
-{
-	struct ss_reader_fit f = { 0 };
-	struct ss_meta_iter it;
-	struct ss_meta_rec m;
-	double tps = (double)r->hdr.ticks_per_sec;
-	size_t i;
-
-	r->base_ticks = 0;
-	r->base_ns = 0;
-	r->ns_per_tick = 1.0;
-	if (r->hdr.clock != SS_CLOCK_TSC)
-		return;
-	ss_reader_fit_add(&f, r->hdr.calib_ticks, r->hdr.calib_ns);
-	for (i = 0; i < r->nchunks; i++) {
-		struct ss_chunk_header ch;
-		memcpy(&ch, r->chunks[i].data - sizeof(ch), sizeof(ch));
-		ss_reader_fit_add(&f, ch.calib_ticks, ch.calib_ns);
-	}
-	ss_reader_meta_begin(r, &it);
-	while (ss_reader_meta_next(&it, &m)) {
-		struct ss_meta_calib c;
-		if (m.type != SS_META_CALIB || m.len < sizeof(c))
-			continue;
-		memcpy(&c, m.data, sizeof(c));
-		ss_reader_fit_add(&f, c.ticks, c.ns);
-	}
-	if (tps <= 0)
-		tps = 1e9;
-	if (f.have && f.hi_ns > f.lo_ns &&
-	    (double)(f.hi_t - f.lo_t) >= tps / 1000.0) {
-		r->ns_per_tick = (double)(f.hi_ns - f.lo_ns) / (double)(f.hi_t - f.lo_t);
-		r->base_ticks = f.lo_t;
-		r->base_ns = f.lo_ns;
-		return;
-	}
-	r->ns_per_tick = 1e9 / tps;
-	if (r->hdr.calib_ticks && r->hdr.calib_ns) {
-		r->base_ticks = r->hdr.calib_ticks;
-		r->base_ns = r->hdr.calib_ns;
-	} else if (f.have) {
-		r->base_ticks = f.lo_t;
-		r->base_ns = f.lo_ns;
-	}
-}
-
-/* The file clock in ns, before shift_ns. */
-static uint64_t ss_reader_ns_local(const struct ss_reader *r, uint64_t ticks)
-{
-	double d;
-
-	if (r->hdr.clock != SS_CLOCK_TSC)
-		return ticks;
-	if (ticks >= r->base_ticks)
-		d = (double)(ticks - r->base_ticks) * r->ns_per_tick;
-	else
-		d = -(double)(r->base_ticks - ticks) * r->ns_per_tick;
-	d += (double)r->base_ns;
-	if (d <= 0)
-		return 0;
-	if (d >= 1.8e19)
-		return UINT64_MAX;
-	return (uint64_t)(d + 0.5);
-}
-
-uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
-{
-	uint64_t ns = ss_reader_ns_local(r, ticks);
-
-	/* in integers: wall-clock ns do not fit a double's mantissa */
-	if (r->shift_ns > 0)
-		return ns > UINT64_MAX - (uint64_t)r->shift_ns ? UINT64_MAX
-							       : ns + (uint64_t)r->shift_ns;
-	if (r->shift_ns < 0)
-		return ns < (uint64_t)-r->shift_ns ? 0 : ns - (uint64_t)-r->shift_ns;
-	return ns;
-}
-
 static int ss_reader_check_header(struct ss_reader *r, char *err, size_t errlen)
 {
 	if (r->size < SS_MAGIC_LEN || memcmp(r->map, SS_MAGIC, SS_MAGIC_LEN)) {
@@ -1056,135 +775,4 @@ void ss_reader_free(struct ss_reader *r)
 	free(r->chunks);
 	free(r->path);
 	free(r);
-}
-
-void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it)
-{
-	it->r = r;
-	it->chunk = 0;
-	it->pos = 0;
-}
-
-int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out)
-{
-	const struct ss_reader *r = it->r;
-
-	while (it->chunk < r->nchunks) {
-		const struct ss_rchunk *c = &r->chunks[it->chunk];
-		struct ss_meta m;
-		uint64_t step;
-
-		if (c->kind != SS_CHUNK_META || it->pos + sizeof(m) > c->len) {
-			it->chunk++;
-			it->pos = 0;
-			continue;
-		}
-		memcpy(&m, c->data + it->pos, sizeof(m));
-		if (!m.type || m.size < sizeof(m) || m.size > c->len - it->pos) {
-			it->chunk++;  /* end of records, or a bad size */
-			it->pos = 0;
-			continue;
-		}
-		out->type = m.type;
-		out->ts = m.ts;
-		out->data = c->data + it->pos + sizeof(m);
-		out->len = m.size - sizeof(m);
-		step = ((uint64_t)m.size + 7) & ~UINT64_C(7);
-		it->pos += step;
-		return 1;
-	}
-	return 0;
-}
-
-void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
-			    struct ss_event_iter *it)
-{
-	memset(it, 0, sizeof(*it));
-	it->r = r;
-	it->t = thread < r->nthreads ? &r->threads[thread] : NULL;
-}
-
-/* Past block ci of the thread: its chunk's pages go back unless the next
- * block lies in the same chunk. */
-static void ss_reader_next_of(struct ss_event_iter *it)
-{
-	const struct ss_reader *r = it->r;
-	const struct ss_rthread *t = it->t;
-	size_t c = r->blocks[t->blocks[it->ci]].chunk;
-
-	if (it->ci + 1 >= t->nblocks || r->blocks[t->blocks[it->ci + 1]].chunk != c)
-		ss_reader_drop_chunk(r, &r->chunks[c]);
-	it->ci++;
-	it->ei = 0;
-}
-
-/* The next raw event of the thread (file clock): 1, or 0 at the end. */
-static int ss_reader_next_raw(struct ss_event_iter *it, struct ss_cw_rec *rec)
-{
-	const struct ss_rthread *t = it->t;
-
-	while (it->ci < t->nblocks) {
-		const struct ss_rblock *b = &it->r->blocks[t->blocks[it->ci]];
-		struct ss_cw_state st = { it->tbase, it->abase, it->ei > 0 };
-		const char *why = NULL;
-		enum ss_cw_res res;
-		struct ss_event ev;
-
-		if (!SS_READER_V2(it->r)) {
-			if (it->ei >= b->nevents) {
-				ss_reader_next_of(it);
-				continue;
-			}
-			ss_reader_read_event(b->data + it->ei * sizeof(ev), &ev);
-			it->ei++;
-			rec->ts = ev.ts;
-			rec->kind = SS_EV_KIND(ev.word);
-			rec->arg = SS_EV_ARG(ev.word);
-			return 1;
-		}
-		/* the walk checked the block's len bytes: nothing but
-		 * events and bases before its end */
-		res = ss_cw_decode(b->data, b->len, &it->ei, &st, rec, &why);
-		it->tbase = st.tbase;
-		it->abase = st.abase;
-		if (res == SS_CW_EVENT)
-			return 1;
-		if (res != SS_CW_SKIP)
-			ss_reader_next_of(it);
-	}
-	return 0;
-}
-
-int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
-{
-	struct ss_cw_rec rec;
-	uint64_t ns;
-
-	if (!it->t || !ss_reader_next_raw(it, &rec))
-		return 0;
-	ns = ss_reader_ns(it->r, rec.ts);
-	if (ns < it->last_ns)
-		ns = it->last_ns;
-	it->last_ns = ns;
-	out->ns = ns;
-	out->kind = rec.kind;
-	out->arg = rec.arg;
-	return 1;
-}
-
-uint64_t ss_reader_thread_first_ns(const struct ss_reader *r, size_t thread)
-{
-	struct ss_event_iter it;
-	struct ss_revent ev;
-
-	ss_reader_events_begin(r, thread, &it);
-	return ss_reader_events_next(&it, &ev) ? ev.ns : 0;
-}
-
-const char *ss_reader_prog(const struct ss_reader *r)
-{
-	const char *s = strrchr(r->hdr.exe_path, '/');
-
-	s = s ? s + 1 : r->hdr.exe_path;
-	return *s ? s : "?";
 }

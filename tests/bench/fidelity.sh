@@ -57,7 +57,8 @@ $CC $INST -DSS_BENCH_LIB_LEAF -o "$W/lib-inst" "$SRC/b-faults.c" -L"$W/li" -lbf 
 $CC $INST -DSS_BENCH_LIB_LEAF -o "$W/lib-floor" "$SRC/b-faults.c" "$SRC/hooks-ring.c" \
 	-L"$W/li" -lbf -Wl,-rpath,"$W/li"
 $CC -O2 -D_GNU_SOURCE -I"$top/symbolize" -I"$top/symbolize/read" -I"$top/runtime" -o "$W/durations" \
-	"$SRC/b-durations.c" "$top/symbolize/read/reader.c"
+	"$SRC/b-durations.c" "$top/symbolize/read/reader.c" \
+	"$top/symbolize/read/reader-iter.c" "$top/symbolize/read/compact.c"
 printf 'max_trace_mb: 0\n' > "$W/all.yaml"
 
 cmd() { # variant -> command (without the call count)

@@ -31,7 +31,7 @@ def word(b, i):
 
 def blocks_v2(body, nwords, packed):
     """(start, end, seq, events) of the good blocks in the first nwords
-    words of body, read as the reader does (symbolize/reader.c)."""
+    words of body, read as the reader does (symbolize/read/reader.c)."""
     out, i = [], 0
     while i < nwords and word(body, i) == BLOCK_HEAD:
         start, seq, ev, i = i, word(body, i + 1) if i + 1 < nwords else 0, 0, i + 4

@@ -1,0 +1,19 @@
+/*
+ * reader-int.h - what the two halves of the reader share beyond reader.h:
+ * reader.c indexes a file, reader-iter.c reads records out of the index.
+ * Not for use outside symbolize/read/reader*.c.
+ */
+#ifndef SS_READER_INT_H
+#define SS_READER_INT_H
+
+#include <stdint.h>
+
+#include "reader.h"
+
+#define SS_READER_V2(r) ((r)->hdr.version >= 2)
+
+void ss_reader_read_event(const uint8_t *p, struct ss_event *ev);
+void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchunk *c);
+void ss_reader_fit_clock(struct ss_reader *r);
+
+#endif /* SS_READER_INT_H */

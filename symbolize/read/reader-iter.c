@@ -1,0 +1,263 @@
+/*
+ * reader-iter.c - read out of an indexed trace (reader.c): the meta
+ * records in file order, one thread's events in time order (version 1
+ * events as they are, version 2 compact records decoded block by block),
+ * and file ticks as nanoseconds through the clock fitted from the
+ * calibration pairs.
+ *
+ * Design: iterators are small structs on the caller's stack that point
+ * into the mapping; nothing is copied or allocated per record.  The clock
+ * is fitted once, at open, from the pairs with the smallest and largest
+ * ticks.
+ *
+ * Must never: read past a block's good length, or hand out an event the
+ * index did not count.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader.h"
+#include "compact.h"
+#include "reader-int.h"
+
+/* Calibration: pick the pairs with the smallest and largest ticks. */
+struct ss_reader_fit {
+	int have;
+	uint64_t lo_t, lo_ns, hi_t, hi_ns;
+};
+
+static void ss_reader_fit_add(struct ss_reader_fit *f, uint64_t t, uint64_t ns)
+{
+	if (!t || !ns)
+		return;
+	if (!f->have) {
+		f->lo_t = f->hi_t = t;
+		f->lo_ns = f->hi_ns = ns;
+		f->have = 1;
+		return;
+	}
+	if (t < f->lo_t) {
+		f->lo_t = t;
+		f->lo_ns = ns;
+	}
+	if (t > f->hi_t) {
+		f->hi_t = t;
+		f->hi_ns = ns;
+	}
+}
+
+void ss_reader_fit_clock(struct ss_reader *r)
+{
+	struct ss_reader_fit f = { 0 };
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	double tps = (double)r->hdr.ticks_per_sec;
+	size_t i;
+
+	r->base_ticks = 0;
+	r->base_ns = 0;
+	r->ns_per_tick = 1.0;
+	if (r->hdr.clock != SS_CLOCK_TSC)
+		return;
+	ss_reader_fit_add(&f, r->hdr.calib_ticks, r->hdr.calib_ns);
+	for (i = 0; i < r->nchunks; i++) {
+		struct ss_chunk_header ch;
+		memcpy(&ch, r->chunks[i].data - sizeof(ch), sizeof(ch));
+		ss_reader_fit_add(&f, ch.calib_ticks, ch.calib_ns);
+	}
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_calib c;
+		if (m.type != SS_META_CALIB || m.len < sizeof(c))
+			continue;
+		memcpy(&c, m.data, sizeof(c));
+		ss_reader_fit_add(&f, c.ticks, c.ns);
+	}
+	if (tps <= 0)
+		tps = 1e9;
+	if (f.have && f.hi_ns > f.lo_ns &&
+	    (double)(f.hi_t - f.lo_t) >= tps / 1000.0) {
+		r->ns_per_tick = (double)(f.hi_ns - f.lo_ns) / (double)(f.hi_t - f.lo_t);
+		r->base_ticks = f.lo_t;
+		r->base_ns = f.lo_ns;
+		return;
+	}
+	r->ns_per_tick = 1e9 / tps;
+	if (r->hdr.calib_ticks && r->hdr.calib_ns) {
+		r->base_ticks = r->hdr.calib_ticks;
+		r->base_ns = r->hdr.calib_ns;
+	} else if (f.have) {
+		r->base_ticks = f.lo_t;
+		r->base_ns = f.lo_ns;
+	}
+}
+
+/* The file clock in ns, before shift_ns. */
+static uint64_t ss_reader_ns_local(const struct ss_reader *r, uint64_t ticks)
+{
+	double d;
+
+	if (r->hdr.clock != SS_CLOCK_TSC)
+		return ticks;
+	if (ticks >= r->base_ticks)
+		d = (double)(ticks - r->base_ticks) * r->ns_per_tick;
+	else
+		d = -(double)(r->base_ticks - ticks) * r->ns_per_tick;
+	d += (double)r->base_ns;
+	if (d <= 0)
+		return 0;
+	if (d >= 1.8e19)
+		return UINT64_MAX;
+	return (uint64_t)(d + 0.5);
+}
+
+uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
+{
+	uint64_t ns = ss_reader_ns_local(r, ticks);
+
+	/* in integers: wall-clock ns do not fit a double's mantissa */
+	if (r->shift_ns > 0)
+		return ns > UINT64_MAX - (uint64_t)r->shift_ns ? UINT64_MAX
+							       : ns + (uint64_t)r->shift_ns;
+	if (r->shift_ns < 0)
+		return ns < (uint64_t)-r->shift_ns ? 0 : ns - (uint64_t)-r->shift_ns;
+	return ns;
+}
+
+void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it)
+{
+	it->r = r;
+	it->chunk = 0;
+	it->pos = 0;
+}
+
+int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out)
+{
+	const struct ss_reader *r = it->r;
+
+	while (it->chunk < r->nchunks) {
+		const struct ss_rchunk *c = &r->chunks[it->chunk];
+		struct ss_meta m;
+		uint64_t step;
+
+		if (c->kind != SS_CHUNK_META || it->pos + sizeof(m) > c->len) {
+			it->chunk++;
+			it->pos = 0;
+			continue;
+		}
+		memcpy(&m, c->data + it->pos, sizeof(m));
+		if (!m.type || m.size < sizeof(m) || m.size > c->len - it->pos) {
+			it->chunk++;  /* end of records, or a bad size */
+			it->pos = 0;
+			continue;
+		}
+		out->type = m.type;
+		out->ts = m.ts;
+		out->data = c->data + it->pos + sizeof(m);
+		out->len = m.size - sizeof(m);
+		step = ((uint64_t)m.size + 7) & ~UINT64_C(7);
+		it->pos += step;
+		return 1;
+	}
+	return 0;
+}
+
+void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
+			    struct ss_event_iter *it)
+{
+	memset(it, 0, sizeof(*it));
+	it->r = r;
+	it->t = thread < r->nthreads ? &r->threads[thread] : NULL;
+}
+
+/* Past block ci of the thread: its chunk's pages go back unless the next
+ * block lies in the same chunk. */
+static void ss_reader_next_of(struct ss_event_iter *it)
+{
+	const struct ss_reader *r = it->r;
+	const struct ss_rthread *t = it->t;
+	size_t c = r->blocks[t->blocks[it->ci]].chunk;
+
+	if (it->ci + 1 >= t->nblocks || r->blocks[t->blocks[it->ci + 1]].chunk != c)
+		ss_reader_drop_chunk(r, &r->chunks[c]);
+	it->ci++;
+	it->ei = 0;
+}
+
+/* The next raw event of the thread (file clock): 1, or 0 at the end. */
+static int ss_reader_next_raw(struct ss_event_iter *it, struct ss_cw_rec *rec)
+{
+	const struct ss_rthread *t = it->t;
+
+	while (it->ci < t->nblocks) {
+		const struct ss_rblock *b = &it->r->blocks[t->blocks[it->ci]];
+		struct ss_cw_state st = { it->tbase, it->abase, it->ei > 0 };
+		const char *why = NULL;
+		enum ss_cw_res res;
+		struct ss_event ev;
+
+		if (!SS_READER_V2(it->r)) {
+			if (it->ei >= b->nevents) {
+				ss_reader_next_of(it);
+				continue;
+			}
+			ss_reader_read_event(b->data + it->ei * sizeof(ev), &ev);
+			it->ei++;
+			rec->ts = ev.ts;
+			rec->kind = SS_EV_KIND(ev.word);
+			rec->arg = SS_EV_ARG(ev.word);
+			return 1;
+		}
+		/* the walk checked the block's len bytes: nothing but
+		 * events and bases before its end */
+		res = ss_cw_decode(b->data, b->len, &it->ei, &st, rec, &why);
+		it->tbase = st.tbase;
+		it->abase = st.abase;
+		if (res == SS_CW_EVENT)
+			return 1;
+		if (res != SS_CW_SKIP)
+			ss_reader_next_of(it);
+	}
+	return 0;
+}
+
+int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
+{
+	struct ss_cw_rec rec;
+	uint64_t ns;
+
+	if (!it->t || !ss_reader_next_raw(it, &rec))
+		return 0;
+	ns = ss_reader_ns(it->r, rec.ts);
+	if (ns < it->last_ns)
+		ns = it->last_ns;
+	it->last_ns = ns;
+	out->ns = ns;
+	out->kind = rec.kind;
+	out->arg = rec.arg;
+	return 1;
+}
+
+uint64_t ss_reader_thread_first_ns(const struct ss_reader *r, size_t thread)
+{
+	struct ss_event_iter it;
+	struct ss_revent ev;
+
+	ss_reader_events_begin(r, thread, &it);
+	return ss_reader_events_next(&it, &ev) ? ev.ns : 0;
+}
+
+const char *ss_reader_prog(const struct ss_reader *r)
+{
+	const char *s = strrchr(r->hdr.exe_path, '/');
+
+	s = s ? s + 1 : r->hdr.exe_path;
+	return *s ? s : "?";
+}
