@@ -2,12 +2,12 @@
  * config.c - the window config: defaults, a YAML file, key=value overrides,
  * cross-key checks and a key=value dump.
  *
- * One table (keys[] below) lists every key with its dotted name, type, field
+ * One table (ss_cfg_keys[] below) lists every key with its dotted name, type, field
  * and range.  The YAML walker (libyaml's document API), the override parser,
  * the checker and the dumper are all driven by it, so a key added there is
  * parsed, range-checked, suggested on a typo and dumped the same way
  * everywhere.  Where each key got its value (file line:col, or the override
- * that set it) is kept in c->mark[], indexed like keys[], so a later
+ * that set it) is kept in c->mark[], indexed like ss_cfg_keys[], so a later
  * cross-key error points at the key that caused it.  A file is loaded into a
  * heap copy and committed only when the whole file is good.
  *
@@ -15,6 +15,10 @@
  * command: it must never print, exit, keep mutable global state or leak on
  * an error path.  Every error is one line in the caller's buffer, control
  * bytes escaped (\n, \x1b) by the public entry points.
+ *
+ * Files: this one holds the key table, the helpers, defaults, overrides,
+ * checks, the lookup order and the dump; config-yaml.c reads a YAML file;
+ * config-keys.h is what they share.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -27,73 +31,13 @@
 #include <yaml.h>
 
 #include "config.h"
-
-#define SS_CONFIG_FILE_MAX (1u << 20)   /* a config larger than 1 MiB is a mistake */
-#define SS_KEY_NAME_MAX 128
-#define SS_MSG_MAX 512
-#define SS_CONFIG_DEPTH_MAX 64          /* collections inside collections */
-
-enum key_type { T_SECTION, T_BOOL, T_INT, T_STR, T_STATS };
-
-/* index of each key in keys[]; also the index into ss_config.mark[] */
-enum key_index {
-	I_ENABLED,
-	I_OUTPUT_DIR,
-	I_STEP,
-	I_STEP_FUNCTION,
-	I_SCHEDULE,
-	I_SKIP_FIRST,
-	I_WAIT,
-	I_WARMUP,
-	I_ACTIVE,
-	I_REPEAT,
-	I_WINDOW,
-	I_START_STEP,
-	I_END_STEP,
-	I_EVERY_N,
-	I_MAX_TRACE_MB,
-	I_BUFFER_KB,
-	I_RECORD,
-	I_RECORD_STACK,
-	I_RECORD_DEPTH,
-	I_MEMORY,
-	I_MEMORY_ENABLED,
-	I_MEMORY_INTERVAL,
-	I_MEMORY_EVERY_N,
-	I_GPU,
-	I_GPU_ENABLED,
-	I_STATS,
-	I_LOG,
-	I_LOG_EVERY_N,
-	I_FILTER,
-	I_FILTER_EXCLUDE,
-	I_FILTER_INCLUDE,
-	I_FILTER_EXCLUDE_FILE,
-	I_FILTER_MAX_DEPTH,
-	I_FILTER_MIN_DURATION,
-	I_NKEYS
-};
-
-_Static_assert(I_NKEYS <= SS_CONFIG_MAX_KEYS, "grow SS_CONFIG_MAX_KEYS in config.h");
-
-#define MODE_BIT(m) (1u << (m))
-#define ANY_MODE 0u
-
-struct key {
-	const char *name;      /* dotted name, as in the file and in --set */
-	enum key_type type;
-	size_t off;            /* field in struct ss_config (not for sections) */
-	size_t size;           /* T_STR: capacity of the field */
-	int64_t min, max;      /* T_INT: accepted range */
-	int section;           /* enum key_index of the parent, -1 at top level */
-	unsigned modes;        /* T_INT: range only checked in these modes */
-};
+#include "config-keys.h"
 
 #define F(field) offsetof(struct ss_config, field)
 #define NOF 0, 0
 #define BIG INT64_MAX
 
-static const struct key keys[I_NKEYS] = {
+const struct key ss_cfg_keys[I_NKEYS] = {
 	[I_ENABLED] = { "enabled", T_BOOL, F(enabled), 0, NOF, -1, ANY_MODE },
 	[I_OUTPUT_DIR] = { "output_dir", T_STR, F(output_dir), SS_CONFIG_PATH_MAX, NOF, -1, ANY_MODE },
 	[I_STEP] = { "step", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
@@ -137,10 +81,7 @@ static const struct key keys[I_NKEYS] = {
 
 /* ------------------------------------------------------------ small helpers */
 
-static void fmt(char *buf, size_t len, const char *f, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fmt(char *buf, size_t len, const char *f, ...)
+void ss_cfg_fmt(char *buf, size_t len, const char *f, ...)
 {
 	va_list ap;
 
@@ -207,7 +148,7 @@ static void escape_controls(char *buf, size_t len)
 }
 
 /* n bytes of s, NULs and control bytes escaped, into out (for messages) */
-static void show_bytes(const char *s, size_t n, char *out, size_t len)
+void ss_cfg_show_bytes(const char *s, size_t n, char *out, size_t len)
 {
 	size_t o = 0;
 
@@ -222,29 +163,29 @@ static void show_bytes(const char *s, size_t n, char *out, size_t len)
 
 static int64_t *int_field(struct ss_config *c, int k)
 {
-	return (int64_t *)((char *)c + keys[k].off);
+	return (int64_t *)((char *)c + ss_cfg_keys[k].off);
 }
 
 static int64_t int_value(const struct ss_config *c, int k)
 {
-	return *(const int64_t *)((const char *)c + keys[k].off);
+	return *(const int64_t *)((const char *)c + ss_cfg_keys[k].off);
 }
 
-static int key_find(const char *name)
+int ss_cfg_key_find(const char *name)
 {
 	for (int k = 0; k < I_NKEYS; k++)
-		if (!strcmp(keys[k].name, name))
+		if (!strcmp(ss_cfg_keys[k].name, name))
 			return k;
 	return -1;
 }
 
 /* the key a section's example in messages uses */
-static int first_child(int section)
+int ss_cfg_first_child(int section)
 {
 	if (section == I_SCHEDULE)
 		return I_ACTIVE;   /* the one it cannot do without */
 	for (int k = 0; k < I_NKEYS; k++)
-		if (keys[k].section == section)
+		if (ss_cfg_keys[k].section == section)
 			return k;
 	return -1;
 }
@@ -277,7 +218,7 @@ static int levenshtein(const char *a, const char *b)
 	return row[lb];
 }
 
-static const char *last_part(const char *name)
+const char *ss_cfg_last_part(const char *name)
 {
 	const char *dot = strrchr(name, '.');
 
@@ -299,10 +240,10 @@ static int key_suggest(const char *name)
 	int best = -1, best_score = 1000;
 
 	for (int k = 0; k < I_NKEYS; k++) {
-		const char *cand = keys[k].name;
+		const char *cand = ss_cfg_keys[k].name;
 		int score = 1000, d;
 
-		if (!strcmp(last_part(name), last_part(cand)) && strcmp(name, cand))
+		if (!strcmp(ss_cfg_last_part(name), ss_cfg_last_part(cand)) && strcmp(name, cand))
 			score = 1;
 		d = levenshtein(name, cand);
 		if (d <= 2 && d * 2 < score)
@@ -314,7 +255,7 @@ static int key_suggest(const char *name)
 			score = 5;
 		/* among prefixes, the longest shared one wins */
 		if (score < best_score ||
-		    (score == 5 && best_score == 5 && strlen(cand) > strlen(keys[best].name))) {
+		    (score == 5 && best_score == 5 && strlen(cand) > strlen(ss_cfg_keys[best].name))) {
 			best_score = score;
 			best = k;
 		}
@@ -322,17 +263,17 @@ static int key_suggest(const char *name)
 	return best;
 }
 
-static void unknown_key_msg(char *msg, size_t len, const char *name)
+void ss_cfg_unknown_key_msg(char *msg, size_t len, const char *name)
 {
 	int s = key_suggest(name);
 
 	if (s >= 0)
-		fmt(msg, len, "unknown key '%s' (did you mean '%s'?)", name, keys[s].name);
+		ss_cfg_fmt(msg, len, "unknown key '%s' (did you mean '%s'?)", name, ss_cfg_keys[s].name);
 	else
-		fmt(msg, len, "unknown key '%s' (docs/config.md lists the keys)", name);
+		ss_cfg_fmt(msg, len, "unknown key '%s' (docs/config.md lists the keys)", name);
 }
 
-static const char *type_words(enum key_type t)
+const char *ss_cfg_type_words(enum key_type t)
 {
 	switch (t) {
 	case T_BOOL: return "true or false";
@@ -386,17 +327,17 @@ static int parse_int(const char *s, int64_t *out)
 /* 0 if v is in key k's range, else -1 with a message */
 static int int_range(int k, int64_t v, char *msg, size_t len)
 {
-	const struct key *key = &keys[k];
+	const struct key *key = &ss_cfg_keys[k];
 
 	if (v >= key->min && v <= key->max)
 		return 0;
 	if (key->max != INT64_MAX)
-		fmt(msg, len, "%s must be between %lld and %lld, got %lld", key->name,
+		ss_cfg_fmt(msg, len, "%s must be between %lld and %lld, got %lld", key->name,
 		    (long long)key->min, (long long)key->max, (long long)v);
 	else if (key->min == 1)
-		fmt(msg, len, "%s must be > 0, got %lld", key->name, (long long)v);
+		ss_cfg_fmt(msg, len, "%s must be > 0, got %lld", key->name, (long long)v);
 	else
-		fmt(msg, len, "%s must be >= %lld, got %lld", key->name, (long long)key->min,
+		ss_cfg_fmt(msg, len, "%s must be >= %lld, got %lld", key->name, (long long)key->min,
 		    (long long)v);
 	return -1;
 }
@@ -405,9 +346,9 @@ static int int_range(int k, int64_t v, char *msg, size_t len)
  * Parse `text` for key k and store it in *c.  0, or -1 with a message
  * (without position) in msg; *c is untouched on error.
  */
-static int key_apply(struct ss_config *c, int k, const char *text, char *msg, size_t len)
+int ss_cfg_key_apply(struct ss_config *c, int k, const char *text, char *msg, size_t len)
 {
-	const struct key *key = &keys[k];
+	const struct key *key = &ss_cfg_keys[k];
 	const char *shown = *text ? text : "";
 	int64_t v;
 	int b, r;
@@ -415,7 +356,7 @@ static int key_apply(struct ss_config *c, int k, const char *text, char *msg, si
 	switch (key->type) {
 	case T_BOOL:
 		if (parse_bool(text, &b)) {
-			fmt(msg, len, "%s must be true or false (or yes/no, on/off, 1/0), got '%s'",
+			ss_cfg_fmt(msg, len, "%s must be true or false (or yes/no, on/off, 1/0), got '%s'",
 			    key->name, shown);
 			return -1;
 		}
@@ -424,11 +365,11 @@ static int key_apply(struct ss_config *c, int k, const char *text, char *msg, si
 	case T_INT:
 		r = parse_int(text, &v);
 		if (r == -1) {
-			fmt(msg, len, "%s must be an integer, got '%s'", key->name, shown);
+			ss_cfg_fmt(msg, len, "%s must be an integer, got '%s'", key->name, shown);
 			return -1;
 		}
 		if (r == -2) {
-			fmt(msg, len, "%s is out of range, got '%s'", key->name, shown);
+			ss_cfg_fmt(msg, len, "%s is out of range, got '%s'", key->name, shown);
 			return -1;
 		}
 		if (int_range(k, v, msg, len))
@@ -437,16 +378,16 @@ static int key_apply(struct ss_config *c, int k, const char *text, char *msg, si
 		return 0;
 	case T_STR:
 		if (k == I_OUTPUT_DIR && !*text) {
-			fmt(msg, len, "%s must not be empty", key->name);
+			ss_cfg_fmt(msg, len, "%s must not be empty", key->name);
 			return -1;
 		}
 		if (strlen(text) >= key->size) {
-			fmt(msg, len, "%s is too long (at most %zu characters)", key->name, key->size - 1);
+			ss_cfg_fmt(msg, len, "%s is too long (at most %zu characters)", key->name, key->size - 1);
 			return -1;
 		}
 		for (const char *p = text; *p; p++) {
 			if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-				fmt(msg, len, "%s must not contain control characters, got '%s'",
+				ss_cfg_fmt(msg, len, "%s must not contain control characters, got '%s'",
 				    key->name, text);
 				return -1;
 			}
@@ -459,16 +400,16 @@ static int key_apply(struct ss_config *c, int k, const char *text, char *msg, si
 		else if (!strcmp(text, "whole_run"))
 			c->stats = SS_STATS_WHOLE_RUN;
 		else {
-			fmt(msg, len, "stats must be 'window' or 'whole_run', got '%s'", shown);
+			ss_cfg_fmt(msg, len, "stats must be 'window' or 'whole_run', got '%s'", shown);
 			return -1;
 		}
 		return 0;
 	case T_SECTION:
 		break;
 	}
-	r = first_child(k);
-	fmt(msg, len, "%s is a group of keys, set one of them (e.g. %s)", key->name,
-	    r >= 0 ? keys[r].name : "?");
+	r = ss_cfg_first_child(k);
+	ss_cfg_fmt(msg, len, "%s is a group of keys, set one of them (e.g. %s)", key->name,
+	    r >= 0 ? ss_cfg_keys[r].name : "?");
 	return -1;
 }
 
@@ -478,13 +419,13 @@ static void key_where(const struct ss_config *c, int k, char *buf, size_t len)
 	const struct ss_config_mark *m = k >= 0 ? &c->mark[k] : NULL;
 
 	if (m && m->origin[0])
-		fmt(buf, len, "%s: ", m->origin);
+		ss_cfg_fmt(buf, len, "%s: ", m->origin);
 	else if (m && m->line && c->source[0])
-		fmt(buf, len, "%s:%u:%u: ", c->source, m->line, m->col);
+		ss_cfg_fmt(buf, len, "%s:%u:%u: ", c->source, m->line, m->col);
 	else if (c->source[0])
-		fmt(buf, len, "%s: ", c->source);
+		ss_cfg_fmt(buf, len, "%s: ", c->source);
 	else
-		fmt(buf, len, "config: ");
+		ss_cfg_fmt(buf, len, "config: ");
 }
 
 void ss_config_where(const struct ss_config *c, const char *key, char *buf,
@@ -492,7 +433,7 @@ void ss_config_where(const struct ss_config *c, const char *key, char *buf,
 {
 	int k;
 
-	for (k = 0; k < I_NKEYS && strcmp(keys[k].name, key); k++)
+	for (k = 0; k < I_NKEYS && strcmp(ss_cfg_keys[k].name, key); k++)
 		;
 	key_where(c, k < I_NKEYS ? k : -1, buf, len);
 	escape_controls(buf, len);
@@ -524,407 +465,6 @@ void ss_config_defaults(struct ss_config *c)
 	c->log_every_n_steps = 0;
 }
 
-/* ------------------------------------------------------------ YAML file */
-
-struct loader {
-	struct ss_config *c;         /* the copy being filled */
-	const char *path;
-	yaml_document_t *doc;
-	yaml_mark_t seen_at[I_NKEYS];  /* where each key was written */
-	int seen[I_NKEYS];
-	yaml_mark_t used_at[I_NKEYS];  /* first key written under each section */
-	int used[I_NKEYS];
-	char *err;
-	size_t errlen;
-};
-
-static int load_fail(struct loader *L, yaml_mark_t m, const char *msg)
-{
-	fmt(L->err, L->errlen, "%s:%zu:%zu: %s", L->path, m.line + 1, m.column + 1, msg);
-	return -1;
-}
-
-static int node_is_null(const yaml_node_t *n)
-{
-	const char *s = (const char *)n->data.scalar.value;
-
-	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return 0;
-	return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
-	       !strcmp(s, "NULL");
-}
-
-static const char *node_kind(const yaml_node_t *n)
-{
-	return n->type == YAML_MAPPING_NODE ? "a mapping" : "a list";
-}
-
-static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
-{
-	char name[SS_KEY_NAME_MAX], msg[SS_MSG_MAX];
-
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = yaml_document_get_node(L->doc, p->key);
-		yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
-		int k, section;
-
-		if (!kn || !vn)
-			continue;
-		if (kn->type != YAML_SCALAR_NODE) {
-			fmt(msg, sizeof(msg), "a key must be a plain name, got %s", node_kind(kn));
-			return load_fail(L, kn->start_mark, msg);
-		}
-		if (strlen((const char *)kn->data.scalar.value) != kn->data.scalar.length) {
-			char shown[SS_KEY_NAME_MAX];
-
-			show_bytes((const char *)kn->data.scalar.value, kn->data.scalar.length, shown,
-				   sizeof(shown));
-			fmt(msg, sizeof(msg), "a key must not contain a NUL byte, got '%s'", shown);
-			return load_fail(L, kn->start_mark, msg);
-		}
-		if (parent >= 0)
-			fmt(name, sizeof(name), "%s.%s", keys[parent].name, (const char *)kn->data.scalar.value);
-		else
-			fmt(name, sizeof(name), "%s", (const char *)kn->data.scalar.value);
-		k = key_find(name);
-		if (k < 0) {
-			unknown_key_msg(msg, sizeof(msg), name);
-			return load_fail(L, kn->start_mark, msg);
-		}
-		if (L->seen[k]) {
-			fmt(msg, sizeof(msg), "duplicate key '%s' (first given at %zu:%zu)", name,
-			    L->seen_at[k].line + 1, L->seen_at[k].column + 1);
-			return load_fail(L, kn->start_mark, msg);
-		}
-		L->seen[k] = 1;
-		L->seen_at[k] = kn->start_mark;
-		L->c->mark[k].line = (uint32_t)kn->start_mark.line + 1;
-		L->c->mark[k].col = (uint32_t)kn->start_mark.column + 1;
-		section = keys[k].type == T_SECTION ? k : keys[k].section;
-		if (section >= 0 && !L->used[section]) {
-			L->used[section] = 1;
-			L->used_at[section] = kn->start_mark;
-		}
-
-		if (keys[k].type == T_SECTION) {
-			if (vn->type == YAML_MAPPING_NODE) {
-				if (walk_mapping(L, vn, k))
-					return -1;
-				continue;
-			}
-			if (node_is_null(vn))
-				continue;
-			if (vn->type == YAML_SCALAR_NODE)
-				fmt(msg, sizeof(msg), "%s must be a mapping of keys (e.g. %s: {%s: ...}), got '%s'",
-				    name, name, last_part(keys[first_child(k)].name),
-				    (const char *)vn->data.scalar.value);
-			else
-				fmt(msg, sizeof(msg), "%s must be a mapping of keys, got a list", name);
-			return load_fail(L, vn->start_mark, msg);
-		}
-		/* filter.exclude / filter.include: a list of globs */
-		if (vn->type == YAML_SEQUENCE_NODE &&
-		    (k == I_FILTER_EXCLUDE || k == I_FILTER_INCLUDE)) {
-			char list[SS_CONFIG_LIST_MAX + 1] = "";
-			size_t used = 0;
-
-			for (yaml_node_item_t *it = vn->data.sequence.items.start;
-			     it < vn->data.sequence.items.top; it++) {
-				yaml_node_t *in = yaml_document_get_node(L->doc, *it);
-				const char *v;
-
-				if (!in || in->type != YAML_SCALAR_NODE) {
-					fmt(msg, sizeof(msg), "%s must be a list of name globs, got %s",
-					    name, in ? node_kind(in) : "an empty item");
-					return load_fail(L, in ? in->start_mark : vn->start_mark, msg);
-				}
-				v = (const char *)in->data.scalar.value;
-				if (used + strlen(v) + 2 > sizeof(list)) {
-					fmt(msg, sizeof(msg), "%s is too long (at most %d characters)",
-					    name, SS_CONFIG_LIST_MAX - 1);
-					return load_fail(L, in->start_mark, msg);
-				}
-				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-							 used ? "," : "", v);
-			}
-			if (key_apply(L->c, k, list, msg, sizeof(msg)))
-				return load_fail(L, vn->start_mark, msg);
-			continue;
-		}
-		if (vn->type != YAML_SCALAR_NODE) {
-			fmt(msg, sizeof(msg), "%s must be %s, got %s", name, type_words(keys[k].type),
-			    node_kind(vn));
-			return load_fail(L, vn->start_mark, msg);
-		}
-		if (strlen((const char *)vn->data.scalar.value) != vn->data.scalar.length) {
-			char shown[SS_KEY_NAME_MAX];
-
-			show_bytes((const char *)vn->data.scalar.value, vn->data.scalar.length, shown,
-				   sizeof(shown));
-			fmt(msg, sizeof(msg), "%s must not contain a NUL byte, got '%s'", name, shown);
-			return load_fail(L, vn->start_mark, msg);
-		}
-		if (key_apply(L->c, k, node_is_null(vn) ? "" : (const char *)vn->data.scalar.value,
-			      msg, sizeof(msg)))
-			return load_fail(L, vn->start_mark, msg);
-	}
-	return 0;
-}
-
-static int mark_before(yaml_mark_t a, yaml_mark_t b)
-{
-	return a.index < b.index;
-}
-
-/* which schedule the file chose; refuses two at once */
-static int load_mode(struct loader *L)
-{
-	int sched = L->used[I_SCHEDULE], window = L->used[I_WINDOW], every = L->seen[I_EVERY_N];
-
-	if (sched && window) {
-		yaml_mark_t later = mark_before(L->used_at[I_SCHEDULE], L->used_at[I_WINDOW])
-					    ? L->used_at[I_WINDOW] : L->used_at[I_SCHEDULE];
-
-		return load_fail(L, later, "schedule and window cannot both be given (choose one)");
-	}
-	if (window && every) {
-		yaml_mark_t later = mark_before(L->used_at[I_WINDOW], L->seen_at[I_EVERY_N])
-					    ? L->seen_at[I_EVERY_N] : L->used_at[I_WINDOW];
-
-		return load_fail(L, later, "window and every_n_steps cannot both be given (choose one)");
-	}
-	/* a section only written through dotted keys gets the first one's mark */
-	if (sched && !L->seen[I_SCHEDULE]) {
-		L->c->mark[I_SCHEDULE].line = (uint32_t)L->used_at[I_SCHEDULE].line + 1;
-		L->c->mark[I_SCHEDULE].col = (uint32_t)L->used_at[I_SCHEDULE].column + 1;
-	}
-	if (window && !L->seen[I_WINDOW]) {
-		L->c->mark[I_WINDOW].line = (uint32_t)L->used_at[I_WINDOW].line + 1;
-		L->c->mark[I_WINDOW].col = (uint32_t)L->used_at[I_WINDOW].column + 1;
-	}
-	if (every)
-		L->c->mode = SS_SCHED_EVERY_N;
-	else if (sched)
-		L->c->mode = SS_SCHED_TORCH;
-	else if (window)
-		L->c->mode = SS_SCHED_WINDOW;
-	return 0;
-}
-
-static void parser_error(struct loader *L, yaml_parser_t *ps, const char *buf, size_t n)
-{
-	const char *hint = "";
-
-	switch (ps->error) {
-	case YAML_MEMORY_ERROR:
-		fmt(L->err, L->errlen, "%s: out of memory while reading config", L->path);
-		return;
-	case YAML_READER_ERROR:
-		fmt(L->err, L->errlen, "%s: %s at byte %zu", L->path,
-		    ps->problem ? ps->problem : "cannot read", ps->problem_offset);
-		return;
-	default:
-		break;
-	}
-	if (ps->problem_mark.index < n && buf[ps->problem_mark.index] == '\t')
-		hint = " (tabs are not allowed in YAML indentation; use spaces)";
-	if (ps->context)
-		fmt(L->err, L->errlen, "%s:%zu:%zu: %s (%s at %zu:%zu)%s", L->path,
-		    ps->problem_mark.line + 1, ps->problem_mark.column + 1,
-		    ps->problem ? ps->problem : "invalid YAML", ps->context,
-		    ps->context_mark.line + 1, ps->context_mark.column + 1, hint);
-	else
-		fmt(L->err, L->errlen, "%s:%zu:%zu: %s%s", L->path, ps->problem_mark.line + 1,
-		    ps->problem_mark.column + 1, ps->problem ? ps->problem : "invalid YAML", hint);
-}
-
-/* whole file into a NUL-terminated heap buffer; NULL with errno set */
-static char *read_file(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, len = 0;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 + 1 > cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 8192;
-			if (cap > SS_CONFIG_FILE_MAX + 8192) {
-				errno = EFBIG;
-				goto fail;
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				errno = ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0) {
-			if (ferror(f)) {
-				if (!errno)
-					errno = EIO;
-				goto fail;
-			}
-			break;
-		}
-		if (len > SS_CONFIG_FILE_MAX) {
-			errno = EFBIG;
-			goto fail;
-		}
-	}
-	fclose(f);
-	buf[len] = 0;
-	*n = len;
-	return buf;
-fail:
-	{
-		int e = errno;
-
-		free(buf);
-		fclose(f);
-		errno = e;
-	}
-	return NULL;
-}
-
-/* Refuse nesting deeper than SS_CONFIG_DEPTH_MAX before loading the
- * document: libyaml's loader takes time quadratic in the depth (100k
- * nested '[' take a minute), and no config nests past three levels.  The
- * events are read only up to the first node too deep, so the scanner never
- * holds more than a few hundred open collections.  0 when the depth is
- * fine (a syntax error is left to the loader, which reports it). */
-static int check_depth(struct loader *L, const char *text, size_t n)
-{
-	yaml_parser_t ps;
-	yaml_event_t ev;
-	int depth = 0, rc = 0;
-
-	if (!yaml_parser_initialize(&ps))
-		return 0; /* the loader reports it */
-	yaml_parser_set_input_string(&ps, (const unsigned char *)text, n);
-	for (;;) {
-		if (!yaml_parser_parse(&ps, &ev))
-			break;
-		yaml_event_type_t type = ev.type;
-		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
-			if (++depth > SS_CONFIG_DEPTH_MAX) {
-				char msg[SS_MSG_MAX];
-
-				fmt(msg, sizeof(msg), "nested more than %d levels deep (a config needs three)",
-				    SS_CONFIG_DEPTH_MAX);
-				rc = load_fail(L, ev.start_mark, msg);
-				yaml_event_delete(&ev);
-				break;
-			}
-		} else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
-			depth--;
-		}
-		yaml_event_delete(&ev);
-		if (type == YAML_STREAM_END_EVENT)
-			break;
-	}
-	yaml_parser_delete(&ps);
-	return rc;
-}
-
-static int config_load_file(struct ss_config *c, const char *path, char *err, size_t errlen)
-{
-	struct loader *L = NULL;
-	struct ss_config *copy = NULL;
-	yaml_parser_t parser;
-	yaml_document_t doc, next;
-	yaml_node_t *root;
-	char *text;
-	size_t n = 0;
-	int rc = -1, have_doc = 0, have_next = 0;
-
-	if (!path || !*path) {
-		fmt(err, errlen, "config: no config file named");
-		return -1;
-	}
-	text = read_file(path, &n);
-	if (!text) {
-		fmt(err, errlen, "%s: cannot read config: %s", path, strerror(errno));
-		return -1;
-	}
-	copy = malloc(sizeof(*copy));
-	L = calloc(1, sizeof(*L));
-	if (!copy || !L) {
-		fmt(err, errlen, "%s: out of memory while reading config", path);
-		free(copy);
-		free(L);
-		free(text);
-		return -1;
-	}
-	memcpy(copy, c, sizeof(*copy));
-	/* positions from an earlier source would point into the wrong file */
-	memset(copy->mark, 0, sizeof(copy->mark));
-	fmt(copy->source, sizeof(copy->source), "%s", path);
-	L->c = copy;
-	L->path = path;
-	L->doc = &doc;
-	L->err = err;
-	L->errlen = errlen;
-
-	if (check_depth(L, text, n))
-		goto out_text;
-	if (!yaml_parser_initialize(&parser)) {
-		fmt(err, errlen, "%s: out of memory while reading config", path);
-		goto out_text;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
-	if (!yaml_parser_load(&parser, &doc)) {
-		parser_error(L, &parser, text, n);
-		goto out;
-	}
-	have_doc = 1;
-	root = yaml_document_get_root_node(&doc);
-	if (root) {
-		if (root->type != YAML_MAPPING_NODE && !node_is_null(root)) {
-			char msg[SS_MSG_MAX];
-
-			fmt(msg, sizeof(msg), "the config must be a mapping of keys (e.g. 'enabled: true'), got %s",
-			    root->type == YAML_SCALAR_NODE ? "a single value" : "a list");
-			load_fail(L, root->start_mark, msg);
-			goto out;
-		}
-		if (root->type == YAML_MAPPING_NODE && walk_mapping(L, root, -1))
-			goto out;
-		if (!yaml_parser_load(&parser, &next)) {
-			parser_error(L, &parser, text, n);
-			goto out;
-		}
-		have_next = 1;
-		if (yaml_document_get_root_node(&next)) {
-			load_fail(L, next.start_mark, "only one YAML document is allowed in a config (remove the '---' and what follows)");
-			goto out;
-		}
-	}
-	if (load_mode(L))
-		goto out;
-	memcpy(c, copy, sizeof(*c));
-	rc = 0;
-out:
-	if (have_next)
-		yaml_document_delete(&next);
-	if (have_doc)
-		yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
-out_text:
-	free(text);
-	free(copy);
-	free(L);
-	return rc;
-}
-
 /* ------------------------------------------------------------ overrides */
 
 static char *trim(char *s)
@@ -950,48 +490,48 @@ static int config_set(struct ss_config *c, const char *keyval, const char *origi
 		origin = "--set";
 	if (!keyval)
 		keyval = "";
-	fmt(line, sizeof(line), "%s", keyval);
+	ss_cfg_fmt(line, sizeof(line), "%s", keyval);
 	p = trim(line);
 	if (strlen(keyval) >= sizeof(line)) {
-		fmt(err, errlen, "%s: override too long", origin);
+		ss_cfg_fmt(err, errlen, "%s: override too long", origin);
 		return -1;
 	}
 	eq = strchr(p, '=');
 	if (!eq) {
-		fmt(err, errlen, "%s %s: missing '=' (write key=value, e.g. schedule.active=3)", origin, p);
+		ss_cfg_fmt(err, errlen, "%s %s: missing '=' (write key=value, e.g. schedule.active=3)", origin, p);
 		return -1;
 	}
 	*eq = 0;
 	key = trim(p);
 	val = trim(eq + 1);
 	if (!*key) {
-		fmt(err, errlen, "%s %s: missing key before '=' (write key=value, e.g. schedule.active=3)",
+		ss_cfg_fmt(err, errlen, "%s %s: missing key before '=' (write key=value, e.g. schedule.active=3)",
 		    origin, keyval);
 		return -1;
 	}
-	k = key_find(key);
+	k = ss_cfg_key_find(key);
 	if (k < 0) {
-		unknown_key_msg(msg, sizeof(msg), key);
-		fmt(err, errlen, "%s %s: %s", origin, keyval, msg);
+		ss_cfg_unknown_key_msg(msg, sizeof(msg), key);
+		ss_cfg_fmt(err, errlen, "%s %s: %s", origin, keyval, msg);
 		return -1;
 	}
-	if (key_apply(c, k, val, msg, sizeof(msg))) {
-		fmt(err, errlen, "%s %s: %s", origin, keyval, msg);
+	if (ss_cfg_key_apply(c, k, val, msg, sizeof(msg))) {
+		ss_cfg_fmt(err, errlen, "%s %s: %s", origin, keyval, msg);
 		return -1;
 	}
 	/* an override switches the schedule the way the file would */
 	if (k == I_EVERY_N)
 		c->mode = SS_SCHED_EVERY_N;
-	else if (keys[k].section == I_WINDOW)
+	else if (ss_cfg_keys[k].section == I_WINDOW)
 		c->mode = SS_SCHED_WINDOW;
-	else if (keys[k].section == I_SCHEDULE && c->mode != SS_SCHED_EVERY_N)
+	else if (ss_cfg_keys[k].section == I_SCHEDULE && c->mode != SS_SCHED_EVERY_N)
 		c->mode = SS_SCHED_TORCH;
 
-	fmt(where, sizeof(where), "%s %s=%s", origin, key, val);
+	ss_cfg_fmt(where, sizeof(where), "%s %s=%s", origin, key, val);
 	memset(&c->mark[k], 0, sizeof(c->mark[k]));
-	fmt(c->mark[k].origin, sizeof(c->mark[k].origin), "%s", where);
-	if (keys[k].section >= 0 && !key_given(c, keys[k].section))
-		c->mark[keys[k].section] = c->mark[k];
+	ss_cfg_fmt(c->mark[k].origin, sizeof(c->mark[k].origin), "%s", where);
+	if (ss_cfg_keys[k].section >= 0 && !key_given(c, ss_cfg_keys[k].section))
+		c->mark[ss_cfg_keys[k].section] = c->mark[k];
 	return 0;
 }
 
@@ -1002,7 +542,7 @@ static int check_fail(const struct ss_config *c, int k, char *err, size_t errlen
 	char where[SS_CONFIG_PATH_MAX + 32];
 
 	key_where(c, k, where, sizeof(where));
-	fmt(err, errlen, "%s%s", where, msg);
+	ss_cfg_fmt(err, errlen, "%s%s", where, msg);
 	return -1;
 }
 
@@ -1027,9 +567,9 @@ static int config_check(const struct ss_config *c, char *err, size_t errlen)
 
 	/* ranges again: the struct may have been filled by hand */
 	for (int k = 0; k < I_NKEYS; k++) {
-		if (keys[k].type != T_INT)
+		if (ss_cfg_keys[k].type != T_INT)
 			continue;
-		if (keys[k].modes && !(keys[k].modes & MODE_BIT(c->mode)))
+		if (ss_cfg_keys[k].modes && !(ss_cfg_keys[k].modes & MODE_BIT(c->mode)))
 			continue;
 		if (int_range(k, int_value(c, k), msg, sizeof(msg)))
 			return check_fail(c, k, err, errlen, msg);
@@ -1046,7 +586,7 @@ static int config_check(const struct ss_config *c, char *err, size_t errlen)
 					  "window.end_step is required (the first step not recorded)");
 		}
 		if (c->end_step <= c->start_step) {
-			fmt(msg, sizeof(msg), "window.end_step must be > window.start_step (%lld), got %lld",
+			ss_cfg_fmt(msg, sizeof(msg), "window.end_step must be > window.start_step (%lld), got %lld",
 			    (long long)c->start_step, (long long)c->end_step);
 			return check_fail(c, I_END_STEP, err, errlen, msg);
 		}
@@ -1058,13 +598,13 @@ static int config_check(const struct ss_config *c, char *err, size_t errlen)
 		 * cycle no every_n_steps can hold */
 		if (__builtin_add_overflow(c->wait, c->warmup, &need) ||
 		    __builtin_add_overflow(need, c->active, &need)) {
-			fmt(msg, sizeof(msg),
+			ss_cfg_fmt(msg, sizeof(msg),
 			    "every_n_steps must be >= schedule.wait + schedule.warmup + schedule.active (more than %lld), got %lld",
 			    (long long)INT64_MAX, (long long)c->every_n_steps);
 			return check_fail(c, I_EVERY_N, err, errlen, msg);
 		}
 		if (c->every_n_steps < need) {
-			fmt(msg, sizeof(msg),
+			ss_cfg_fmt(msg, sizeof(msg),
 			    "every_n_steps must be >= schedule.wait + schedule.warmup + schedule.active (%lld), got %lld",
 			    (long long)need, (long long)c->every_n_steps);
 			return check_fail(c, I_EVERY_N, err, errlen, msg);
@@ -1076,7 +616,7 @@ static int config_check(const struct ss_config *c, char *err, size_t errlen)
 /* The public entry points: every message they leave in err is one line. */
 int ss_config_load_file(struct ss_config *c, const char *path, char *err, size_t errlen)
 {
-	int rc = config_load_file(c, path, err, errlen);
+	int rc = ss_cfg_load_file(c, path, err, errlen);
 
 	if (rc)
 		escape_controls(err, errlen);
@@ -1133,7 +673,7 @@ int ss_config_resolve(struct ss_config *c, const char *cli_path, const char *con
 		char *copy = strdup(env), *save = NULL, *item;
 
 		if (!copy) {
-			fmt(err, errlen, "STEPSCOPE_SET: out of memory");
+			ss_cfg_fmt(err, errlen, "STEPSCOPE_SET: out of memory");
 			return -1;
 		}
 		for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
@@ -1174,9 +714,9 @@ static void out_put(struct out *o, const char *f, ...)
 
 static int dump_key(const struct ss_config *c, int k)
 {
-	int sec = keys[k].section;
+	int sec = ss_cfg_keys[k].section;
 
-	if (keys[k].type == T_SECTION)
+	if (ss_cfg_keys[k].type == T_SECTION)
 		return 0;
 	if (sec == I_SCHEDULE)
 		return c->mode == SS_SCHED_TORCH || c->mode == SS_SCHED_EVERY_N;
@@ -1185,8 +725,8 @@ static int dump_key(const struct ss_config *c, int k)
 	if (k == I_EVERY_N)
 		return c->mode == SS_SCHED_EVERY_N;
 	if (sec == I_FILTER) /* only the filters in use */
-		return keys[k].type == T_INT ? int_value(c, k) != 0
-					     : *((const char *)c + keys[k].off) != 0;
+		return ss_cfg_keys[k].type == T_INT ? int_value(c, k) != 0
+					     : *((const char *)c + ss_cfg_keys[k].off) != 0;
 	return 1;
 }
 
@@ -1199,19 +739,19 @@ size_t ss_config_dump(const struct ss_config *c, char *buf, size_t len)
 	for (int k = 0; k < I_NKEYS; k++) {
 		if (!dump_key(c, k))
 			continue;
-		switch (keys[k].type) {
+		switch (ss_cfg_keys[k].type) {
 		case T_BOOL:
-			out_put(&o, "%s=%s\n", keys[k].name,
-				*(const int *)((const char *)c + keys[k].off) ? "true" : "false");
+			out_put(&o, "%s=%s\n", ss_cfg_keys[k].name,
+				*(const int *)((const char *)c + ss_cfg_keys[k].off) ? "true" : "false");
 			break;
 		case T_INT:
-			out_put(&o, "%s=%lld\n", keys[k].name, (long long)int_value(c, k));
+			out_put(&o, "%s=%lld\n", ss_cfg_keys[k].name, (long long)int_value(c, k));
 			break;
 		case T_STR:
-			out_put(&o, "%s=%s\n", keys[k].name, (const char *)c + keys[k].off);
+			out_put(&o, "%s=%s\n", ss_cfg_keys[k].name, (const char *)c + ss_cfg_keys[k].off);
 			break;
 		case T_STATS:
-			out_put(&o, "%s=%s\n", keys[k].name,
+			out_put(&o, "%s=%s\n", ss_cfg_keys[k].name,
 				c->stats == SS_STATS_WHOLE_RUN ? "whole_run" : "window");
 			break;
 		case T_SECTION:
