@@ -600,6 +600,20 @@ static void ss_chrome_args(struct ss_chrome *c, const char *args)
 		SS_CHROME_LIT(c, "\"args\":\"\"");
 }
 
+/* What every event says after '"name":"': the rest of the name (a slice
+ * without one is "?"), then its pid, tid and ts (ns since t0). */
+static void ss_chrome_where(struct ss_chrome *c, const char *name, uint64_t pid,
+			    uint64_t tid, uint64_t ts_ns)
+{
+	ss_chrome_str(c, name ? name : "?");
+	SS_CHROME_LIT(c, "\",\"pid\":");
+	ss_chrome_u64(c, pid);
+	SS_CHROME_LIT(c, ",\"tid\":");
+	ss_chrome_u64(c, tid);
+	SS_CHROME_LIT(c, ",\"ts\":");
+	ss_chrome_us(c, ts_ns);
+}
+
 /* Steps, ranges and functions with a native stack: field by field.  Only
  * steps and ranges say their "cat"; a slice without one is a function. */
 static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t tid,
@@ -615,13 +629,7 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 	else if (s->cat == SS_SLICE_RANGE)
 		SS_CHROME_LIT(c, "\"cat\":\"user_range\",");
 	SS_CHROME_LIT(c, "\"name\":\"");
-	ss_chrome_str(c, s->name ? s->name : "?");
-	SS_CHROME_LIT(c, "\",\"pid\":");
-	ss_chrome_u64(c, pid);
-	SS_CHROME_LIT(c, ",\"tid\":");
-	ss_chrome_u64(c, tid);
-	SS_CHROME_LIT(c, ",\"ts\":");
-	ss_chrome_us(c, b);
+	ss_chrome_where(c, s->name, pid, tid, b);
 	SS_CHROME_LIT(c, ",\"dur\":");
 	{
 		uint64_t d = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
@@ -671,13 +679,7 @@ static void ss_chrome_marker(struct ss_chrome *c, uint64_t pid, uint64_t tid,
 {
 	ss_chrome_sep(c);
 	SS_CHROME_LIT(c, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"stepscope\",\"name\":\"");
-	ss_chrome_str(c, s->name ? s->name : "?");
-	SS_CHROME_LIT(c, "\",\"pid\":");
-	ss_chrome_u64(c, pid);
-	SS_CHROME_LIT(c, ",\"tid\":");
-	ss_chrome_u64(c, tid);
-	SS_CHROME_LIT(c, ",\"ts\":");
-	ss_chrome_us(c, s->begin_ns > c->t0 ? s->begin_ns - c->t0 : 0);
+	ss_chrome_where(c, s->name, pid, tid, s->begin_ns > c->t0 ? s->begin_ns - c->t0 : 0);
 	if (s->marker == SS_EV_LOST) {
 		SS_CHROME_LIT(c, ",\"args\":{\"count\":");
 		ss_chrome_u64(c, s->marker_arg);
@@ -868,13 +870,7 @@ static void ss_chrome_gpu_head(struct ss_chrome *c, const char *ph, uint64_t pid
 {
 	ss_chrome_sep(c);
 	SS_CHROME_LIT(c, "{\"ph\":\"");
-	ss_chrome_str(c, ph);
-	SS_CHROME_LIT(c, "\",\"pid\":");
-	ss_chrome_u64(c, pid);
-	SS_CHROME_LIT(c, ",\"tid\":");
-	ss_chrome_u64(c, tid);
-	SS_CHROME_LIT(c, ",\"ts\":");
-	ss_chrome_us(c, ns > c->t0 ? ns - c->t0 : 0);
+	ss_chrome_where(c, ph, pid, tid, ns > c->t0 ? ns - c->t0 : 0);
 }
 
 /* Names of the device groups and stream tracks, once each. */
