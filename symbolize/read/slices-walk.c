@@ -1,0 +1,468 @@
+/*
+ * slices-walk.c - one thread of a trace walked into slices
+ * (ss_slicer_thread): its events in time order pushed on and popped off
+ * a stack of open frames (functions, and user ranges on their own stack),
+ * each slice handed to the callback as it closes, clipped to the windows
+ * and marked unwound where the runtime saw frames vanish; then the
+ * thread's steps.
+ *
+ * Design: the walk keeps only the open frames of the thread; names,
+ * steps, windows and stacks are looked up in the slicer built by
+ * slices.c.  slices.c's opening comment gives the rules.
+ *
+ * Must never: keep closed slices in memory, or emit a slice that ends
+ * before it begins.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slices.h"
+#include "util.h"
+#include "slicer.h"
+
+const struct ss_slices_string *ss_slices_string(const struct ss_slicer *sl,
+						uint64_t id)
+{
+	size_t lo = 0, hi = sl->nstrs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sl->strs[mid].id == id)
+			return &sl->strs[mid];
+		if (sl->strs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The step record at or before ns; NULL if ns precedes every step. */
+static const struct ss_slices_step *ss_slices_step_at(const struct ss_slicer *sl,
+						      uint64_t ns)
+{
+	size_t lo = 0, hi = sl->nsteps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sl->steps[mid].ns <= ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &sl->steps[lo - 1] : NULL;
+}
+
+/* The innermost frame of stack st (from 1) that is one of the `depth`
+ * open calls below the slice, matched by function address; 0 if none.
+ * When frame 0 is not the slice's function `self` but one of the open
+ * calls, the function was inlined into that caller (its hooks run from the
+ * caller's code): 1, nothing goes between them. */
+static size_t ss_slices_stack_caller(const struct ss_slicer *sl,
+				     const struct ss_stack *st,
+				     const struct ss_slices_fstack *calls, size_t depth,
+				     uint64_t self)
+{
+	uint32_t node = st->leaf;
+	size_t k, j;
+
+	if (!node || node > sl->nnodes || depth > calls->n)
+		return 0;
+	if (sl->nodes[node - 1].start != self)
+		for (j = depth; j-- > 0;)
+			if (calls->f[j].key == sl->nodes[node - 1].start)
+				return 1;
+	node = sl->nodes[node - 1].parent;
+	for (k = 1; k < st->n && node && node <= sl->nnodes; k++) {
+		uint64_t start = sl->nodes[node - 1].start;
+		for (j = depth; j-- > 0;)
+			if (calls->f[j].key == start)
+				return k;
+		node = sl->nodes[node - 1].parent;
+	}
+	return 0;
+}
+
+/* The slice of frame `key` (or step) into s; buf (48 bytes) may hold its
+ * name. */
+static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
+			   char *buf, enum ss_slice_cat cat, uint64_t key,
+			   uint64_t begin, uint64_t end, unsigned flags, size_t depth)
+{
+	struct ss_slicer *sl = w->sl;
+	const struct ss_slices_step *st;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->cat = cat;
+	sp->begin_ns = begin;
+	sp->end_ns = end < begin ? begin : end;
+	sp->flags = flags;
+	sp->depth = (unsigned)depth;
+	if (cat == SS_SLICE_FUNCTION) {
+		const struct ss_sym_info *info = NULL;
+		if (sl->sp)
+			info = ss_sym_lookup_at(sl->sp, key, begin);
+		if (info) {
+			sp->name = info->name;
+			sp->file = info->file;
+			sp->clone = info->clone;
+		} else {
+			snprintf(buf, 48, "0x%llx", (unsigned long long)key);
+			sp->name = buf;
+		}
+		sp->addr = key;
+		if (w->stack)  /* of a closing frame; openings set their own */
+			sp->stack = ss_slices_stack(sl, w->stack);
+		if (sp->stack)
+			sp->stack_caller = ss_slices_stack_caller(sl, sp->stack,
+								&w->calls, depth, key);
+		if (flags & SS_SLICE_UNWOUND)
+			sp->unwind = w->why;
+	} else if (cat == SS_SLICE_RANGE) {
+		const struct ss_slices_string *str = ss_slices_string(sl, key);
+		sp->name = str ? str->text : NULL;
+		sp->args = str ? str->args : NULL;
+		if (!sp->name) {
+			snprintf(buf, 48, "range#%llu",
+				 (unsigned long long)key);
+			sp->name = buf;
+		}
+	} else {
+		snprintf(buf, 48, "ProfilerStep#%llu",
+			 (unsigned long long)key);
+		sp->name = buf;
+	}
+	st = ss_slices_step_at(sl, begin);
+	if (st) {
+		sp->has_step = 1;
+		sp->step = st->step;
+		sp->cycle = st->cycle;
+	}
+}
+
+/* Tell open_fn about the frame on top of w->pend (pushed, not closed). */
+static void ss_slices_announce(struct ss_slices_walk *w)
+{
+	struct ss_slices_fstack *st = w->pend;
+	struct ss_slices_frame *f;
+	struct ss_slice s;
+	char buf[48];
+
+	w->pend = NULL;
+	if (!st || !st->n || !w->sl->open_fn)
+		return;
+	f = &st->f[st->n - 1];
+	ss_slices_fill(w, &s, buf, w->pend_cat, f->key, f->begin, f->begin, f->flags,
+		       st->n - 1);
+	if (w->pend_cat == SS_SLICE_FUNCTION && f->stack) {
+		s.stack = ss_slices_stack(w->sl, f->stack);
+		if (s.stack)
+			s.stack_caller = ss_slices_stack_caller(w->sl, s.stack,
+								&w->calls, st->n - 1, f->key);
+	}
+	w->sl->open_fn(w->sl->open_ctx, w->tid, &s);
+}
+
+/* A frame was pushed on st: announce it once its stack is known. */
+static void ss_slices_opened(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			     enum ss_slice_cat cat, size_t before)
+{
+	if (!w->sl->open_fn || st->n == before)
+		return;
+	w->pend = st;
+	w->pend_cat = cat;
+}
+
+static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
+			   uint64_t key, uint64_t begin, uint64_t end,
+			   unsigned flags, size_t depth)
+{
+	struct ss_slice s;
+	char buf[48];
+
+	ss_slices_fill(w, &s, buf, cat, key, begin, end, flags, depth);
+	if (cat != SS_SLICE_FUNCTION)
+		s.stack = NULL;
+	w->stack = 0;
+	w->fn(w->ctx, w->tid, &s);
+	w->emitted++;
+}
+
+/* A STOP or LOST event as a MARKER slice, at its time. */
+static void ss_slices_mark(struct ss_slices_walk *w, unsigned kind, uint64_t arg,
+			   uint64_t ns)
+{
+	static const char *const why[] = { NULL, "max_trace_mb", "disk full",
+					   "write error" };
+	const struct ss_slices_step *st = ss_slices_step_at(w->sl, ns);
+	struct ss_slice s;
+	char buf[96];
+
+	memset(&s, 0, sizeof(s));
+	s.cat = SS_SLICE_MARKER;
+	s.begin_ns = s.end_ns = ns;
+	s.depth = (unsigned)w->calls.n;
+	s.marker = kind;
+	s.marker_arg = arg;
+	if (kind == SS_EV_LOST)
+		snprintf(buf, sizeof(buf), "stepscope: events lost");
+	else if (arg < sizeof(why) / sizeof(why[0]) && why[arg])
+		snprintf(buf, sizeof(buf), "stepscope: recording stopped (%s)",
+			 why[arg]);
+	else
+		snprintf(buf, sizeof(buf), "stepscope: recording stopped (reason %llu)",
+			 (unsigned long long)arg);
+	s.name = buf;
+	if (st) {
+		s.has_step = 1;
+		s.step = st->step;
+		s.cycle = st->cycle;
+	}
+	w->fn(w->ctx, w->tid, &s);
+	w->emitted++;
+}
+
+static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
+			   uint64_t begin, unsigned flags)
+{
+	if (ss_grow((void **)&st->f, &st->cap, st->n, sizeof(*st->f), 16))
+		return;
+	st->f[st->n].key = key;
+	st->f[st->n].begin = begin;
+	st->f[st->n].flags = flags;
+	st->f[st->n].stack = 0;
+	st->n++;
+}
+
+/* Close frames above `keep` (left open) at ns with extra flags. */
+static void ss_slices_close_to(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			       enum ss_slice_cat cat, size_t keep, uint64_t ns,
+			       unsigned flags)
+{
+	while (st->n > keep) {
+		struct ss_slices_frame *f = &st->f[--st->n];
+		w->stack = f->stack;
+		ss_slices_emit(w, cat, f->key, f->begin, ns, f->flags | flags, st->n);
+	}
+}
+
+/* Close every frame at a window's end (or a stop), outermost first: frames
+ * clipped at the window's start begin and end together, and viewers take
+ * the first of two slices with equal times as the parent. */
+static void ss_slices_close_all(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+				enum ss_slice_cat cat, uint64_t ns)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		w->stack = st->f[i].stack;
+		ss_slices_emit(w, cat, st->f[i].key, st->f[i].begin, ns,
+			       st->f[i].flags | SS_SLICE_CLIPPED_END, i);
+	}
+	st->n = 0;
+}
+
+/* An EXIT / POP: close the matching frame, or emit a clipped one. */
+static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			  enum ss_slice_cat cat, uint64_t key, uint64_t ns,
+			  uint64_t win_begin)
+{
+	size_t i = st->n;
+
+	while (i > 0 && st->f[i - 1].key != key)
+		i--;
+	w->why = SS_UNWIND_SKIPPED;  /* frames above it were jumped over */
+	if (i) {
+		struct ss_slices_frame *f;
+		ss_slices_close_to(w, st, cat, i, ns, SS_SLICE_UNWOUND);
+		f = &st->f[--st->n];
+		w->stack = f->stack;
+		ss_slices_emit(w, cat, f->key, f->begin, ns, f->flags, st->n);
+		return;
+	}
+	ss_slices_close_to(w, st, cat, 0, ns, SS_SLICE_UNWOUND);
+	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0);
+}
+
+/* An UNWIND: the runtime found frame `key` gone without its EXIT; it and
+ * the frames above it end here, unwound.  One the stack does not hold
+ * (it began before the window) changes nothing. */
+static void ss_slices_unwind(struct ss_slices_walk *w, uint64_t key, uint64_t ns,
+			     unsigned why)
+{
+	struct ss_slices_fstack *st = &w->calls;
+	size_t i = st->n;
+
+	w->why = why;
+	while (i > 0 && st->f[i - 1].key != key)
+		i--;
+	if (i)
+		ss_slices_close_to(w, st, SS_SLICE_FUNCTION, i - 1, ns,
+				   SS_SLICE_UNWOUND);
+}
+
+static void ss_slices_close_window(struct ss_slices_walk *w, uint64_t ns)
+{
+	ss_slices_close_all(w, &w->ranges, SS_SLICE_RANGE, ns);
+	ss_slices_close_all(w, &w->calls, SS_SLICE_FUNCTION, ns);
+}
+
+static int ss_slices_step_is(const struct ss_slices_step *s, const struct ss_rthread *t)
+{
+	if (s->serial && t->serial)
+		return s->serial == t->serial;
+	return s->tid == t->tid;
+}
+
+/* Frames open on this thread when window `wi` opened. */
+static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
+				 const struct ss_rthread *t)
+{
+	struct ss_slicer *sl = w->sl;
+	const struct ss_slices_window *win = &sl->wins[wi];
+	const struct ss_slices_stack *best = NULL;
+	uint64_t bestd = UINT64_MAX;
+	size_t i;
+
+	if (sl->whole_run || !sl->sp)
+		return;
+	for (i = 0; i < sl->nstacks; i++) {
+		const struct ss_slices_stack *s = &sl->stacks[i];
+		uint64_t d;
+		int same = (s->serial && t->serial) ? s->serial == t->serial :
+						     s->tid == t->tid;
+		if (!same || s->ns >= win->close_ns)
+			continue;
+		d = s->ns > win->open_ns ? s->ns - win->open_ns : win->open_ns - s->ns;
+		if (d < bestd) {
+			bestd = d;
+			best = s;
+		}
+	}
+	if (!best)
+		return;
+	/* a stack closer to another window's open belongs to that window */
+	for (i = 0; i < sl->nwins; i++) {
+		uint64_t o = sl->wins[i].open_ns;
+		uint64_t d = best->ns > o ? best->ns - o : o - best->ns;
+		if (i != wi && d < bestd)
+			return;
+	}
+	for (i = best->n; i-- > 0;) {
+		uint64_t ret = best->addrs[i];
+		const struct ss_sym_info *info;
+		size_t before = w->calls.n;
+		if (!ret)
+			continue;
+		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
+		ss_slices_push(&w->calls, info->start, win->open_ns,
+			       SS_SLICE_CLIPPED_BEGIN);
+		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, before);
+		ss_slices_announce(w);
+	}
+}
+
+uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
+			  void *ctx)
+{
+	const struct ss_reader *r = sl->r;
+	const struct ss_rthread *t;
+	struct ss_slices_walk w;
+	struct ss_event_iter it;
+	struct ss_revent ev;
+	size_t wi = 0, i;
+	int in_win = 0;
+	uint64_t first_ns = 0, last_ns = 0, win_begin = 0;
+
+	if (thread >= r->nthreads)
+		return 0;
+	t = &r->threads[thread];
+	memset(&w, 0, sizeof(w));
+	w.sl = sl;
+	w.tid = t->tid;
+	w.fn = fn;
+	w.ctx = ctx;
+	ss_reader_events_begin(r, thread, &it);
+	while (ss_reader_events_next(&it, &ev)) {
+		size_t before;
+		if (w.pend && ev.kind != SS_EV_STACK)
+			ss_slices_announce(&w);
+		if (!first_ns)
+			first_ns = ev.ns;
+		while (wi < sl->nwins && ev.ns >= sl->wins[wi].close_ns) {
+			if (in_win)
+				ss_slices_close_window(&w, sl->wins[wi].close_ns);
+			in_win = 0;
+			wi++;
+		}
+		if (sl->markers && (ev.kind == SS_EV_STOP || ev.kind == SS_EV_LOST))
+			ss_slices_mark(&w, ev.kind, ev.arg, ev.ns);
+		if (wi >= sl->nwins || ev.ns < sl->wins[wi].open_ns)
+			continue;  /* outside every recording window */
+		if (!in_win) {
+			in_win = 1;
+			win_begin = sl->whole_run ? ev.ns : sl->wins[wi].open_ns;
+			ss_slices_push_stack(&w, wi, t);
+		}
+		last_ns = ev.ns;
+		switch (ev.kind) {
+		case SS_EV_ENTER:
+			before = w.calls.n;
+			ss_slices_push(&w.calls, ev.arg, ev.ns, 0);
+			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
+			break;
+		case SS_EV_EXIT:
+			ss_slices_pop(&w, &w.calls, SS_SLICE_FUNCTION, ev.arg, ev.ns,
+				      win_begin);
+			break;
+		case SS_EV_RANGE_PUSH:
+			before = w.ranges.n;
+			ss_slices_push(&w.ranges, ev.arg, ev.ns, 0);
+			ss_slices_opened(&w, &w.ranges, SS_SLICE_RANGE, before);
+			break;
+		case SS_EV_RANGE_POP:
+			ss_slices_pop(&w, &w.ranges, SS_SLICE_RANGE, ev.arg, ev.ns,
+				      win_begin);
+			break;
+		case SS_EV_UNWIND:
+			ss_slices_unwind(&w, SS_UNWIND_FN(ev.arg), ev.ns,
+					 SS_UNWIND_WHY(ev.arg));
+			break;
+		case SS_EV_INHERIT:  /* open in the parent at fork */
+			before = w.calls.n;
+			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
+			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
+			break;
+		case SS_EV_STACK:  /* of the innermost frame without one */
+			if (w.calls.n && !w.calls.f[w.calls.n - 1].stack)
+				w.calls.f[w.calls.n - 1].stack = ev.arg;
+			break;
+		case SS_EV_STOP:
+			ss_slices_close_window(&w, ev.ns);
+			break;
+		default:
+			break;
+		}
+	}
+	if (w.pend)
+		ss_slices_announce(&w);
+	/* a window that closed after this thread's last event still ends at
+	 * its close, like the steps in it */
+	if (in_win)
+		ss_slices_close_window(&w, sl->wins[wi].close_ns != UINT64_MAX ?
+						   sl->wins[wi].close_ns : last_ns);
+	/* ProfilerStep#K slices on the thread that began each RECORD step */
+	for (i = 0; i < sl->nsteps; i++) {
+		const struct ss_slices_step *s = &sl->steps[i];
+		uint64_t end;
+		if (s->action != SS_STEP_RECORD || !ss_slices_step_is(s, t))
+			continue;
+		end = i + 1 < sl->nsteps ? sl->steps[i + 1].ns : last_ns;
+		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0);
+	}
+	(void)first_ns;
+	free(w.calls.f);
+	free(w.ranges.f);
+	return w.emitted;
+}
