@@ -241,7 +241,8 @@ clean:
 # fuzzing from the seeds in tests/fuzz/corpus, new inputs in build/fuzz/.
 FUZZ_SECS ?= 60
 FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-iter.c symbolize/read/compact.c \
-             symbolize/read/slices.c symbolize/read/slices-walk.c symbolize/names/sym.c \
+             symbolize/read/slices.c symbolize/read/slices-walk.c \
+             symbolize/names/sym.c symbolize/names/sym-space.c \
              symbolize/names/sym-dw.c symbolize/names/sym-bfd.c
 .PHONY: fuzz
 $(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS)))
