@@ -28,7 +28,8 @@
  *
  * The pure pieces (parsing /proc/self/status and CUDA_VISIBLE_DEVICES,
  * finding this pid in NVML's process list, formatting a JSON entry) are
- * plain functions at the top; tests/unit/test-memory.c includes this file.
+ * plain functions in memory-parse.c; tests/unit/test-memory.c includes
+ * both files.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -46,199 +47,7 @@
 
 #include "internal.h"
 #include "nvml.h"
-
-#define SS_MEM_MAX_DEV 16        /* GPUs reported per process */
-#define SS_MEM_MAX_PROCS 512     /* NVML process list entries read */
-#define SS_MEM_ID_MAX 96         /* a CUDA_VISIBLE_DEVICES entry */
-#define SS_MEM_STOP_WAIT_S 2     /* bounded wait for the poller at exit */
-#define SS_MEM_IDLE_MS 50        /* poll period until the process records */
-#define SS_MEM_NVML_LIB "libnvidia-ml.so.1"
-
-_Static_assert(offsetof(struct ss_nvml_proc_v1, pid) ==
-		       offsetof(struct ss_nvml_proc_v2, pid) &&
-	       offsetof(struct ss_nvml_proc_v1, used_gpu_memory) ==
-		       offsetof(struct ss_nvml_proc_v2, used_gpu_memory),
-	       "pid and used memory sit at the same offsets in v1 and v2");
-
-/* ------------------------------------------------------------ pure parts */
-
-struct ss_mem_host {
-	uint64_t rss;       /* VmRSS, bytes */
-	uint64_t hwm;       /* VmHWM: peak RSS, bytes */
-};
-
-/* One visible GPU in one sample. */
-struct ss_mem_dev {
-	int index;          /* CUDA's index: reported as "cuda:<index>" */
-	int ok;             /* memory info read in this sample */
-	int matched;        /* this pid found in NVML's process list */
-	uint64_t used;      /* device-wide used bytes */
-	uint64_t total;     /* device memory, bytes ("bytes_limit") */
-	uint64_t proc;      /* this process's bytes, when matched */
-	uint64_t in_use;    /* what memory_profile.json reports */
-	uint64_t peak;      /* max in_use seen by the poller */
-};
-
-struct ss_mem_sample {
-	uint64_t ts_ns;     /* CLOCK_REALTIME, for memory_profile.json */
-	uint64_t ticks;     /* file clock, for the counter records */
-	int host_ok;
-	struct ss_mem_host host;
-	int ndev;
-	struct ss_mem_dev dev[SS_MEM_MAX_DEV];
-};
-
-/* The number after `key` at the start of a line of /proc/self/status
- * ("VmRSS:\t  123 kB"), in bytes; -1 when the line is missing. */
-static int status_field(const char *text, const char *key, uint64_t *out)
-{
-	size_t klen = strlen(key);
-	for (const char *p = text; p && *p;) {
-		if (!strncmp(p, key, klen)) {
-			const char *q = p + klen;
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if (*q < '0' || *q > '9')
-				return -1;
-			uint64_t v = 0;
-			while (*q >= '0' && *q <= '9')
-				v = v * 10 + (uint64_t)(*q++ - '0');
-			while (*q == ' ' || *q == '\t')
-				q++;
-			/* the kernel always says kB; refuse anything else */
-			if (strncmp(q, "kB", 2))
-				return -1;
-			*out = v * 1024;
-			return 0;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return -1;
-}
-
-/* RSS and its peak from the text of /proc/self/status.  0, or -1 when
- * either is missing (kernel threads, odd kernels). */
-static int ss_memory_parse_status(const char *text, struct ss_mem_host *out)
-{
-	struct ss_mem_host h;
-	if (status_field(text, "VmRSS:", &h.rss) ||
-	    status_field(text, "VmHWM:", &h.hwm))
-		return -1;
-	*out = h;
-	return 0;
-}
-
-/* Entries of CUDA_VISIBLE_DEVICES as CUDA reads them: comma-separated
- * indices or UUIDs ("GPU-...", "MIG-..."), blanks around them ignored; the
- * list ends at the first entry that is neither (so "" and "-1" hide every
- * device).  Returns the number of entries copied into out. */
-static int ss_memory_parse_visible(const char *env, char out[][SS_MEM_ID_MAX],
-				   int max)
-{
-	int n = 0;
-	const char *p = env;
-	while (n < max && *p) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		const char *end = strchr(p, ',');
-		if (!end)
-			end = p + strlen(p);
-		const char *last = end;
-		while (last > p && (last[-1] == ' ' || last[-1] == '\t'))
-			last--;
-		size_t len = (size_t)(last - p);
-		int digits = len > 0;
-		for (size_t i = 0; i < len; i++)
-			if (p[i] < '0' || p[i] > '9')
-				digits = 0;
-		int uuid = len > 4 && (!strncmp(p, "GPU-", 4) || !strncmp(p, "MIG-", 4));
-		if ((!digits && !uuid) || len >= SS_MEM_ID_MAX || (digits && len > 6))
-			break;
-		memcpy(out[n], p, len);
-		out[n][len] = 0;
-		n++;
-		if (!*end)
-			break;
-		p = end + 1;
-	}
-	return n;
-}
-
-/* The pid of record i of an NVML process list (either layout; copied out,
- * not read through the other layout's type). */
-static unsigned proc_pid(const void *infos, size_t stride, unsigned i)
-{
-	unsigned pid;
-	memcpy(&pid, (const char *)infos + (size_t)i * stride +
-		       offsetof(struct ss_nvml_proc_v1, pid), sizeof(pid));
-	return pid;
-}
-
-/* This process's memory in an NVML process list (`n` records `stride`
- * bytes apart: v1 or v2 layout).  1: listed, *used = the sum of its
- * records (MIG can list a pid once per instance); 0: listed, but the
- * driver gives no value; -1: not listed. */
-static int ss_memory_proc_used(const void *infos, size_t stride, unsigned n,
-			       unsigned pid, uint64_t *used)
-{
-	int found = -1;
-	uint64_t sum = 0;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned long long bytes;
-		if (proc_pid(infos, stride, i) != pid)
-			continue;
-		memcpy(&bytes, (const char *)infos + (size_t)i * stride +
-			       offsetof(struct ss_nvml_proc_v1, used_gpu_memory),
-		       sizeof(bytes));
-		if (bytes == SS_NVML_VALUE_NOT_AVAILABLE) {
-			if (found < 0)
-				found = 0;
-			continue;
-		}
-		found = 1;
-		sum += bytes;
-	}
-	if (found == 1)
-		*used = sum;
-	return found;
-}
-
-/* One memory_profile.json entry, one line, no separator.  `step` -1 means
- * "no step" (the program never began one).  Returns the length needed, like
- * snprintf; the text is cut short when that is >= len. */
-static size_t ss_memory_json_entry(char *buf, size_t len, int64_t step,
-				   int pid, const struct ss_mem_sample *s)
-{
-	size_t n = 0;
-#define PUT(...)                                                            \
-	do {                                                                \
-		int k_ = snprintf(buf + (n < len ? n : len),                \
-				  n < len ? len - n : 0, __VA_ARGS__);      \
-		n += k_ > 0 ? (size_t)k_ : 0;                               \
-	} while (0)
-	PUT("{\"step\": %lld, \"timestamp_ns\": %llu, \"pid\": %d, \"memory\": {",
-	    (long long)step, (unsigned long long)s->ts_ns, pid);
-	const char *sep = "";
-	for (int i = 0; i < s->ndev; i++) {
-		const struct ss_mem_dev *d = &s->dev[i];
-		if (!d->ok)
-			continue;
-		PUT("%s\"cuda:%d\": {\"bytes_in_use\": %llu, "
-		    "\"peak_bytes_in_use\": %llu, \"bytes_limit\": %llu}",
-		    sep, d->index, (unsigned long long)d->in_use,
-		    (unsigned long long)d->peak, (unsigned long long)d->total);
-		sep = ", ";
-	}
-	if (s->host_ok)
-		PUT("%s\"host\": {\"bytes_in_use\": %llu, \"peak_bytes_in_use\": %llu}",
-		    sep, (unsigned long long)s->host.rss,
-		    (unsigned long long)s->host.hwm);
-	PUT("}}");
-#undef PUT
-	return n;
-}
+#include "memory-parse.h"
 
 /* ------------------------------------------------------------ state */
 
@@ -424,7 +233,7 @@ static void nvml_start(void)
 static int any_pid_visible(const void *infos, size_t stride, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		unsigned pid = proc_pid(infos, stride, i);
+		unsigned pid = ss_memory_proc_pid(infos, stride, i);
 		if (pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
 			return 1;
 	}

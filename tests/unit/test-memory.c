@@ -5,8 +5,8 @@
  * itself, run for real against a fake NVML.
  *
  * Test binaries link the tool objects, not the runtime, so this file
- * includes memory.c and stands in for the few runtime pieces it calls:
- * ss_rt (a run directory under /tmp, a trace fd that is just /dev/null),
+ * includes memory.c and memory-parse.c and stands in for the few runtime
+ * pieces they call: ss_rt (a run directory under /tmp, a trace fd that is just /dev/null),
  * ss_meta_write_ts (keeps the counter records in memory) and ss_warn
  * (keeps the lines).  NVML is replaced through memory.c's loader seam, so
  * the GPU paths run on a machine with no GPU.  No real GPU, driver or CUDA
@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "../../runtime/clock.c"  /* the clocks memory.c reads */
+#include "../../runtime/memory-parse.c"
 #include "../../runtime/memory.c"
 
 /* ------------------------------------------------------------ stand-ins */
