@@ -6,8 +6,8 @@
  *
  * Test binaries link the tool objects, not the runtime, so this file
  * includes memory.c and memory-parse.c and stands in for the few runtime
- * pieces they call: ss_rt (a run directory under /tmp, a trace fd that is just /dev/null),
- * ss_meta_write_ts (keeps the counter records in memory) and ss_warn
+ * pieces they call: ss_rt (a run directory under /tmp, a trace fd that is
+ * just /dev/null), ss_meta_write_ts (keeps the counter records in memory) and ss_warn
  * (keeps the lines).  NVML is replaced through memory.c's loader seam, so
  * the GPU paths run on a machine with no GPU.  No real GPU, driver or CUDA
  * context is ever touched.
