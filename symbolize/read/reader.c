@@ -318,6 +318,12 @@ static int ss_reader_events_v2(struct ss_reader *r, struct ss_rchunk *c,
 {
 	uint64_t used = ch->used, limit, end;
 
+	/* a whole block after `used`: the runtime copied it and died before
+	 * it wrote the new `used` (two writes, runtime/ring.c copy_out) - a
+	 * crash leftover, not damage: read on, quietly */
+	if (used && used % 8 == 0 && used < c->len && c->len - used >= 8 &&
+	    ss_reader_word(c->data + used) == SS_CW_BLOCK_HEAD)
+		used = 0;
 	if (used % 8 || used > ch->size - sizeof(*ch) ||
 	    (used && used < c->len && c->len - used >= 8 &&
 	     ss_reader_word(c->data + used))) {

@@ -20,6 +20,10 @@
  *   s-rt-harm ucontext:   main -> foo -> swapcontext to a context running
  *                         bar, which returns to foo; then baz; prints
  *                         "foo 1 bar 1 baz 1"
+ *   s-rt-harm kill3 FILE: three threads call leaf() in a loop for 200 ms,
+ *                         then the process SIGKILLs itself; the leaf count
+ *                         is kept in FILE (a shared mapping), which the
+ *                         test reads after the death
  *   s-rt-harm env:        prints the STEPSCOPE* variables the program
  *                         sees, one "NAME=VALUE" a line, then "end"
  *   s-rt-harm preinit:    an instrumented function runs from
@@ -34,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -172,6 +178,41 @@ static int sigtimer(int n)
 	return 0;
 }
 
+static volatile sig_atomic_t stop_work;
+static long *shared_count;
+
+NOINLINE void work(void)
+{
+	for (int i = 0; !stop_work; i++) {
+		leaf(i);
+		__atomic_fetch_add(shared_count, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void *worker(void *arg)
+{
+	work();
+	return arg;
+}
+
+/* The count lives in a file mapping: it survives the SIGKILL.  It counts
+ * leaf calls that returned, so the trace holds at least as many. */
+static int kill3(const char *file)
+{
+	int fd = open(file, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, 4096))
+		return 1;
+	shared_count = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (shared_count == MAP_FAILED)
+		return 1;
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, worker, NULL);
+	usleep(200000);
+	kill(getpid(), SIGKILL);
+	return 1;
+}
+
 static ucontext_t ctx_main, ctx_co;
 
 NOINLINE void bar(void)
@@ -237,6 +278,8 @@ int main(int argc, char **argv)
 		       (long)n_baz);
 		return 0;
 	}
+	if (!strcmp(mode, "kill3") && argc > 2)
+		return kill3(argv[2]);
 	if (!strcmp(mode, "env")) {
 		extern char **environ;
 		train_step(1);

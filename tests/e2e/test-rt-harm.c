@@ -132,6 +132,28 @@ static void test_timer_no_split(void **state)
 	ss_e2e_pass(t);
 }
 
+/* SIGKILL while three threads record into 64 KiB blocks: what the file
+ * holds is crash leftovers (blocks copied before the chunk's `used` was
+ * written, blocks still in the rings), never damage, and every leaf call
+ * the program saw return is there. */
+static void test_kill_threads(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "rt-harm", NULL);
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec --set buffer_kb=64 "
+			   "-- ./s-rt-harm kill3 count");
+	SS_E2E_EXPECT_STATUS(t, st, 128 + 9);
+	SS_E2E_SH_OK(t, "od -An -t d8 -N 8 count");
+	long count = atol(t->out);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec");
+	SS_E2E_CHECK(t, !strstr(t->err, "warning"), "symbolize warned about a killed run: %s",
+		     t->err);
+	size_t got = ss_e2e_count(tr, "leaf", NULL, 0);
+	SS_E2E_CHECK(t, count > 1000 && got >= (size_t)count && got <= (size_t)count + 3,
+		     "leaf: %ld calls returned in the program, %zu slices", count, got);
+	ss_e2e_pass(t);
+}
+
 static void test_ucontext(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -256,6 +278,8 @@ int main(void)
 		SS_E2E__ONE(test_sigjump_1m, ss_e2e_clang_O2, "clang-O2"),
 		SS_E2E__ONE(test_timer_no_split, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_timer_no_split, ss_e2e_clang_O2, "clang-O2"),
+		SS_E2E__ONE(test_kill_threads, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_kill_threads, ss_e2e_clang_O0, "clang-O0"),
 		SS_E2E_VARIANTS(test_ucontext),
 		SS_E2E_VARIANTS(test_preinit),
 		SS_E2E__ONE(test_own_allocator, ss_e2e_gcc_O2, "gcc-O2"),

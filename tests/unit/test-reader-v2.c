@@ -318,6 +318,48 @@ static struct ss_tw *build_clean(void)
 	return w;
 }
 
+/* Crash leftovers and signal paths, none of them damage: an EVENTS chunk
+ * whose `used` covers block 0 while block 1 was copied after it (the
+ * process died between the two writes of copy_out), and PAD records that
+ * cover 1 to 3 words whatever they hold (a claim a signal handler closed,
+ * a long record whose payload was being stored). */
+static void test_leftovers(void **state)
+{
+	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
+	struct enc e = { .n = 0 };
+	struct ss_reader *r;
+	size_t used;
+
+	(void)state;
+	ss_tw_meta_thread(w, 100, "alpha");
+	e_block(&e, 0, 1000, A0);
+	e_short(&e, 1, 5, 0x10);
+	put(&e, SS_CW_LONG(SS_EV_PAD, 1, 0));     /* a head over its payload */
+	put(&e, A0 + 0x99);
+	put(&e, SS_CW_LONG(SS_EV_PAD, 3, 0));
+	put(&e, 0);
+	put(&e, 12345);
+	put(&e, SS_CW_LONG(SS_EV_ENTER, 1, 0));   /* a head that is not one */
+	e_short(&e, 2, 9, 0x10);
+	used = e.n * 8;
+	e_block(&e, 1, 2000, A0);
+	e_short(&e, 1, 1, 0x20);
+	e_short(&e, 2, 2, 0x20);
+	ss_tw_words(w, 100, 1, 0, e.w, e.n, 64, used);
+	r = open_image(w, SIZE_MAX);
+	assert_string_equal(r->warning, "");
+	assert_int_equal(r->nevents, 4);
+	static const struct want want[] = {
+		{ SS_EV_ENTER, A0 + 0x10, 1005 },
+		{ SS_EV_EXIT, A0 + 0x10, 1009 },
+		{ SS_EV_ENTER, A0 + 0x20, 2001 },
+		{ SS_EV_EXIT, A0 + 0x20, 2002 },
+	};
+	check_thread(r, 0, 100, want, 4);
+	ss_reader_free(r);
+	ss_tw_free(w);
+}
+
 /* The clean file whole (no warning, the END count met), then cut at every
  * offset: the only warning is the cut (or the END count), never damage
  * inside the blocks, and each thread keeps a prefix of its events. */
@@ -621,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_cut_everywhere),
+		cmocka_unit_test(test_leftovers),
 		cmocka_unit_test(test_corrupt_records),
 		cmocka_unit_test(test_corrupt_blocks),
 		cmocka_unit_test(test_ring_header_and_v1),
