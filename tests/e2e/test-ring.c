@@ -1,6 +1,6 @@
 /*
  * test-ring.c - end to end: each thread records into a ring of blocks that
- * the runtime's background thread copies into the file (runtime/ring.c).
+ * the runtime's background thread copies into the file (runtime/ring-copy.c).
  * s-ring makes far more events per thread than a ring holds:
  * - test_exact: 3 threads x 300000 calls, every call in the trace;
  * - test_kill: the same, then SIGKILL: blocks not yet copied out are read
