@@ -131,19 +131,20 @@ __attribute__((noinline)) void ss_frames_exit_slow(struct ss_thread *t, uintptr_
 	t->depth = d ? d - 1 : 0;
 }
 
-/* Every frame of the calling thread is gone (thread or process exit). */
+/* Every frame of the calling thread is gone (thread or process exit).
+ * Their UNWINDs go outermost first: the slicer closes a frame and all
+ * above it at the first, together and parent first, so frames that end
+ * in one clock tick still nest in a viewer (the later UNWINDs find their
+ * frame closed; a recursive function's find the next one). */
 void ss_frames_unwind_all(struct ss_thread *t, unsigned why)
 {
-	uint32_t d;
 	if (!(ss_hot.gate & 1))
 		return;
-	while ((d = t->depth)) {
-		t->depth = d - 1;
-		if (d - 1 < t->frames_cap)
-			ss_emit(SS_EV_WORD(SS_EV_UNWIND,
-					   (t->frames[d - 1].fn & SS_EV_ARG_MASK) |
-					   ((uint64_t)why << SS_UNWIND_SHIFT)));
-	}
+	uint32_t n = t->depth < t->frames_cap ? t->depth : t->frames_cap;
+	for (uint32_t i = 0; i < n; i++)
+		ss_emit(SS_EV_WORD(SS_EV_UNWIND, (t->frames[i].fn & SS_EV_ARG_MASK) |
+						 ((uint64_t)why << SS_UNWIND_SHIFT)));
+	t->depth = 0;
 }
 
 /* A window opens (lock held): no thread has a recorded frame open. */

@@ -73,7 +73,6 @@ struct ss_slicer {
 struct ss_slices_frame {
 	uint64_t key;                   /* address, or string id for ranges */
 	uint64_t begin;
-	uint64_t child_end;             /* latest end given to a child */
 	unsigned flags;
 	uint64_t stack;                 /* SS_EV_STACK id, 0 = none */
 };

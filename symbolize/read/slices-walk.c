@@ -230,44 +230,38 @@ static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
 		return;
 	st->f[st->n].key = key;
 	st->f[st->n].begin = begin;
-	st->f[st->n].child_end = 0;
 	st->f[st->n].flags = flags;
 	st->f[st->n].stack = 0;
 	st->n++;
 }
 
-/* An ENTER or a range push at ns.  Viewers nest two slices of equal begin
- * and end by their order in the file, and a child is written before its
- * parent (it ends first): a call entered within the same clock tick as its
- * caller (a 10 ns clock, a handler's first call) would come out as the
- * caller's parent.  So a child begins at least 1 ns after its parent, and
- * no earlier than its previous sibling ended: never more than the tick it
- * shares, and only where the clock could not tell the two apart. */
-static void ss_slices_enter(struct ss_slices_fstack *st, uint64_t key, uint64_t ns)
+/* Close the frames [from, st->n) at ns, outermost first: `first` flags
+ * for the one at `from`, `rest` for those above it.  Viewers nest two
+ * slices of equal begin and end by their order in the file, so frames
+ * that close together go parent first.  The frame at `from` closes before
+ * the one below it, which may end in the same clock tick (a 10 ns clock, a
+ * handler's first call): when it also began in its caller's tick, it
+ * begins 1 ns later, if it lasts that long.  A slice only ever shrinks,
+ * inside a tick the clock could not split, and stays inside all around
+ * it.  Frames clipped at a window's begin keep it: they close together,
+ * parent first, at the window's end. */
+static void ss_slices_close_group(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+				  enum ss_slice_cat cat, size_t from, uint64_t ns,
+				  unsigned first, unsigned rest)
 {
-	if (st->n) {
-		const struct ss_slices_frame *p = &st->f[st->n - 1];
-		if (ns <= p->begin)
-			ns = p->begin + 1;
-		if (ns < p->child_end)
-			ns = p->child_end;
-	}
-	ss_slices_push(st, key, ns, 0);
-}
+	size_t n = st->n, k;
 
-/* Where the frame f, just taken off st, ends when it closes at ns: not
- * before it began (ss_slices_enter may have moved that) nor before its
- * children; its parent learns it. */
-static uint64_t ss_slices_end(struct ss_slices_fstack *st,
-			      const struct ss_slices_frame *f, uint64_t ns)
-{
-	if (ns < f->begin)
-		ns = f->begin;
-	if (ns < f->child_end)
-		ns = f->child_end;
-	if (st->n && st->f[st->n - 1].child_end < ns)
-		st->f[st->n - 1].child_end = ns;
-	return ns;
+	st->n = from;
+	for (k = from; k < n; k++) {
+		const struct ss_slices_frame *f = &st->f[k];
+		uint64_t begin = f->begin;
+		if (k == from && k && st->f[k - 1].begin == begin && ns > begin &&
+		    !(f->flags & SS_SLICE_CLIPPED_BEGIN))
+			begin++;
+		w->stack = f->stack;
+		ss_slices_emit(w, cat, f->key, begin, ns,
+			       f->flags | (k == from ? first : rest), k);
+	}
 }
 
 /* Close frames above `keep` (left open) at ns with extra flags. */
@@ -275,12 +269,8 @@ static void ss_slices_close_to(struct ss_slices_walk *w, struct ss_slices_fstack
 			       enum ss_slice_cat cat, size_t keep, uint64_t ns,
 			       unsigned flags)
 {
-	while (st->n > keep) {
-		struct ss_slices_frame *f = &st->f[--st->n];
-		w->stack = f->stack;
-		ss_slices_emit(w, cat, f->key, f->begin, ss_slices_end(st, f, ns),
-			       f->flags | flags, st->n);
-	}
+	if (st->n > keep)
+		ss_slices_close_group(w, st, cat, keep, ns, flags, flags);
 }
 
 /* Close every frame at a window's end (or a stop), outermost first: frames
@@ -310,12 +300,7 @@ static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 		i--;
 	w->why = SS_UNWIND_SKIPPED;  /* frames above it were jumped over */
 	if (i) {
-		struct ss_slices_frame *f;
-		ss_slices_close_to(w, st, cat, i, ns, SS_SLICE_UNWOUND);
-		f = &st->f[--st->n];
-		w->stack = f->stack;
-		ss_slices_emit(w, cat, f->key, f->begin, ss_slices_end(st, f, ns),
-			       f->flags, st->n);
+		ss_slices_close_group(w, st, cat, i - 1, ns, 0, SS_SLICE_UNWOUND);
 		return;
 	}
 	ss_slices_close_to(w, st, cat, 0, ns, SS_SLICE_UNWOUND);
@@ -446,7 +431,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		switch (ev.kind) {
 		case SS_EV_ENTER:
 			before = w.calls.n;
-			ss_slices_enter(&w.calls, ev.arg, ev.ns);
+			ss_slices_push(&w.calls, ev.arg, ev.ns, 0);
 			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_EXIT:
@@ -455,7 +440,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			break;
 		case SS_EV_RANGE_PUSH:
 			before = w.ranges.n;
-			ss_slices_enter(&w.ranges, ev.arg, ev.ns);
+			ss_slices_push(&w.ranges, ev.arg, ev.ns, 0);
 			ss_slices_opened(&w, &w.ranges, SS_SLICE_RANGE, before);
 			break;
 		case SS_EV_RANGE_POP:

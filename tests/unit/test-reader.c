@@ -410,7 +410,7 @@ static void test_slices_whole_run(void **state)
 		ev(80, SS_EV_RANGE_POP, 3),
 	};
 	static const char *const want[] = {
-		"0xc 25-30 unwound", "0xb 20-30 unwound", "0xa 10-30",
+		"0xa 10-30", "0xb 20-30 unwound", "0xc 25-30 unwound", /* parent first */
 		"0xd 40-50 unwound", "0xe 10-50 clipped=begin", "fwd 70-80",
 		"0xf 60-80 clipped=end",
 	};
