@@ -24,18 +24,6 @@
 
 #include "e2e.h"
 
-/* The number the fixture printed after "what ". */
-static long printed(struct ss_e2e *t, const char *out, const char *what)
-{
-	char key[64];
-	long v = 0;
-	snprintf(key, sizeof(key), "%s ", what);
-	const char *p = strstr(out, key);
-	if (!p || sscanf(p + strlen(key), "%ld", &v) != 1)
-		SS_E2E_FAIL(t, "fixture did not print \"%s N\": %s", what, out);
-	return v;
-}
-
 /* Slices named `name` with any of `flags`. */
 static size_t count_flagged(const struct ss_e2e_trace *tr, const char *name,
 			    unsigned flags)
@@ -84,8 +72,8 @@ static void sigjump(void **state, const char *set)
 	char *out;
 	ss_e2e_build(t, "rt-harm", NULL);
 	struct ss_e2e_trace *tr = run(t, "rt-harm", set, "sigjump 300", &out);
-	long train = printed(t, out, "train"), leaf = printed(t, out, "leaf");
-	long handler = printed(t, out, "handler"), jumps = printed(t, out, "jumps");
+	long train = ss_e2e_printed(t, out, "train"), leaf = ss_e2e_printed(t, out, "leaf");
+	long handler = ss_e2e_printed(t, out, "handler"), jumps = ss_e2e_printed(t, out, "jumps");
 	SS_E2E_CHECK(t, jumps > 10, "too few jumps to test anything: %s", out);
 	SS_E2E_EXPECT_CALLS(t, tr, "train_step", 0, (size_t)train);
 	SS_E2E_EXPECT_CALLS(t, tr, "in_handler", 0, (size_t)handler);
@@ -119,7 +107,7 @@ static void test_timer_no_split(void **state)
 	char *out;
 	ss_e2e_build(t, "rt-harm", NULL);
 	struct ss_e2e_trace *tr = run(t, "rt-harm", "", "sigtimer 2000000", &out);
-	long leaf = printed(t, out, "leaf"), handler = printed(t, out, "handler");
+	long leaf = ss_e2e_printed(t, out, "leaf"), handler = ss_e2e_printed(t, out, "handler");
 	SS_E2E_EXPECT_CALLS(t, tr, "leaf", 0, (size_t)leaf);
 	SS_E2E_EXPECT_CALLS(t, tr, "in_handler", 0, (size_t)handler);
 	SS_E2E_EXPECT_CALLS(t, tr, "train_step", 0, 1);
@@ -181,7 +169,7 @@ static void test_preinit(void **state)
 	char *out;
 	ss_e2e_build(t, "rt-harm", NULL);
 	struct ss_e2e_trace *tr = run(t, "rt-harm", "", "preinit", &out);
-	SS_E2E_CHECK(t, printed(t, out, "early") == 1, "fixture: %s", out);
+	SS_E2E_CHECK(t, ss_e2e_printed(t, out, "early") == 1, "fixture: %s", out);
 	SS_E2E_EXPECT_CALLS(t, tr, "early", 0, 1);
 	SS_E2E_EXPECT_CALLS(t, tr, "leaf", 0, 3);
 	const struct ss_e2e_slice *e = ss_e2e_find(tr, "early", 0);
@@ -201,16 +189,29 @@ static void alloc_counts(struct ss_e2e *t, const char *out, const char *prefix,
 		SS_E2E_FAIL(t, "fixture did not print \"%smalloc ...\": %s", prefix, out);
 }
 
-static void test_own_allocator(void **state)
+/* Slices named `name` in process `pid` (0: any) inside one `parent`. */
+static size_t count_under(const struct ss_e2e_trace *tr, int64_t pid, const char *name,
+			  const char *parent)
 {
-	struct ss_e2e *t = ss_e2e_begin(state);
+	size_t n = 0;
+	for (size_t i = 0; i < tr->nslices; i++)
+		n += (!pid || tr->slices[i].pid == pid) && !strcmp(tr->slices[i].name, name) &&
+		     ss_e2e_chain(tr, &tr->slices[i], parent) == 1;
+	return n;
+}
+
+/* s-rt-alloc MODE, plain and under record: the program's allocator is
+ * called as often in both; returns the trace. */
+static struct ss_e2e_trace *own_allocator(struct ss_e2e *t, const char *mode)
+{
 	char *out;
 	/* the plain build's counts, then the instrumented one under record */
-	SS_E2E_SH_OK(t, "%s %s -I\"$SS_E2E_SRC/tests/e2e\" -o plain "
-		     "\"$SS_E2E_SRC/tests/e2e/s-rt-alloc.c\" && ./plain", t->v->cc, t->v->opt);
+	SS_E2E_SH_OK(t, "%s %s -pthread -I\"$SS_E2E_SRC/tests/e2e\" -o plain "
+		     "\"$SS_E2E_SRC/tests/e2e/s-rt-alloc.c\" && ./plain %s", t->v->cc, t->v->opt,
+		     mode);
 	char *plain = strdup(t->out);
 	ss_e2e_build(t, "rt-alloc", NULL);
-	struct ss_e2e_trace *tr = run(t, "rt-alloc", "", "", &out);
+	struct ss_e2e_trace *tr = run(t, "rt-alloc", "", mode, &out);
 	long a[4], b[4], pa[4], pb[4];
 	alloc_counts(t, plain, "\nbefore main: ", pa);
 	alloc_counts(t, out, "\nbefore main: ", pb);
@@ -228,18 +229,54 @@ static void test_own_allocator(void **state)
 			     "before main: %s called %ld times plain, %ld under record",
 			     what[i], pa[i], pb[i]);
 	}
+	free(plain);
+	free(out);
+	return tr;
+}
+
+static void test_own_allocator(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct ss_e2e_trace *tr = own_allocator(t, "");
 	/* its malloc and free are the program's functions: in the trace */
-	const struct ss_e2e_slice *m = ss_e2e_find(tr, "malloc", 0);
-	SS_E2E_CHECK(t, m != NULL, "the program's malloc is not in the trace");
-	size_t in_step = 0;
-	for (size_t i = 0; i < tr->nslices; i++)
-		in_step += !strcmp(tr->slices[i].name, "malloc") &&
-			   ss_e2e_chain(tr, &tr->slices[i], "train_step") == 1;
+	size_t in_step = count_under(tr, 0, "malloc", "train_step");
 	SS_E2E_CHECK(t, in_step == 10, "malloc inside train_step: %zu, expected 10", in_step);
 	SS_E2E_CHECK(t, ss_e2e_count(tr, "free", NULL, 0) >= 10,
 		     "free: %zu slices, expected at least 10", ss_e2e_count(tr, "free", NULL, 0));
-	free(plain);
-	free(out);
+	ss_e2e_pass(t);
+}
+
+/* A program with its own allocator forks; the child allocates: both
+ * processes' calls in the trace. */
+static void test_own_allocator_fork(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct ss_e2e_trace *tr = own_allocator(t, "fork");
+	int64_t pids[2] = { 0, 0 };
+	size_t np = 0;
+	for (size_t i = 0; i < tr->nslices && np < 2; i++)
+		if (!strcmp(tr->slices[i].name, "train_step") &&
+		    (np == 0 || tr->slices[i].pid != pids[0]))
+			pids[np++] = tr->slices[i].pid;
+	SS_E2E_CHECK(t, np == 2, "train_step in %zu processes, expected the parent and the child",
+		     np);
+	for (size_t k = 0; k < np; k++) {
+		size_t n = count_under(tr, pids[k], "malloc", "train_step");
+		SS_E2E_CHECK(t, n == 10, "pid %lld: malloc inside train_step %zu times, expected 10",
+			     (long long)pids[k], n);
+	}
+	ss_e2e_pass(t);
+}
+
+/* Its free called from a thread-specific data destructor at a thread's
+ * exit, after the thread's last instrumented call returned. */
+static void test_own_allocator_tsd(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct ss_e2e_trace *tr = own_allocator(t, "tsd");
+	SS_E2E_EXPECT_CALLS(t, tr, "release_slot", 0, 1);
+	size_t n = count_under(tr, 0, "free", "release_slot");
+	SS_E2E_CHECK(t, n == 1, "free inside release_slot: %zu, expected 1", n);
 	ss_e2e_pass(t);
 }
 
@@ -284,6 +321,8 @@ int main(void)
 		SS_E2E_VARIANTS(test_preinit),
 		SS_E2E__ONE(test_own_allocator, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_own_allocator, ss_e2e_gcc_O0, "gcc-O0"),
+		SS_E2E__ONE(test_own_allocator_fork, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_own_allocator_tsd, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E_TEST(test_environment),
 	};
 	ss_e2e_filter_from_env();

@@ -19,18 +19,6 @@
 
 #include "e2e.h"
 
-/* The number the fixture printed after "what ". */
-static long printed(struct ss_e2e *t, const char *out, const char *what)
-{
-	char key[64];
-	long v = 0;
-	snprintf(key, sizeof(key), "%s ", what);
-	const char *p = strstr(out, key);
-	if (!p || sscanf(p + strlen(key), "%ld", &v) != 1)
-		SS_E2E_FAIL(t, "fixture did not print \"%s PID\": %s", what, out);
-	return v;
-}
-
 /* Record ./s-rt-fork MODE into rec (status `status`), keep its stdout in
  * *out, symbolize and load. */
 static struct ss_e2e_trace *run(struct ss_e2e *t, const char *mode, int status,
@@ -103,8 +91,8 @@ static void test_fork(void **state)
 	char *out;
 	ss_e2e_build(t, "rt-fork", NULL);
 	struct ss_e2e_trace *tr = run(t, "fork", 34, &out);
-	long p = printed(t, out, "parent"), a = printed(t, out, "child-a"),
-	     b = printed(t, out, "child-b");
+	long p = ss_e2e_printed(t, out, "parent"), a = ss_e2e_printed(t, out, "child-a"),
+	     b = ss_e2e_printed(t, out, "child-b");
 	free(out);
 	SS_E2E_CHECK(t, tr->nprocesses == 3, "expected 3 processes, got %zu",
 		     tr->nprocesses);
@@ -194,8 +182,8 @@ static void test_exec_child(void **state)
 		if (c)
 			SS_E2E_SH_OK(t, "rm -rf rec");
 		struct ss_e2e_trace *tr = run(t, cases[c].mode, cases[c].status, &out);
-		long p = printed(t, out, "parent"), k = printed(t, out, cases[c].mode);
-		long seen = printed(t, out, "exec-child");
+		long p = ss_e2e_printed(t, out, "parent"), k = ss_e2e_printed(t, out, cases[c].mode);
+		long seen = ss_e2e_printed(t, out, "exec-child");
 		free(out);
 		SS_E2E_CHECK(t, seen == k, "%s: child printed pid %ld, parent %ld",
 			     cases[c].mode, seen, k);
@@ -223,7 +211,7 @@ static void test_exec_self(void **state)
 	char *out;
 	ss_e2e_build(t, "rt-fork", NULL);
 	struct ss_e2e_trace *tr = run(t, "exec", 6, &out);
-	long p = printed(t, out, "parent"), p2 = printed(t, out, "image2");
+	long p = ss_e2e_printed(t, out, "parent"), p2 = ss_e2e_printed(t, out, "image2");
 	free(out);
 	SS_E2E_CHECK(t, p == p2, "exec: expected the same pid, got %ld and %ld", p, p2);
 	expect_file(t, "s-rt-fork", p);

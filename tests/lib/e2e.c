@@ -1086,3 +1086,14 @@ const struct ss_e2e_row *ss_e2e_row_find(const struct ss_e2e_row *rows, size_t n
 			return &rows[i];
 	return NULL;
 }
+
+long ss_e2e_printed(struct ss_e2e *t, const char *out, const char *what)
+{
+	char key[64];
+	long v = 0;
+	snprintf(key, sizeof(key), "%s ", what);
+	const char *p = strstr(out, key);
+	if (!p || sscanf(p + strlen(key), "%ld", &v) != 1)
+		SS_E2E_FAIL(t, "fixture did not print \"%s N\": %s", what, out);
+	return v;
+}

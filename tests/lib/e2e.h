@@ -226,6 +226,10 @@ int ss_e2e_max_chain(const struct ss_e2e_trace *tr, const char *name);
 const struct ss_e2e_slice *ss_e2e_find(const struct ss_e2e_trace *tr,
 				       const char *name, int64_t tid);
 
+/* The number a fixture printed after "what " in out (its stdout); fails
+ * the test when there is none. */
+long ss_e2e_printed(struct ss_e2e *t, const char *out, const char *what);
+
 /* ---------------------------------------------------------------- checks
  * Each prints expected vs actual and fails the test when it does not hold. */
 
