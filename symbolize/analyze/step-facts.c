@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "stats-read.h"
 #include "step-facts.h"
 
 static uint64_t ss_steps_hash(const char *s)
@@ -150,13 +151,8 @@ uint64_t ss_steps_median(const struct ss_steps_fn *f)
 	uint64_t seen = 0;
 	for (unsigned b = 0; b < SS_STEPS_BUCKETS; b++) {
 		seen += f->hist[b];
-		if (seen * 2 >= f->calls && f->hist[b]) {
-			if (b < 8)
-				return b;
-			unsigned msb = b / 4, q = b % 4;
-			/* the middle of the bucket */
-			return ((uint64_t)1 << msb) + (((uint64_t)(2 * q + 1)) << (msb - 3));
-		}
+		if (seen * 2 >= f->calls && f->hist[b])
+			return f->hsum[b] / f->hist[b];
 	}
 	return 0;
 }
@@ -194,6 +190,7 @@ static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 	f->calls++;
 	f->total += dur;
 	f->hist[ss_steps_bucket(dur)]++;
+	f->hsum[ss_steps_bucket(dur)] += dur;
 	f->min = dur < f->min ? dur : f->min;
 	f->max = dur > f->max ? dur : f->max;
 	f->sumsq += ((double)dur / 1e6) * ((double)dur / 1e6);
@@ -297,6 +294,53 @@ struct ss_steps_fn *ss_steps_find(const struct ss_steps *st, const char *name)
 	return NULL;
 }
 
+uint64_t ss_steps_calls(const struct ss_steps_fn *f)
+{
+	return f->run_calls > f->calls ? f->run_calls : f->calls;
+}
+
+/* The whole-run counts, when the run kept them (stats: whole_run): a
+ * trace that stopped at max_trace_mb saw only the first steps, or none
+ * whole, but the counts are exact to the end.  A function that the trace
+ * never saw return gets an entry of its own (untraced): its callers are
+ * unknown, its threads are the counts' (one row per thread). */
+static void ss_steps_stats(struct ss_steps *st, const char *dir, const char *backend)
+{
+	struct ss_stats_result res;
+	char err[512];
+
+	memset(&res, 0, sizeof(res));
+	if (ss_stats_read(dir, backend, 1, 1, &res, err, sizeof(err)))
+		return;
+	st->has_stats = 1;
+	for (size_t i = 0; i < res.nrows && !st->oom; i++) {
+		const struct ss_agg_row *w = &res.rows[i];
+		struct ss_steps_fn *f;
+		if (w->kind != SS_AGG_FUNCTION || !w->name || !w->calls)
+			continue;
+		if (!(f = ss_steps_find(st, w->name))) {
+			if (!(f = ss_steps_get(st, w->name))) {
+				st->oom = 1;
+				break;
+			}
+			f->untraced = 1;
+			f->tid = w->tid;
+		}
+		if (f->run_calls && f->untraced && f->tid != w->tid)
+			f->multi_thread = 1;
+		f->run_calls += w->calls;
+		f->run_total += w->total_ns;
+	}
+	/* partial: the counts saw clearly more than the trace (a call or two
+	 * open at exit is no sign of a cut) */
+	uint64_t counted = 0;
+	for (size_t i = 0; i < st->cap; i++)
+		if (st->tab[i])
+			counted += st->tab[i]->run_calls;
+	st->partial = counted > st->slices + st->slices / 100 + 16;
+	ss_stats_result_release(&res);
+}
+
 int ss_steps_walk(struct ss_steps *st, const char *dir, const char *backend, int quiet,
 		  char *err, size_t errlen)
 {
@@ -315,6 +359,8 @@ int ss_steps_walk(struct ss_steps *st, const char *dir, const char *backend, int
 	if (rc)
 		return rc;
 	ss_steps_finish(st);
+	if (!st->oom)
+		ss_steps_stats(st, dir, backend);
 	if (st->oom) {
 		snprintf(err, errlen, "out of memory");
 		return 1;
