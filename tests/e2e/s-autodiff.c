@@ -13,9 +13,9 @@
  *         backward               NODES x node_backward, each 2 x vdata
  *         update                 PARAMS x sgd
  *
- * vdata is a static inline helper (the hooks still see it: half of every
- * step's calls); value_new, node_backward and sgd are a few ns each.  A
- * step makes 8 x NODES + PARAMS + 3 calls.
+ * vdata is a static inline helper (the hooks still see it: two thirds of
+ * every step's calls); value_new, node_backward and sgd are a few ns each.
+ * A step makes 6 x NODES + PARAMS + 4 calls.
  * Functions: main, load_data, read_record, read_int, train, train_step,
  * forward, backward, update, value_new, vdata, node_backward, sgd.
  */
