@@ -15,14 +15,25 @@
  *     is not: its calls are not one per iteration);
  *   - is called several times per call of that function: it is the body of
  *     a loop there (backward, called once per train_step, is not a loop
- *     body; train_step, called N times by train, is).
+ *     body; train_step, called N times by train, is);
+ *   - is called no more often than that loop iterates: the count most of
+ *     the loop's bodies share (a forward that main runs for training, and
+ *     inline for validation and sampling, is called more often than main's
+ *     backward and update).
  * Bodies of outer loops come first: an inner loop's function (called many
  * times, and no loop body itself, like a backward that loops over layers)
  * makes its callees candidates too, ranked after.  Within each group
  * candidates are ranked by the share of the run they cover (total time),
  * except that among those within 80% of the largest the one called most
  * often wins: an epoch function called 3 times covers as much as the
- * train_step it calls 300 times, and the step is the iteration.  The
+ * train_step it calls 300 times, and the step is the iteration (not when
+ * the largest is called once per iteration by that count: a backward that
+ * loops over the layers stays before its per-layer op).  When the trace
+ * stopped at its cap before the end of the run (a long data-reading
+ * prologue, millions of calls a step), the whole-run counts (stats:
+ * whole_run, which `steps -- PROG` turns on) give the calls and the time
+ * to rank by, and a function the trace never saw return is ranked by them
+ * alone.  The
  * spread (coefficient of variation of one call's duration) is shown so the
  * user sees whether steps are alike; it does not change the order.
  * Functions called about as often as the best one (half to three times) that
@@ -99,12 +110,6 @@ static int ss_steps_candidate(const struct ss_steps_fn *f)
 	       ss_steps_loop_or_untraced(f);
 }
 
-/* The iterations of each loop (ss_steps_iterations): the count of calls that most loop bodies
- * of one caller share (backward, update and the batch loader are called
- * 41 times by main: 41 iterations).  A body called more often (a forward
- * that main also runs for validation and sampling, 192 times) is not once
- * per iteration: f->extra.  At least two bodies must agree; a caller with
- * one body, or bodies that all differ, says nothing. */
 static int ss_steps_by_loop(const void *a, const void *b)
 {
 	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
@@ -133,6 +138,12 @@ static uint64_t ss_steps_mode(struct ss_steps_fn **v, size_t n)
 	return best;
 }
 
+/* The iterations of each loop: the count of calls that most loop bodies
+ * of one caller share (backward, update and the batch loader are called
+ * 41 times by main: 41 iterations).  A body called more often (a forward
+ * that main also runs for validation and sampling, 90 times) is not once
+ * per iteration: f->extra.  At least two bodies must agree; a caller with
+ * one body, or bodies that all differ, says nothing.  -1: out of memory. */
 static int ss_steps_iterations(struct ss_steps *st)
 {
 	struct ss_steps_fn **v = calloc(st->n + 1, sizeof(*v));
