@@ -5,7 +5,9 @@
  * Design: slices arrive per thread as they close (post-order).  A closed
  * slice waits in its depth's list until the next slice one level below it
  * closes: that one is its caller.  A function's calls nest in themselves
- * when a call closes after one of its own calls that began later.
+ * when a call closes after one of its own calls that began later.  Then,
+ * when the run has whole-run counts (stats: whole_run), each function gets
+ * its exact calls and sampled time for the whole run, past the trace's cap.
  *
  * Must never: keep a slice after its caller closed.
  */
