@@ -178,9 +178,14 @@ static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 		st->oom = 1;
 		return;
 	}
-	st->slices++;
 	dur = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
 	ss_steps_adopt(st, t, s->depth + 1, f, dur);
+	/* still open when the trace stopped (its cap) or its window closed:
+	 * no call, and no child of the frame below (the open frames come
+	 * outermost first, each after its own children) */
+	if (s->flags & SS_SLICE_CLIPPED_END)
+		return;
+	st->slices++;
 	if (!f->calls) {
 		f->tid = tid;
 	} else if (f->tid != tid) {
@@ -320,11 +325,11 @@ static void ss_steps_stats(struct ss_steps *st, const char *dir, const char *bac
 		struct ss_steps_fn *f;
 		if (w->kind != SS_AGG_FUNCTION || !w->name || !w->calls)
 			continue;
-		if (!(f = ss_steps_find(st, w->name))) {
-			if (!(f = ss_steps_get(st, w->name))) {
-				st->oom = 1;
-				break;
-			}
+		if (!(f = ss_steps_find(st, w->name)) && !(f = ss_steps_get(st, w->name))) {
+			st->oom = 1;
+			break;
+		}
+		if (!f->calls && !f->run_calls) { /* never returned in the trace */
 			f->untraced = 1;
 			f->tid = w->tid;
 		}
