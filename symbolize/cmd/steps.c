@@ -128,29 +128,32 @@ static int ss_steps_by_loop(const void *a, const void *b)
 	return 0;
 }
 
-/* The count most bodies of the caller's loop share, in v[0..n) (sorted by
- * count); 0 when no two agree. */
+/* The count the bodies of one caller's loop agree on, in v[0..n) (sorted
+ * by count): of the counts two or more bodies share, the one whose bodies
+ * cover the most time (a train_step and load_batch called 300 times
+ * outweigh an eval and a checkpoint called 30 times); 0 when no two
+ * agree. */
 static uint64_t ss_steps_mode(struct ss_steps_fn **v, size_t n)
 {
-	uint64_t best = 0;
-	size_t bestn = 1;
+	uint64_t best = 0, best_w = 0;
 	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t w = 0;
 		for (j = i; j < n && ss_steps_pcalls(v[j]) == ss_steps_pcalls(v[i]); j++)
-			;
-		if (j - i > bestn) { /* ties: the smaller count, met first */
-			bestn = j - i;
+			w += v[j]->weight;
+		if (j - i >= 2 && (!best || w > best_w)) {
+			best_w = w;
 			best = ss_steps_pcalls(v[i]);
 		}
 	}
 	return best;
 }
 
-/* The iterations of each loop: the count of calls that most loop bodies
- * of one caller share (backward, update and the batch loader are called
- * 41 times by main: 41 iterations).  A body called more often (a forward
+/* The iterations of each loop: the count its bodies agree on
+ * (ss_steps_mode: backward, update and the batch loader are called 41
+ * times by main: 41 iterations).  A body called more often (a forward
  * that main also runs for validation and sampling, 90 times) is not once
- * per iteration: f->extra.  At least two bodies must agree; a caller with
- * one body, or bodies that all differ, says nothing.  -1: out of memory. */
+ * per iteration: f->extra.  A caller with one body, or bodies that all
+ * differ, says nothing.  Needs the weights.  -1: out of memory. */
 static int ss_steps_iterations(struct ss_steps *st)
 {
 	struct ss_steps_fn **v = calloc(st->n + 1, sizeof(*v));
@@ -260,6 +263,9 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 
 	c = calloc(st->n + 1, sizeof(*c));
 	bad = calloc(st->n + 1, sizeof(*bad));
+	for (i = 0; i < st->cap; i++)
+		if (st->tab[i])
+			st->tab[i]->weight = ss_steps_weight(st, st->tab[i]);
 	if (!c || !bad || ss_steps_iterations(st)) {
 		free(c);
 		free(bad);
@@ -277,9 +283,6 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 			bad[nb++] = f;
 		}
 	}
-	for (i = 0; i < st->cap; i++)
-		if (st->tab[i])
-			st->tab[i]->weight = ss_steps_weight(st, st->tab[i]);
 	qsort(c, nc, sizeof(*c), ss_steps_by_weight);
 	qsort(bad, nb, sizeof(*bad), ss_steps_by_calls);
 	/* outer loops first, each part still by total (a stable pass) */

@@ -14,13 +14,14 @@
  *
  * forward runs LAYERS layers of layernorm_forward, matmul_forward x 2 and
  * gelu_forward, then matmul_forward for the logits; backward runs
- * matmul_backward x 2 per layer; matmul_forward is an OpenMP loop (built
+ * matmul_backward x 2, gelu_backward and layernorm_backward per layer (no
+ * op is most of it, as in a real backward); matmul_forward is an OpenMP loop (built
  * with -fopenmp: its outlined body runs on every thread).  The first
  * backward calls zero_grad (it makes the gradients).  backward does the
  * most work of main's functions.
  * Functions: main, load_batch, forward, zero_grad, backward, update,
  * layernorm_forward, matmul_forward (and its OpenMP body), gelu_forward,
- * matmul_backward, work.
+ * matmul_backward, gelu_backward, layernorm_backward, work.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,16 @@ NOINLINE void matmul_backward(void)
 	work(40000);
 }
 
+NOINLINE void gelu_backward(void)
+{
+	work(30000);
+}
+
+NOINLINE void layernorm_backward(void)
+{
+	work(30000);
+}
+
 NOINLINE void load_batch(int step)
 {
 	work(5000 + step % 2);
@@ -86,7 +97,7 @@ NOINLINE void forward(int batch)
 	}
 	matmul_forward(reps);
 	if (direct)
-		work(640000);
+		work(1120000);
 }
 
 NOINLINE void zero_grad(void)
@@ -101,8 +112,10 @@ NOINLINE void backward(void)
 		grads_ready = 1;
 	}
 	for (int l = 0; l < LAYERS; l++) {
+		gelu_backward();
 		matmul_backward();
 		matmul_backward();
+		layernorm_backward();
 	}
 }
 
