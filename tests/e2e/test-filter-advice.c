@@ -8,7 +8,9 @@
  *     (record a step, `filter -o FILE`, rebuild with
  *     STEPSCOPE_EXCLUDE_FILE, record again), must leave so few hook calls
  *     in a step that their calibrated cost is at most 5% of the step's own
- *     time: counted, not timed (tests/bench/run-bench.sh times it);
+ *     time: counted, not timed (tests/bench/run-bench.sh times it); with
+ *     a lower --min-calls, sgd (part of sgd_update's name) is proposed as
+ *     runtime-only, and filter says why a rebuild cannot take it;
  *   - the Bytes % column sums to 100.
  */
 #include <setjmp.h>
@@ -82,6 +84,13 @@ static void test_workflow(void **state)
 	SS_E2E_CHECK(t, strstr(t->out, "\n  vdata\n") && strstr(t->out, "\n  value_new\n") &&
 				strstr(t->out, "\n  node_backward\n"),
 		     "filter: expected vdata, value_new and node_backward proposed:\n%s", t->out);
+	/* sgd (64 calls a step) with a lower --min-calls: gcc would also
+	 * leave out sgd_update; said, with the way out, and runtime-only */
+	SS_E2E_SH_OK(t, SS " filter --min-calls 60 run1 -o low.txt");
+	SS_E2E_CHECK(t, strstr(t->out, "\nruntime only: sgd (64 calls): gcc matches parts of names "
+				       "and would also leave out sgd_update, "),
+		     "filter --min-calls 60: expected the runtime-only line for sgd:\n%s", t->out);
+	SS_E2E_SH_OK(t, "grep -c '^runtime-only sgd  # part of sgd_update$' low.txt");
 	/* 3. rebuild with the list, 4. record again */
 	SS_E2E_SH_OK(t, "STEPSCOPE_EXCLUDE_FILE=exclude.txt \"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s "
 			"-pthread -I\"$SS_E2E_SRC/tests/e2e\" -o s-autodiff-ex "
