@@ -12,7 +12,8 @@
  *   - s-trainer direct: main calls forward then backward; forward does the
  *     more work and must come first, with a median of its own;
  *   - s-autodiff: a reader prologue (60 000 read_int calls) and a million
- *     calls a step, recorded with a trace cap the prologue fills: the
+ *     calls a step (6 x 170 000), recorded with a trace cap the prologue
+ *     fills (or, on a loaded machine, the first step): the
  *     trace never sees a step return, and steps must still propose
  *     train_step with its exact whole-run count, from the counts of
  *     `stats: whole_run`.
@@ -104,7 +105,7 @@ static void test_autodiff_cap(void **state)
 	ss_e2e_build(t, "autodiff", NULL);
 	/* 8 MB: the reader's 80 000 calls fill it before the first step */
 	SS_E2E_SH_OK(t, SS " record -o run --set max_trace_mb=8 --set stats=whole_run "
-			"-- ./s-autodiff 6 125000 20000");
+			"-- ./s-autodiff 6 170000 20000");
 	SS_E2E_CHECK(t, strstr(t->err, "trace reached max_trace_mb=8"), "the cap was not reached:\n%s",
 		     t->err);
 	SS_E2E_SH_OK(t, SS " steps run");
