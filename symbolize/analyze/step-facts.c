@@ -5,7 +5,9 @@
  * Design: slices arrive per thread as they close (post-order).  A closed
  * slice waits in its depth's list until the next slice one level below it
  * closes: that one is its caller.  A function's calls nest in themselves
- * when a call closes after one of its own calls that began later.
+ * when a call closes after one of its own calls that began later.  Then,
+ * when the run has whole-run counts (stats: whole_run), each function gets
+ * its exact calls and sampled time for the whole run, past the trace's cap.
  *
  * Must never: keep a slice after its caller closed.
  */
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "stats-read.h"
 #include "step-facts.h"
 
 static uint64_t ss_steps_hash(const char *s)
@@ -150,13 +153,8 @@ uint64_t ss_steps_median(const struct ss_steps_fn *f)
 	uint64_t seen = 0;
 	for (unsigned b = 0; b < SS_STEPS_BUCKETS; b++) {
 		seen += f->hist[b];
-		if (seen * 2 >= f->calls && f->hist[b]) {
-			if (b < 8)
-				return b;
-			unsigned msb = b / 4, q = b % 4;
-			/* the middle of the bucket */
-			return ((uint64_t)1 << msb) + (((uint64_t)(2 * q + 1)) << (msb - 3));
-		}
+		if (seen * 2 >= f->calls && f->hist[b])
+			return f->hsum[b] / f->hist[b];
 	}
 	return 0;
 }
@@ -180,9 +178,14 @@ static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 		st->oom = 1;
 		return;
 	}
-	st->slices++;
 	dur = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
 	ss_steps_adopt(st, t, s->depth + 1, f, dur);
+	/* still open when the trace stopped (its cap) or its window closed:
+	 * no call, and no child of the frame below (the open frames come
+	 * outermost first, each after its own children) */
+	if (s->flags & SS_SLICE_CLIPPED_END)
+		return;
+	st->slices++;
 	if (!f->calls) {
 		f->tid = tid;
 	} else if (f->tid != tid) {
@@ -194,6 +197,7 @@ static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 	f->calls++;
 	f->total += dur;
 	f->hist[ss_steps_bucket(dur)]++;
+	f->hsum[ss_steps_bucket(dur)] += dur;
 	f->min = dur < f->min ? dur : f->min;
 	f->max = dur > f->max ? dur : f->max;
 	f->sumsq += ((double)dur / 1e6) * ((double)dur / 1e6);
@@ -297,6 +301,53 @@ struct ss_steps_fn *ss_steps_find(const struct ss_steps *st, const char *name)
 	return NULL;
 }
 
+uint64_t ss_steps_calls(const struct ss_steps_fn *f)
+{
+	return f->run_calls > f->calls ? f->run_calls : f->calls;
+}
+
+/* The whole-run counts, when the run kept them (stats: whole_run): a
+ * trace that stopped at max_trace_mb saw only the first steps, or none
+ * whole, but the counts are exact to the end.  A function that the trace
+ * never saw return gets an entry of its own (untraced): its callers are
+ * unknown, its threads are the counts' (one row per thread). */
+static void ss_steps_stats(struct ss_steps *st, const char *dir, const char *backend)
+{
+	struct ss_stats_result res;
+	char err[512];
+
+	memset(&res, 0, sizeof(res));
+	if (ss_stats_read(dir, backend, 1, 1, &res, err, sizeof(err)))
+		return;
+	st->has_stats = 1;
+	for (size_t i = 0; i < res.nrows && !st->oom; i++) {
+		const struct ss_agg_row *w = &res.rows[i];
+		struct ss_steps_fn *f;
+		if (w->kind != SS_AGG_FUNCTION || !w->name || !w->calls)
+			continue;
+		if (!(f = ss_steps_find(st, w->name)) && !(f = ss_steps_get(st, w->name))) {
+			st->oom = 1;
+			break;
+		}
+		if (!f->calls && !f->run_calls) { /* never returned in the trace */
+			f->untraced = 1;
+			f->tid = w->tid;
+		}
+		if (f->run_calls && f->untraced && f->tid != w->tid)
+			f->multi_thread = 1;
+		f->run_calls += w->calls;
+		f->run_total += w->total_ns;
+	}
+	/* partial: the counts saw clearly more than the trace (a call or two
+	 * open at exit is no sign of a cut) */
+	uint64_t counted = 0;
+	for (size_t i = 0; i < st->cap; i++)
+		if (st->tab[i])
+			counted += st->tab[i]->run_calls;
+	st->partial = counted > st->slices + st->slices / 100 + 16;
+	ss_stats_result_release(&res);
+}
+
 int ss_steps_walk(struct ss_steps *st, const char *dir, const char *backend, int quiet,
 		  char *err, size_t errlen)
 {
@@ -315,6 +366,8 @@ int ss_steps_walk(struct ss_steps *st, const char *dir, const char *backend, int
 	if (rc)
 		return rc;
 	ss_steps_finish(st);
+	if (!st->oom)
+		ss_steps_stats(st, dir, backend);
 	if (st->oom) {
 		snprintf(err, errlen, "out of memory");
 		return 1;

@@ -27,6 +27,7 @@ struct ss_steps_fn {
 	/* durations on a log scale (4 buckets per power of two), for a
 	 * median that one preempted call does not move */
 	uint32_t hist[SS_STEPS_BUCKETS];
+	uint64_t hsum[SS_STEPS_BUCKETS]; /* their durations, for the median */
 	uint64_t weight;              /* for ranking: median x calls */
 	double sumsq;                 /* of durations in ms, for the spread */
 	uint64_t last_begin;          /* of the last closed call, on tid */
@@ -41,6 +42,14 @@ struct ss_steps_fn {
 	uint64_t acts;                /* calls of parent that called it */
 	uint64_t acts_total;          /* their duration */
 	uint64_t mark;                /* activation serial of the last one */
+	/* whole-run counts (stats: whole_run), when the run has them: exact
+	 * even where the trace stopped at its cap */
+	uint64_t run_calls, run_total;
+	int untraced;                 /* in the counts, never closed in the
+	                               * trace: no callers known */
+	uint64_t iters;               /* set by the ranking: iterations of
+	                               * parent's loop (0: not known) */
+	uint64_t extra;               /* calls beyond one per iteration */
 };
 
 struct ss_steps_level {
@@ -62,6 +71,8 @@ struct ss_steps {
 	uint64_t serial;
 	int oom;
 	uint64_t slices;
+	int has_stats;              /* run_calls/run_total are filled in */
+	int partial;                /* the trace saw fewer calls than the run */
 };
 
 /* Walk run directory dir (every process) into st (zeroed by the caller).
@@ -73,8 +84,13 @@ struct ss_steps_fn *ss_steps_find(const struct ss_steps *st, const char *name);
 /* Why f cannot begin steps (nested in itself, on several threads, called
  * from more than one function), in buf; NULL when none of those holds. */
 const char *ss_steps_reject(const struct ss_steps_fn *f, char *buf, size_t len);
-/* The median duration of one call of f, in ns (within 10%). */
+/* The median duration of one call of f, in ns: the mean of the calls in
+ * the bucket that holds the median (within 10% of it; two functions of
+ * different times do not tie). */
 uint64_t ss_steps_median(const struct ss_steps_fn *f);
+/* Calls of f in the whole run: the exact whole-run count when the run
+ * has one, else the trace's. */
+uint64_t ss_steps_calls(const struct ss_steps_fn *f);
 /* Name of a caller (NULL: "(thread start)"). */
 const char *ss_steps_pname(const struct ss_steps_fn *p);
 void ss_steps_release(struct ss_steps *st);

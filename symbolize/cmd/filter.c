@@ -11,9 +11,13 @@
  * function is proposed when all of these hold:
  *   calls >= --min-calls (default 1000)
  *   total time per call <= --max-call-ns (default 1000 ns)
- *   its time without the hooks, calls x its fastest call, is below
- *   --max-share percent (default 5) of the recorded time (a function
- *   that does real work has a real fastest call)
+ *   its time without the hooks is below --max-share percent (default 5)
+ *   of the recorded time without the hooks: calls x its fastest call, less
+ *   the calibrated cost of its own recorded call and of those below it
+ *   (a function that does real work has a real fastest call; a 2 ns
+ *   helper measured at 20 ns is mostly stepscope)
+ * When the calls left would still cost more than the report's warning
+ * threshold, it says which functions hold them and which limit kept each.
  * The list file is one name a line, for `stepscope-cc`
  * (STEPSCOPE_EXCLUDE_FILE) and for `filter.exclude_file`.  gcc matches
  * its list by substring: a name that is part of another function's name
@@ -50,8 +54,8 @@ static void ss_filter_usage(FILE *f)
 		"   -o, --output FILE  write the exclude list there (one name a line)\n"
 		"   --min-calls N      propose only functions called at least N times (1000)\n"
 		"   --max-call-ns NS   ... taking at most NS per call, callees included (1000)\n"
-		"   --max-share PCT    ... whose calls, at the time of its fastest one, take\n"
-		"                      under PCT%% of the recorded time (5)\n"
+		"   --max-share PCT    ... whose calls, at its fastest one less the hooks' cost,\n"
+		"                      take under PCT%% of the time without the hooks (5)\n"
 		"   --limit N          at most N rows in the table (default 30; 0 = all)\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n"
@@ -125,21 +129,47 @@ struct ss_filter_rows {
 	struct ss_agg_row *rows;
 	size_t n;
 	uint64_t self_sum, calls;
+	uint64_t *below;         /* per row: recorded calls under its calls */
+	uint64_t own_sum;        /* self_sum less the hooks' calibrated cost */
 	const char *source;      /* "recorded steps" or "whole run" */
 };
 
 /* The function's time without stepscope: calls times its fastest call
- * (the least disturbed one: for a tiny function mostly the hooks' own
- * share), or, without single calls (whole-run counts), times its mean
- * call less the cost of one recorded call. */
-static uint64_t ss_filter_own(const struct ss_agg_row *w, const struct ss_overhead *ov)
+ * (the least disturbed one) less the calibrated cost of a recorded call
+ * for itself and for each recorded call below it (spent inside it), or,
+ * without single calls (whole-run counts, no calls recorded below), its
+ * mean call less one recorded call.  Never below zero. */
+static uint64_t ss_filter_own(const struct ss_filter_rows *r, size_t i,
+			      const struct ss_overhead *ov)
 {
-	uint64_t per = w->min_ns;
-	if (!w->max_ns) { /* whole-run counts keep no single calls */
-		uint64_t avg = w->total_ns / w->calls;
-		per = avg > ov->pair_ns ? avg - ov->pair_ns : 0;
+	const struct ss_agg_row *w = &r->rows[i];
+	uint64_t per = w->max_ns ? w->min_ns : w->total_ns / w->calls;
+	double hooks = (double)ov->pair_ns *
+		       (1.0 + (r->below ? (double)r->below[i] / (double)w->calls : 0.0));
+	return (double)per > hooks ? w->calls * (uint64_t)((double)per - hooks) : 0;
+}
+
+/* Recorded calls below each row (r->below), from the compensation of a
+ * copy of the rows, and the recorded time without the hooks. */
+static int ss_filter_below(struct ss_filter_rows *r, struct ss_agg *a,
+			   const struct ss_overhead *ov)
+{
+	uint64_t hooks = r->calls * ov->pair_ns;
+	r->own_sum = r->self_sum > hooks ? r->self_sum - hooks : 1;
+	if (!a || !ov->pair_ns || !r->n)
+		return 0;
+	struct ss_agg_row *c = malloc(r->n * sizeof(*c));
+	r->below = calloc(r->n, sizeof(*r->below));
+	if (!c || !r->below) {
+		free(c);
+		return -1;
 	}
-	return w->calls * per;
+	memcpy(c, r->rows, r->n * sizeof(*c));
+	ss_overhead_compensate(a, c, r->n, 0, ov->pair_ns);
+	for (size_t i = 0; i < r->n; i++)
+		r->below[i] = (r->rows[i].total_ns - c[i].total_ns) / ov->pair_ns;
+	free(c);
+	return 0;
 }
 
 /* which rows get proposed: out[i] = 1 */
@@ -155,7 +185,7 @@ static size_t ss_filter_pick(const struct ss_filter_rows *r, const struct ss_ove
 		}
 		out[i] = w->kind == SS_AGG_FUNCTION && ss_filter_plain(w->name) &&
 			 w->calls >= o->min_calls && w->total_ns / w->calls <= o->max_call_ns &&
-			 ss_filter_pct((double)ss_filter_own(w, ov), (double)r->self_sum) <
+			 ss_filter_pct((double)ss_filter_own(r, i, ov), (double)r->own_sum) <
 				 o->max_share;
 		k += out[i];
 	}
@@ -186,7 +216,11 @@ static void ss_filter_table(FILE *f, const struct ss_filter_rows *r, const struc
 		shown++;
 		/* events: an ENTER and an EXIT per call, 16 bytes each */
 		double ev = ss_filter_pct((double)w->calls, (double)r->calls);
-		double bytes = ov->bytes ? ss_filter_pct(32.0 * (double)w->calls, (double)ov->bytes) : ev;
+		/* of the trace's events (a compact event is not 16 bytes: a
+		 * share of the events is the share of their bytes) */
+		double bytes = ov->events >= 2 * r->calls
+				       ? ss_filter_pct(2.0 * (double)w->calls, (double)ov->events)
+				       : ev;
 		fprintf(f, "%-40.40s %10llu %10s %7.2f%% %7.2f%% %7.2f%% %10s  %s\n", w->name,
 			(unsigned long long)w->calls,
 			w->calls ? ss_agg_fmt_time(w->total_ns / w->calls, b[0], sizeof(b[0]))
@@ -206,6 +240,77 @@ static const char *ss_filter_clash(const struct ss_filter_rows *r, const char *p
 		    strstr(r->rows[k].name, r->rows[i].name))
 			return r->rows[k].name;
 	return NULL;
+}
+
+/* The proposed names a rebuild cannot take (gcc would leave out more),
+ * each with the way out. */
+static void ss_filter_clashes(FILE *f, const struct ss_filter_rows *r, const char *pick)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const char *other = pick[i] ? ss_filter_clash(r, pick, i) : NULL;
+		if (!other)
+			continue;
+		fprintf(f, "runtime only: %s (%llu calls): gcc matches parts of names and would also "
+			"leave out %s, so the list has it as 'runtime-only' and only the run-time "
+			"filter skips it (the hooks are still called); to drop its hooks, rename it "
+			"or mark it __attribute__((no_instrument_function))\n",
+			r->rows[i].name, (unsigned long long)r->rows[i].calls, other);
+	}
+}
+
+/* Which limit keeps row i off the list (NULL: none, or not a function). */
+static const char *ss_filter_kept_by(const struct ss_filter_rows *r, size_t i,
+				     const struct ss_overhead *ov,
+				     const struct ss_filter_opts *o, char *buf, size_t len)
+{
+	const struct ss_agg_row *w = &r->rows[i];
+	if (w->kind != SS_AGG_FUNCTION || !w->calls)
+		return NULL;
+	if (!ss_filter_plain(w->name))
+		snprintf(buf, len, "not a plain name");
+	else if (w->calls < o->min_calls)
+		snprintf(buf, len, "fewer calls than --min-calls %llu",
+			 (unsigned long long)o->min_calls);
+	else if (w->total_ns / w->calls > o->max_call_ns)
+		snprintf(buf, len, "%llu ns a call, over --max-call-ns %llu",
+			 (unsigned long long)(w->total_ns / w->calls),
+			 (unsigned long long)o->max_call_ns);
+	else
+		snprintf(buf, len, "%.1f%% of the time without the hooks, over --max-share %.1f "
+			 "(it does real work)",
+			 ss_filter_pct((double)ss_filter_own(r, i, ov), (double)r->own_sum),
+			 o->max_share);
+	return buf;
+}
+
+/* What stepscope would still cost after a rebuild with the list; above
+ * the report's warning, why the rest stays: the functions that hold most
+ * of the calls left, each with the limit that kept it. */
+static void ss_filter_left(FILE *f, const struct ss_filter_rows *r, const struct ss_overhead *ov,
+			   const struct ss_filter_opts *o, const char *pick)
+{
+	uint64_t left = 0;
+	/* a runtime-only name still calls the hooks in a rebuild */
+	for (size_t i = 0; i < r->n; i++)
+		if (r->rows[i].kind == SS_AGG_FUNCTION && (!pick[i] || ss_filter_clash(r, pick, i)))
+			left += r->rows[i].calls;
+	double pct = ss_filter_pct((double)left * (double)ov->pair_ns, (double)r->own_sum);
+	fprintf(f, "without them: %llu calls, stepscope overhead about %.1f%% of the time without "
+		"the hooks\n", (unsigned long long)left, pct);
+	if (pct <= SS_OVERHEAD_WARN_PCT)
+		return;
+	fprintf(f, "still above %.0f%%: the calls left are in\n", SS_OVERHEAD_WARN_PCT);
+	char why[160];
+	int shown = 0;
+	for (size_t i = 0; i < r->n && shown < 5; i++) { /* rows are by calls */
+		if (pick[i] || !ss_filter_kept_by(r, i, ov, o, why, sizeof(why)))
+			continue;
+		if (r->rows[i].calls * 100 < left)
+			break;
+		fprintf(f, "  %s (%llu calls): %s\n", r->rows[i].name,
+			(unsigned long long)r->rows[i].calls, why);
+		shown++;
+	}
 }
 
 static int ss_filter_write(const char *path, const char *dir, const struct ss_filter_rows *r,
@@ -290,7 +395,7 @@ int cmd_filter(int argc, char **argv)
 	}
 	qsort(r.rows, r.n, sizeof(*r.rows), ss_filter_by_calls);
 	pick = calloc(r.n ? r.n : 1, 1);
-	if (!pick) {
+	if (!pick || ss_filter_below(&r, r.rows == res.rows ? NULL : a, &ov)) {
 		fprintf(stderr, "stepscope: filter: out of memory\n");
 		rc = 1;
 		goto out;
@@ -315,6 +420,9 @@ int cmd_filter(int argc, char **argv)
 	for (size_t i = 0; i < r.n; i++)
 		if (pick[i])
 			fprintf(f, "  %s\n", r.rows[i].name);
+	ss_filter_clashes(f, &r, pick);
+	if (ov.known)
+		ss_filter_left(f, &r, &ov, &o, pick);
 	fflush(f);
 	if (c.out) {
 		rc = ss_filter_write(c.out, c.dir, &r, pick);
@@ -326,6 +434,7 @@ int cmd_filter(int argc, char **argv)
 		rc = 1;
 out:
 	free(pick);
+	free(r.below);
 	if (r.rows == res.rows && res.rows)
 		ss_stats_result_release(&res);
 	ss_agg_free(a);

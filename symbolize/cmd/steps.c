@@ -15,14 +15,25 @@
  *     is not: its calls are not one per iteration);
  *   - is called several times per call of that function: it is the body of
  *     a loop there (backward, called once per train_step, is not a loop
- *     body; train_step, called N times by train, is).
+ *     body; train_step, called N times by train, is);
+ *   - is called no more often than that loop iterates: the count most of
+ *     the loop's bodies share (a forward that main runs for training, and
+ *     inline for validation and sampling, is called more often than main's
+ *     backward and update).
  * Bodies of outer loops come first: an inner loop's function (called many
  * times, and no loop body itself, like a backward that loops over layers)
  * makes its callees candidates too, ranked after.  Within each group
  * candidates are ranked by the share of the run they cover (total time),
  * except that among those within 80% of the largest the one called most
  * often wins: an epoch function called 3 times covers as much as the
- * train_step it calls 300 times, and the step is the iteration.  The
+ * train_step it calls 300 times, and the step is the iteration (not when
+ * the largest is called once per iteration by that count: a backward that
+ * loops over the layers stays before its per-layer op).  When the trace
+ * stopped at its cap before the end of the run (a long data-reading
+ * prologue, millions of calls a step), the whole-run counts (stats:
+ * whole_run, which `steps -- PROG` turns on) give the calls and the time
+ * to rank by, and a function the trace never saw return is ranked by them
+ * alone.  The
  * spread (coefficient of variation of one call's duration) is shown so the
  * user sees whether steps are alike; it does not change the order.
  * Functions called about as often as the best one (half to three times) that
@@ -35,6 +46,7 @@
  * `step.function:` line (scripts read that line).
  */
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,16 +66,120 @@
 #define SS_STEPS_TRAPS 8         /* rejected functions listed */
 #define SS_STEPS_TRACE_MB "256"  /* trace bound of `steps -- PROG` */
 
+/* Calls of f from its first caller, over the whole run: a function with
+ * one caller in the trace keeps it to the end (the trace may have stopped
+ * at its cap; the whole-run counts have the rest). */
+static uint64_t ss_steps_pcalls(const struct ss_steps_fn *f)
+{
+	return f->ncallers == 1 && !f->more_calls ? ss_steps_calls(f) : f->parent_calls;
+}
+
+/* Several calls per call of its caller.  When the whole-run counts saw
+ * more calls than the trace, the caller's calls are counted the same way
+ * (the trace's one forward in its one train_step is no loop once the
+ * counts say 6 and 6). */
 static int ss_steps_is_loop(const struct ss_steps_fn *f)
 {
-	return f->calls >= 2 && f->acts && f->parent_calls >= 2 * f->acts;
+	uint64_t acts = f->acts;
+	if (f->run_calls > f->calls && f->parent && ss_steps_calls(f->parent) > acts)
+		acts = ss_steps_calls(f->parent);
+	return ss_steps_calls(f) >= 2 && acts && ss_steps_pcalls(f) >= 2 * acts;
+}
+
+/* Why f is no step function: rejected by its facts (step-facts.c), or
+ * called more often than its loop iterates; NULL when it can be one. */
+static const char *ss_steps_why(const struct ss_steps_fn *f, char *why, size_t len)
+{
+	if (ss_steps_reject(f, why, len))
+		return why;
+	if (f->extra) {
+		snprintf(why, len, "called %llu times by %s, whose loop runs %llu iterations: "
+			 "%llu calls are not once per iteration (validation, sampling, setup?)",
+			 (unsigned long long)ss_steps_pcalls(f), ss_steps_pname(f->parent),
+			 (unsigned long long)f->iters, (unsigned long long)f->extra);
+		return why;
+	}
+	return NULL;
+}
+
+/* A loop body by its callers; or, when the trace stopped before the
+ * function ever returned, by its counts alone (on one thread, called more
+ * than once: the ranking by whole-run time does the rest). */
+static int ss_steps_loop_or_untraced(const struct ss_steps_fn *f)
+{
+	return f->untraced ? !f->multi_thread : ss_steps_is_loop(f);
 }
 
 static int ss_steps_candidate(const struct ss_steps_fn *f)
 {
 	char why[600];
-	return f->calls >= 2 && f->name[0] != '[' && !ss_steps_reject(f, why, sizeof(why)) &&
-	       ss_steps_is_loop(f);
+	return ss_steps_calls(f) >= 2 && f->name[0] != '[' && !ss_steps_why(f, why, sizeof(why)) &&
+	       ss_steps_loop_or_untraced(f);
+}
+
+static int ss_steps_by_loop(const void *a, const void *b)
+{
+	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
+	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
+	if (x->parent != y->parent)
+		return (uintptr_t)x->parent < (uintptr_t)y->parent ? -1 : 1;
+	if (ss_steps_pcalls(x) != ss_steps_pcalls(y))
+		return ss_steps_pcalls(x) < ss_steps_pcalls(y) ? -1 : 1;
+	return 0;
+}
+
+/* The count the bodies of one caller's loop agree on, in v[0..n) (sorted
+ * by count): of the counts two or more bodies share, the one whose bodies
+ * cover the most time (a train_step and load_batch called 300 times
+ * outweigh an eval and a checkpoint called 30 times); 0 when no two
+ * agree. */
+static uint64_t ss_steps_mode(struct ss_steps_fn **v, size_t n)
+{
+	uint64_t best = 0, best_w = 0;
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t w = 0;
+		for (j = i; j < n && ss_steps_pcalls(v[j]) == ss_steps_pcalls(v[i]); j++)
+			w += v[j]->weight;
+		if (j - i >= 2 && (!best || w > best_w)) {
+			best_w = w;
+			best = ss_steps_pcalls(v[i]);
+		}
+	}
+	return best;
+}
+
+/* The iterations of each loop: the count its bodies agree on
+ * (ss_steps_mode: backward, update and the batch loader are called 41
+ * times by main: 41 iterations).  A body called more often (a forward
+ * that main also runs for validation and sampling, 90 times) is not once
+ * per iteration: f->extra.  A caller with one body, or bodies that all
+ * differ, says nothing.  Needs the weights.  -1: out of memory. */
+static int ss_steps_iterations(struct ss_steps *st)
+{
+	struct ss_steps_fn **v = calloc(st->n + 1, sizeof(*v));
+	char why[600];
+	size_t n = 0;
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < st->cap; i++) {
+		struct ss_steps_fn *f = st->tab[i];
+		if (f && f->name[0] != '[' && !ss_steps_reject(f, why, sizeof(why)) &&
+		    ss_steps_is_loop(f))
+			v[n++] = f;
+	}
+	qsort(v, n, sizeof(*v), ss_steps_by_loop);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && v[j]->parent == v[i]->parent; j++)
+			;
+		uint64_t it = ss_steps_mode(v + i, j - i);
+		for (size_t k = i; it && k < j; k++) {
+			v[k]->iters = it;
+			v[k]->extra = ss_steps_pcalls(v[k]) > it ? ss_steps_pcalls(v[k]) - it : 0;
+		}
+	}
+	free(v);
+	return 0;
 }
 
 /* 1 for the body of an inner loop: its loop function is called many
@@ -82,8 +198,8 @@ static int ss_steps_by_calls(const void *a, const void *b)
 {
 	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
 	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
-	if (x->calls != y->calls)
-		return x->calls > y->calls ? -1 : 1;
+	if (ss_steps_calls(x) != ss_steps_calls(y))
+		return ss_steps_calls(x) > ss_steps_calls(y) ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -93,6 +209,8 @@ static int ss_steps_by_weight(const void *a, const void *b)
 	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -104,16 +222,51 @@ static double ss_steps_spread(const struct ss_steps_fn *f)
 	return mean > 0 && var > 0 ? 100.0 * sqrt(var) / mean : 0.0;
 }
 
+/* What ranks f: its median call times its calls, or, when the trace saw
+ * only part of the run, its whole-run total (sampled, but of every call). */
+static uint64_t ss_steps_weight(const struct ss_steps *st, const struct ss_steps_fn *f)
+{
+	if (st->partial)
+		return f->run_total;
+	return ss_steps_median(f) * f->calls;
+}
+
+/* One candidate's line.  A function the trace never saw return has only
+ * its whole-run counts: "loop in" is unknown, the share is of the longest
+ * function's whole-run time, the mean stands for the median. */
+static void ss_steps_row(const struct ss_steps *st, const struct ss_steps_fn *f)
+{
+	char t1[32];
+	if (f->untraced) {
+		uint64_t top = 0;
+		for (size_t i = 0; i < st->cap; i++)
+			if (st->tab[i] && st->tab[i]->run_total > top)
+				top = st->tab[i]->run_total;
+		printf("  %-32s %8llu  %-24s %5.1f%% %12s %7s\n", f->name,
+		       (unsigned long long)ss_steps_calls(f), "(after the trace's cap)",
+		       top ? 100.0 * (double)f->run_total / (double)top : 0.0,
+		       ss_agg_fmt_time(f->run_total / ss_steps_calls(f), t1, sizeof(t1)), "-");
+		return;
+	}
+	printf("  %-32s %8llu  %-24s %5.1f%% %12s %6.0f%%\n", f->name,
+	       (unsigned long long)ss_steps_calls(f), ss_steps_pname(f->parent),
+	       f->acts_total ? 100.0 * (double)f->total / (double)f->acts_total : 0.0,
+	       ss_agg_fmt_time(ss_steps_median(f), t1, sizeof(t1)), ss_steps_spread(f));
+}
+
 static int ss_steps_print(struct ss_steps *st, const char *dir)
 {
 	struct ss_steps_fn **c = NULL, **bad = NULL;
 	size_t nc = 0, nb = 0, i;
-	char why[600], t1[32];
+	char why[600];
 	int rc = 0;
 
 	c = calloc(st->n + 1, sizeof(*c));
 	bad = calloc(st->n + 1, sizeof(*bad));
-	if (!c || !bad) {
+	for (i = 0; i < st->cap; i++)
+		if (st->tab[i])
+			st->tab[i]->weight = ss_steps_weight(st, st->tab[i]);
+	if (!c || !bad || ss_steps_iterations(st)) {
 		free(c);
 		free(bad);
 		fprintf(stderr, "stepscope: steps: out of memory\n");
@@ -121,18 +274,15 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 	}
 	for (i = 0; i < st->cap; i++) {
 		struct ss_steps_fn *f = st->tab[i];
-		if (!f || f->calls < 2 || f->name[0] == '[')
+		if (!f || ss_steps_calls(f) < 2 || f->name[0] == '[')
 			continue;
-		if (!ss_steps_reject(f, why, sizeof(why))) {
-			if (ss_steps_is_loop(f))
+		if (!ss_steps_why(f, why, sizeof(why))) {
+			if (ss_steps_loop_or_untraced(f))
 				c[nc++] = f;
 		} else if (f->acts) {
 			bad[nb++] = f;
 		}
 	}
-	for (i = 0; i < st->cap; i++)
-		if (st->tab[i])
-			st->tab[i]->weight = ss_steps_median(st->tab[i]) * st->tab[i]->calls;
 	qsort(c, nc, sizeof(*c), ss_steps_by_weight);
 	qsort(bad, nb, sizeof(*bad), ss_steps_by_calls);
 	/* outer loops first, each part still by total (a stable pass) */
@@ -148,14 +298,17 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 			free(tmp);
 		}
 	}
-	/* among those near the largest, the one called most often first */
-	if (nc > 1) {
+	/* among those near the largest, the one called most often first;
+	 * not when the largest is once per iteration of its loop by the count
+	 * of its siblings (a backward that loops over layers stays before its
+	 * per-layer matmul_backward) */
+	if (nc > 1 && !(c[0]->iters && ss_steps_pcalls(c[0]) == c[0]->iters)) {
 		size_t near = 1, best = 0;
 		while (near < nc && ss_steps_inner(c[near]) == ss_steps_inner(c[0]) &&
 		       (double)c[near]->weight >= SS_STEPS_NEAR * (double)c[0]->weight)
 			near++;
 		for (i = 1; i < near; i++)
-			if (c[i]->calls > c[best]->calls)
+			if (ss_steps_calls(c[i]) > ss_steps_calls(c[best]))
 				best = i;
 		struct ss_steps_fn *b = c[best];
 		memmove(c + 1, c, best * sizeof(*c));
@@ -176,25 +329,22 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 			const struct ss_steps_fn *f = c[i];
 			if (i && f->weight * 1000 < c[0]->weight)
 				continue; /* under 0.1% of the best: noise */
-			printf("  %-32s %8llu  %-24s %5.1f%% %12s %6.0f%%\n", f->name,
-			       (unsigned long long)f->calls, ss_steps_pname(f->parent),
-			       f->acts_total ? 100.0 * (double)f->total / (double)f->acts_total : 0.0,
-			       ss_agg_fmt_time(ss_steps_median(f), t1, sizeof(t1)),
-			       ss_steps_spread(f));
+			ss_steps_row(st, f);
 		}
 	}
 	/* the traps: rejected functions that cover as much as a candidate */
 	size_t shown = 0;
 	for (i = 0; i < nb && shown < SS_STEPS_TRAPS; i++) {
 		const struct ss_steps_fn *f = bad[i];
-		/* a helper called many times per step is no trap */
-		if (nc && (f->weight * 100 < c[nc - 1]->weight || f->calls > 3 * c[0]->calls ||
-			   2 * f->calls < c[0]->calls))
+		/* a helper called many times per step is no trap; a body
+		 * called too often is one when its loop runs as many times */
+		uint64_t n = f->extra ? f->iters : ss_steps_calls(f), best = nc ? ss_steps_calls(c[0]) : 0;
+		if (nc && (f->weight * 100 < c[nc - 1]->weight || n > 3 * best || 2 * n < best))
 			continue;
 		if (!shown++)
 			printf("not step functions:\n");
-		printf("  %-32s %8llu  %s\n", f->name, (unsigned long long)f->calls,
-		       ss_steps_reject(f, why, sizeof(why)));
+		printf("  %-32s %8llu  %s\n", f->name, (unsigned long long)ss_steps_calls(f),
+		       ss_steps_why(f, why, sizeof(why)));
 	}
 	if (nc) {
 		printf("step.function: %s\n", c[0]->name);
@@ -202,7 +352,10 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 		fprintf(stderr,
 			"stepscope: put the last line into your config, or record with "
 			"--set step.function=%s (%llu steps in this run)\n",
-			c[0]->name, (unsigned long long)c[0]->calls);
+			c[0]->name, (unsigned long long)ss_steps_calls(c[0]));
+		if (st->partial)
+			fprintf(stderr, "stepscope: steps: the trace stopped before the end of the run "
+				"(max_trace_mb); calls and shares are the whole-run counts\n");
 	}
 	free(c);
 	free(bad);
@@ -269,8 +422,10 @@ static int ss_steps_record(const char *outdir, int argc, char **argv)
 		fprintf(stderr, "stepscope: steps: %s: cannot create: %m\n", cfg);
 		return 1;
 	}
-	fprintf(f, "# stepscope steps: the whole run, bounded\nmax_trace_mb: %s\n",
-		SS_STEPS_TRACE_MB);
+	/* the counts go on past the cap: the steps are counted exactly even
+	 * when a long prologue or millions of calls a step fill the trace */
+	fprintf(f, "# stepscope steps: the whole run, bounded\nmax_trace_mb: %s\n"
+		   "stats: whole_run\n", SS_STEPS_TRACE_MB);
 	fclose(f);
 	char **av = calloc((size_t)argc + 8, sizeof(*av));
 	if (!av) {

@@ -22,7 +22,8 @@
 # linked in, a ring in cache).  Then the other sections: build time
 # through stepscope-cc, symbolize
 # throughput, record.stack, stats: whole_run, filter (the rebuild with
-# `stepscope filter`'s list).
+# `stepscope filter`'s list), filter workflow (docs/filters.md followed on
+# an autodiff trainer).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
@@ -496,3 +497,43 @@ awk -F, -v n="$FN" -v cc="$CC" 'NR > 1 { med[$1] = $4 } END {
 	printf "  list at run time (exclude_file)  %8.4f ms per step  %6.3fx\n", x, x / p
 	printf "  start-up of the runtime          %8.1f ms\n", (med["start0"] - med["plain0"]) * 1e3 }' "$F/f.csv"
 rm -rf "$F"
+
+# ---------------------------------------------------------------- filter workflow
+# (issue 27) docs/filters.md followed literally on an autodiff trainer
+# (tests/e2e/s-autodiff.c: 6 x 125000 tiny calls a step, two thirds an
+# inline helper): record step 1, `stepscope filter -o`, rebuild with the
+# list, against the plain build.  Per step = (run of AN steps - run of 0
+# steps) / AN; idle: a window that never opens; record: steps 1-3 recorded.
+AN=${SS_BENCH_AUTODIFF_STEPS:-20}
+A=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-adbench.XXXXXX")
+AS=$top/tests/e2e/s-autodiff.c
+$CC -O2 -g -I"$top/tests/e2e" -o "$A/plain" "$AS"
+"$B/bin/stepscope-cc" $CC -O2 -I"$top/tests/e2e" -o "$A/inst" "$AS"
+printf 'step: {function: train_step}\nwindow: {start_step: 1, end_step: 2}\n' > "$A/one.yaml"
+"$B/bin/stepscope" record -o "$A/run1" -c "$A/one.yaml" -- "$A/inst" 3 125000 2000 2>/dev/null
+"$B/bin/stepscope" filter -q -o "$A/exclude.txt" "$A/run1" >/dev/null 2>&1
+STEPSCOPE_EXCLUDE_FILE="$A/exclude.txt" "$B/bin/stepscope-cc" $CC -O2 -I"$top/tests/e2e" \
+	-o "$A/rebuilt" "$AS" 2>/dev/null
+printf 'step: {function: train_step}\nwindow: {start_step: 1000000000, end_step: 1000000001}\n' > "$A/idle.yaml"
+printf 'step: {function: train_step}\nwindow: {start_step: 1, end_step: 4}\n' > "$A/rec.yaml"
+R="env STEPSCOPE_DIR=$A/trace"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$A/a.csv" \
+	--prepare "sh -c 'rm -rf $A/trace; mkdir -p $A/trace'" \
+	-n plain0 "$A/plain 0 125000 2000" \
+	-n plain "$A/plain $AN 125000 2000" \
+	-n idle0 "$R STEPSCOPE_CONFIG=$A/idle.yaml $A/rebuilt 0 125000 2000" \
+	-n idle "$R STEPSCOPE_CONFIG=$A/idle.yaml $A/rebuilt $AN 125000 2000" \
+	-n rec "$R STEPSCOPE_CONFIG=$A/rec.yaml $A/rebuilt $AN 125000 2000" \
+	-n inst "$R STEPSCOPE_CONFIG=$A/idle.yaml $A/inst $AN 125000 2000" \
+	>"$A/hyperfine.log" 2>&1 || { cat "$A/hyperfine.log"; exit 1; }
+awk -F, -v n="$AN" -v cc="$CC" 'NR > 1 { med[$1] = $4 } END {
+	p = (med["plain"] - med["plain0"]) * 1e3 / n
+	i = (med["idle"] - med["idle0"]) * 1e3 / n
+	r = (med["rec"] - med["idle0"]) * 1e3 / n
+	u = (med["inst"] - med["idle0"]) * 1e3 / n
+	printf "\nfilter workflow: s-autodiff, %d steps of 750000 tiny calls (medians):\n", n
+	printf "  plain build                         %8.3f ms per step\n", p
+	printf "  instrumented, idle (no list)        %8.3f ms per step  %6.3fx\n", u, u / p
+	printf "  rebuilt with the list (%-5s), idle %8.3f ms per step  %6.3fx  (target <= 1.05x)\n", cc, i, i / p
+	printf "  rebuilt, steps 1-3 recorded         %8.3f ms per step  %6.3fx  (opening the window once included)\n", r, r / p }' "$A/a.csv"
+rm -rf "$A"
