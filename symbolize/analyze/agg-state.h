@@ -30,7 +30,8 @@ struct ss_agg_entry {
 
 struct ss_agg_pend {
 	uint64_t begin, end, step;
-	unsigned depth, flags;
+	unsigned depth, nest, flags;
+	int kind;                    /* enum ss_agg_kind */
 	uint32_t id;
 	int has_step;
 	unsigned nnative;
@@ -40,9 +41,15 @@ struct ss_agg_pend {
 struct ss_agg_builder {
 	struct ss_agg_entry *st;
 	size_t n, cap;
-	struct ss_agg_pend *pend;    /* closed at the same time, not yet hung */
-	size_t npend, cappend;
 	struct ss_agg_node *root;    /* finished subtrees (a sibling list) */
+};
+
+/* A closed slice of either kind (or consecutive siblings) whose caller or
+ * enclosing range has not closed yet: for self time, which is the time
+ * in no call and no range nested in the slice. */
+struct ss_agg_own {
+	uint64_t begin, end, busy;
+	unsigned nest;
 };
 
 struct ss_agg_thread {
@@ -51,6 +58,10 @@ struct ss_agg_thread {
 	struct ss_agg_fstat *fs[2];  /* by kind, indexed by name id */
 	size_t nfs[2];
 	struct ss_agg_builder b[2];
+	struct ss_agg_pend *pend;    /* closed at the same time, not yet hung */
+	size_t npend, cappend;
+	struct ss_agg_own *own;      /* for self time, both kinds together */
+	size_t nown, capown;
 	struct ss_agg_node *tree;    /* its function tree, built on demand */
 	int used;
 	uint64_t lost;               /* events dropped (SS_EV_LOST markers) */

@@ -11,6 +11,7 @@
  *
  * Definitions (the same as torch.profiler's key_averages):
  *   self   time in the function minus time in the functions it called
+ *          and in the ranges it pushed (see below)
  *   total  time in the function, callees included; a recursive function is
  *          counted once (an activation inside another activation of the same
  *          function adds nothing to total), so total <= wall time
@@ -20,7 +21,10 @@
  *   avg    total / calls; min and max are over single activations that
  *          no window edge cut
  * Function rows and user-range rows are kept apart: ranges have their own
- * tree (self time excludes nested ranges, not functions).
+ * tree.  Self time is shared out between the two kinds: a slice's self is
+ * its time in no call and no range nested in it, so the self times of all
+ * rows add up to ss_agg_self_sum (a range pushed in a call takes its time
+ * out of the call's self).
  */
 #ifndef SS_AGG_H
 #define SS_AGG_H

@@ -76,6 +76,8 @@ struct ss_slices_frame {
 	uint64_t child_end;             /* latest end given to a child */
 	unsigned flags;
 	uint64_t stack;                 /* SS_EV_STACK id, 0 = none */
+	unsigned other;                 /* frames of the other kind open when
+					 * it was pushed (ranges for a call) */
 };
 
 /* A recorded stack; resolved (names, leaf) when a slice first uses it. */

@@ -88,7 +88,8 @@ static size_t ss_slices_stack_caller(const struct ss_slicer *sl,
  * name. */
 static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 			   char *buf, enum ss_slice_cat cat, uint64_t key,
-			   uint64_t begin, uint64_t end, unsigned flags, size_t depth)
+			   uint64_t begin, uint64_t end, unsigned flags, size_t depth,
+			   unsigned other)
 {
 	struct ss_slicer *sl = w->sl;
 	const struct ss_slices_step *st;
@@ -99,6 +100,7 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 	sp->end_ns = end < begin ? begin : end;
 	sp->flags = flags;
 	sp->depth = (unsigned)depth;
+	sp->nest = (unsigned)depth + other;
 	if (cat == SS_SLICE_FUNCTION) {
 		const struct ss_sym_info *info = NULL;
 		if (sl->sp)
@@ -154,7 +156,7 @@ static void ss_slices_announce(struct ss_slices_walk *w)
 		return;
 	f = &st->f[st->n - 1];
 	ss_slices_fill(w, &s, buf, w->pend_cat, f->key, f->begin, f->begin, f->flags,
-		       st->n - 1);
+		       st->n - 1, f->other);
 	if (w->pend_cat == SS_SLICE_FUNCTION && f->stack) {
 		s.stack = ss_slices_stack(w->sl, f->stack);
 		if (s.stack)
@@ -176,12 +178,12 @@ static void ss_slices_opened(struct ss_slices_walk *w, struct ss_slices_fstack *
 
 static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 			   uint64_t key, uint64_t begin, uint64_t end,
-			   unsigned flags, size_t depth)
+			   unsigned flags, size_t depth, unsigned other)
 {
 	struct ss_slice s;
 	char buf[48];
 
-	ss_slices_fill(w, &s, buf, cat, key, begin, end, flags, depth);
+	ss_slices_fill(w, &s, buf, cat, key, begin, end, flags, depth, other);
 	if (cat != SS_SLICE_FUNCTION)
 		s.stack = NULL;
 	w->stack = 0;
@@ -233,7 +235,16 @@ static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
 	st->f[st->n].child_end = 0;
 	st->f[st->n].flags = flags;
 	st->f[st->n].stack = 0;
+	st->f[st->n].other = 0;
 	st->n++;
+}
+
+/* The frame just pushed on st (it held `before`) opened inside `other`
+ * frames of the other kind: a slice's nest (slices.h). */
+static void ss_slices_other(struct ss_slices_fstack *st, size_t before, size_t other)
+{
+	if (st->n > before)
+		st->f[st->n - 1].other = (unsigned)other;
 }
 
 /* An ENTER or a range push at ns.  Viewers nest two slices of equal begin
@@ -279,7 +290,7 @@ static void ss_slices_close_to(struct ss_slices_walk *w, struct ss_slices_fstack
 		struct ss_slices_frame *f = &st->f[--st->n];
 		w->stack = f->stack;
 		ss_slices_emit(w, cat, f->key, f->begin, ss_slices_end(st, f, ns),
-			       f->flags | flags, st->n);
+			       f->flags | flags, st->n, f->other);
 	}
 }
 
@@ -294,7 +305,7 @@ static void ss_slices_close_all(struct ss_slices_walk *w, struct ss_slices_fstac
 	for (i = 0; i < st->n; i++) {
 		w->stack = st->f[i].stack;
 		ss_slices_emit(w, cat, st->f[i].key, st->f[i].begin, ns,
-			       st->f[i].flags | SS_SLICE_CLIPPED_END, i);
+			       st->f[i].flags | SS_SLICE_CLIPPED_END, i, st->f[i].other);
 	}
 	st->n = 0;
 }
@@ -315,11 +326,11 @@ static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 		f = &st->f[--st->n];
 		w->stack = f->stack;
 		ss_slices_emit(w, cat, f->key, f->begin, ss_slices_end(st, f, ns),
-			       f->flags, st->n);
+			       f->flags, st->n, f->other);
 		return;
 	}
 	ss_slices_close_to(w, st, cat, 0, ns, SS_SLICE_UNWOUND);
-	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0);
+	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0, 0);
 }
 
 /* An UNWIND: the runtime found frame `key` gone without its EXIT; it and
@@ -395,6 +406,7 @@ static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
 		ss_slices_push(&w->calls, info->start, win->open_ns,
 			       SS_SLICE_CLIPPED_BEGIN);
+		ss_slices_other(&w->calls, before, w->ranges.n);
 		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, before);
 		ss_slices_announce(w);
 	}
@@ -447,6 +459,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		case SS_EV_ENTER:
 			before = w.calls.n;
 			ss_slices_enter(&w.calls, ev.arg, ev.ns);
+			ss_slices_other(&w.calls, before, w.ranges.n);
 			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_EXIT:
@@ -456,6 +469,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		case SS_EV_RANGE_PUSH:
 			before = w.ranges.n;
 			ss_slices_enter(&w.ranges, ev.arg, ev.ns);
+			ss_slices_other(&w.ranges, before, w.calls.n);
 			ss_slices_opened(&w, &w.ranges, SS_SLICE_RANGE, before);
 			break;
 		case SS_EV_RANGE_POP:
@@ -469,6 +483,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		case SS_EV_INHERIT:  /* open in the parent at fork */
 			before = w.calls.n;
 			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
+			ss_slices_other(&w.calls, before, w.ranges.n);
 			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_STACK:  /* of the innermost frame without one */
@@ -496,7 +511,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		if (s->action != SS_STEP_RECORD || !ss_slices_step_is(s, t))
 			continue;
 		end = i + 1 < sl->nsteps ? sl->steps[i + 1].ns : last_ns;
-		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0);
+		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0, 0);
 	}
 	(void)first_ns;
 	free(w.calls.f);
