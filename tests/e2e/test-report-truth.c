@@ -7,6 +7,9 @@
  *     a machine of fewer cores; the Self % column adds up to 100 (within
  *     0.2) in report text, csv (merged and --threads), json and html, and
  *     the end barrier's wait is not also matmul_forward's self time.
+ *   test_html_clipped: the same program recorded in a window of two steps
+ *     (main is cut by the window's edges); html has the Clipped column and
+ *     prints "-" where the text table does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -170,6 +173,32 @@ static void test_self_sums(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_html_clipped(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *text;
+
+	record_trainer(t, "step:\\n  function: train_step\\nschedule:\\n  "
+		       "wait: 1\\n  warmup: 1\\n  active: 2\\n  repeat: 1\\n");
+	/* main: the window cuts it at both ends, so no call, and no
+	 * Avg/Min/Max in either table */
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 rec | grep '^main '");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, " -          -          -          0          1") == 1,
+		     "report: main expected with Avg, Min, Max '-', 0 calls, 1 "
+		     "clipped:\n%s", t->out);
+	text = strdup(t->out);
+	SS_E2E_SH_OK(t, SS " html -q -o r.html rec && grep -c '<th>Clipped</th>' r.html");
+	SS_E2E_CHECK(t, atoi(t->out) == 1, "html: expected one Clipped column "
+		     "header, got %s", t->out);
+	SS_E2E_SH_OK(t, "grep '^<tr><td class=\"n\">main</td>' r.html");
+	SS_E2E_CHECK(t, strstr(t->out, "<td>-</td><td>-</td><td>-</td><td>0</td><td>1</td></tr>"),
+		     "html: main expected with Avg, Min, Max '-', 0 calls, 1 "
+		     "clipped (text table: %s), got:\n%s", text, t->out);
+	SS_E2E_CHECK(t, !strstr(t->out, "0ns"), "html: 0ns in main's row:\n%s", t->out);
+	free(text);
+	ss_e2e_pass(t);
+}
+
 /* gcc at -O0 and -O2: the end barrier's range is gcc's (libgomp) */
 #define GCC(fn) SS_E2E__ONE(fn, ss_e2e_gcc_O0, "gcc-O0"), \
 		SS_E2E__ONE(fn, ss_e2e_gcc_O2, "gcc-O2")
@@ -178,6 +207,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		GCC(test_self_sums),
+		GCC(test_html_clipped),
 	};
 
 	ss_e2e_filter_from_env();
