@@ -119,6 +119,7 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 				if (f->complete && f->max_ns > row->max_ns)
 					row->max_ns = f->max_ns;
 				row->complete += f->complete;
+				row->complete_ns += f->complete_ns;
 			}
 		}
 	}
@@ -126,6 +127,13 @@ out:
 	a->rows = r;
 	*rows = r;
 	return n;
+}
+
+uint64_t ss_agg_row_avg(const struct ss_agg_row *r)
+{
+	if (r->clipped)
+		return r->complete ? r->complete_ns / r->complete : 0;
+	return r->calls ? r->total_ns / r->calls : 0;
 }
 
 uint64_t ss_agg_self_sum(const struct ss_agg *a)
@@ -414,7 +422,7 @@ static uint64_t ss_agg_key(const struct ss_agg_row *r)
 {
 	switch (ss_agg_sort_by) {
 	case SS_AGG_SORT_SELF: return r->self_ns;
-	case SS_AGG_SORT_AVG: return r->calls ? r->total_ns / r->calls : 0;
+	case SS_AGG_SORT_AVG: return ss_agg_row_avg(r);
 	case SS_AGG_SORT_CALLS: return r->calls;
 	case SS_AGG_SORT_MAX: return r->max_ns;
 	case SS_AGG_SORT_MIN: return r->min_ns;

@@ -16,6 +16,7 @@ struct ss_agg_fstat {
 	uint64_t calls, self_ns, total_ns, min_ns, max_ns;
 	uint64_t clipped;            /* fragments cut by a window's edge */
 	uint64_t complete;           /* slices with no edge cut: min/max */
+	uint64_t complete_ns;        /* their time, for avg */
 };
 
 struct ss_agg_entry {

@@ -422,6 +422,7 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 			if (dur > fs->max_ns)
 				fs->max_ns = dur;
 			fs->complete++;
+			fs->complete_ns += dur;
 		}
 		if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
 			fs->calls++;

@@ -51,9 +51,15 @@ struct ss_agg_row {
 	/* Fragments of calls cut by a window's start or end (main and the
 	 * training loop, open when a window opened): their time in the window
 	 * is in self and total; a fragment cut at the start is no new call.
-	 * min/max are over the `complete` calls, with neither end cut. */
-	uint64_t clipped, complete;
+	 * min/max are over the `complete` calls, with neither end cut, and
+	 * complete_ns is their time. */
+	uint64_t clipped, complete, complete_ns;
 };
+
+/* Avg of a row: total / calls; for a row with clipped fragments, the mean
+ * of its complete calls, as min and max (a fragment's time is no call's:
+ * total / calls would exceed max).  0 when there is none to average. */
+uint64_t ss_agg_row_avg(const struct ss_agg_row *r);
 
 /* A node of a calling-context tree: one call path.  With record.stack a
  * path also holds frames of code without hooks, taken from the slices'

@@ -71,10 +71,10 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 			fprintf(f, " <span class=\"muted\">(range)</span>");
 		/* the cells of the text table (report.c): no Avg without a
 		 * call, no Min/Max from fragments cut by a window's edge */
-		ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, b[2], 32);
+		ss_agg_fmt_time(ss_agg_row_avg(r), b[2], 32);
 		ss_agg_fmt_time(r->min_ns, b[3], 32);
 		ss_agg_fmt_time(r->max_ns, b[4], 32);
-		if (!r->calls)
+		if (!r->calls || (r->clipped && !r->complete))
 			snprintf(b[2], 32, "-");
 		if (r->clipped && !r->complete)
 			snprintf(b[3], 32, "-"), snprintf(b[4], 32, "-");

@@ -178,11 +178,10 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			ss_agg_fmt_time(r->self_ns, cell[3], sizeof(cell[3]));
 			snprintf(cell[4], sizeof(cell[4]), "%.2f%%", ss_report_pct(r->total_ns, sum));
 			ss_agg_fmt_time(r->total_ns, cell[5], sizeof(cell[5]));
-			ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, cell[6],
-					sizeof(cell[6]));
+			ss_agg_fmt_time(ss_agg_row_avg(r), cell[6], sizeof(cell[6]));
 			ss_agg_fmt_time(r->min_ns, cell[7], sizeof(cell[7]));
 			ss_agg_fmt_time(r->max_ns, cell[8], sizeof(cell[8]));
-			if (!r->calls)
+			if (!r->calls || (r->clipped && !r->complete))
 				snprintf(cell[6], sizeof(cell[6]), "-");
 			if (r->clipped && !r->complete) /* only cut fragments */
 				snprintf(cell[7], sizeof(cell[7]), "-"),
@@ -319,7 +318,7 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu\n",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
-			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)ss_agg_row_avg(r),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
 			(unsigned long long)r->calls, (unsigned long long)r->clipped);
 	}
@@ -400,7 +399,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu,\"clipped\":%llu}",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
-			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)ss_agg_row_avg(r),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
 			(unsigned long long)r->calls, (unsigned long long)r->clipped);
 	}

@@ -310,15 +310,48 @@ static void ss_slices_close_all(struct ss_slices_walk *w, struct ss_slices_fstac
 	st->n = 0;
 }
 
+/* 1 + the index of the innermost frame of st that `key` closes at ns, 0
+ * if none.  A call frame taken from a native stack when a window opened
+ * (ss_slices_push_stack) holds the start of the code the return address
+ * is in; where that is a gcc clone of the function (f.constprop.1,
+ * f.isra.0, f.part.0, f.cold), the hooks in it name the function itself
+ * (gcc adds them before it clones), so the frame is the function's: it
+ * takes the hooks' address and is closed, not left open under a phantom
+ * clipped copy. */
+static size_t ss_slices_find(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			     enum ss_slice_cat cat, uint64_t key, uint64_t ns)
+{
+	const struct ss_sym_info *want, *have;
+	size_t i = st->n;
+
+	while (i > 0 && st->f[i - 1].key != key)
+		i--;
+	if (i || cat != SS_SLICE_FUNCTION || !w->sl->sp)
+		return i;
+	want = ss_sym_lookup_at(w->sl->sp, key, ns);
+	if (!want || !want->resolved)
+		return 0;
+	for (i = st->n; i > 0; i--) {
+		struct ss_slices_frame *f = &st->f[i - 1];
+		if (!(f->flags & SS_SLICE_CLIPPED_BEGIN))
+			continue;
+		have = ss_sym_lookup_at(w->sl->sp, f->key, ns);
+		if (have && have->resolved && have->clone && !want->clone &&
+		    !strcmp(have->name, want->name)) {
+			f->key = key;
+			return i;
+		}
+	}
+	return 0;
+}
+
 /* An EXIT / POP: close the matching frame, or emit a clipped one. */
 static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 			  enum ss_slice_cat cat, uint64_t key, uint64_t ns,
 			  uint64_t win_begin)
 {
-	size_t i = st->n;
+	size_t i = ss_slices_find(w, st, cat, key, ns);
 
-	while (i > 0 && st->f[i - 1].key != key)
-		i--;
 	w->why = SS_UNWIND_SKIPPED;  /* frames above it were jumped over */
 	if (i) {
 		struct ss_slices_frame *f;

@@ -7,6 +7,13 @@
  *     a machine of fewer cores; the Self % column adds up to 100 (within
  *     0.2) in report text, csv (merged and --threads), json and html, and
  *     the end barrier's wait is not also matmul_forward's self time.
+ *   test_clones: s-trainer-clone, whose gpt2_forward gcc clones at -O2
+ *     (gpt2_forward.constprop.0, checked with nm), recorded in a window
+ *     that opens inside the clone (record.stack on): as step.function,
+ *     no "inlined into its caller" nor "re-entered" warning and no
+ *     clipped gpt2_forward; a window opened in encoder under the clone
+ *     gives gpt2_forward 2 clipped parts, not 3 (no phantom frame), main
+ *     holds all the time, and every Avg lies between Min and Max.
  *   test_html_clipped: the same program recorded in a window of two steps
  *     (main is cut by the window's edges); html has the Clipped column and
  *     prints "-" where the text table does.
@@ -173,6 +180,109 @@ static void test_self_sums(void **state)
 	ss_e2e_pass(t);
 }
 
+/* One row of `report --format csv` (merged): the columns the tests read. */
+struct csv_row {
+	char name[128];
+	unsigned long long self, total, avg, min, max, calls, clipped;
+};
+
+static size_t csv_rows(const char *csv, struct csv_row *rows, size_t max)
+{
+	size_t n = 0;
+	const char *l = strchr(csv, '\n');
+	while (l && *++l && n < max) {
+		char kind[16];
+		double sp, tp;
+		if (sscanf(l, "%127[^,],%15[^,],%lf,%llu,%lf,%llu,%llu,%llu,%llu,%llu,%llu",
+			   rows[n].name, kind, &sp, &rows[n].self, &tp, &rows[n].total,
+			   &rows[n].avg, &rows[n].min, &rows[n].max, &rows[n].calls,
+			   &rows[n].clipped) == 11)
+			n++;
+		l = strchr(l, '\n');
+	}
+	return n;
+}
+
+static const struct csv_row *csv_find(const struct csv_row *rows, size_t n,
+				      const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+/* Record s-trainer-clone with step.function `step` (the window opens at
+ * the 2nd call, in the clone, and holds two steps), then check the rows
+ * common to both cases; the rows are left in rows[0..*n). */
+static void record_clone(struct ss_e2e *t, const char *step, struct csv_row *rows,
+			 size_t *n)
+{
+	const struct csv_row *m;
+	unsigned long long sum = 0;
+
+	SS_E2E_SH_OK(t, "rm -rf rec && printf 'step:\\n  function: %s\\nschedule:\\n  "
+		     "wait: 1\\n  warmup: 0\\n  active: 2\\n  repeat: 1\\n"
+		     "record:\\n  stack: true\\n' > c.yaml && " SS
+		     " record --config c.yaml -o rec -- ./s-trainer-clone 6", step);
+	SS_E2E_CHECK(t, !strstr(t->err, "inlined") && !strstr(t->err, "re-entered"),
+		     "record with step.function %s: no warning expected, got:\n%s",
+		     step, t->err);
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 --format csv rec");
+	*n = csv_rows(t->out, rows, 16);
+	SS_E2E_CHECK(t, *n == 4, "expected 4 rows (main, train_step, "
+		     "gpt2_forward, encoder), got %zu:\n%s", *n, t->out);
+	for (size_t i = 0; i < *n; i++) {
+		const struct csv_row *r = &rows[i];
+		sum += r->self;
+		SS_E2E_CHECK(t, !strchr(r->name, '.'), "row '%s': a clone's "
+			     "name, expected the function's", r->name);
+		SS_E2E_CHECK(t, r->max == 0 || (r->avg >= r->min && r->avg <= r->max),
+			     "%s: Avg %llu outside Min %llu .. Max %llu", r->name,
+			     r->avg, r->min, r->max);
+	}
+	m = csv_find(rows, *n, "main");
+	SS_E2E_CHECK(t, m && m->calls == 0 && m->clipped == 1 && m->total == sum,
+		     "main: expected 0 calls, 1 clipped, total = the self total "
+		     "%llu (no frame outside it):\n%s", sum, t->out);
+}
+
+static void test_clones(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	struct csv_row rows[16];
+	const struct csv_row *g, *ts;
+	size_t n;
+
+	ss_e2e_build(t, "trainer-clone", "-fipa-cp-clone -I\"$SS_E2E_SRC/tests/e2e\"");
+	if (!strcmp(t->v->opt, "-O2")) {
+		SS_E2E_SH_OK(t, "nm s-trainer-clone | grep -c ' gpt2_forward\\.constprop\\.'");
+		SS_E2E_CHECK(t, atoi(t->out) >= 1, "s-trainer-clone at -O2: "
+			     "expected a gpt2_forward.constprop clone, nm found %s", t->out);
+	}
+
+	/* gpt2_forward-steps: 0 train, 1 eval (the clone), 2 train, 3 train:
+	 * the window holds steps 1 and 2, opened at the clone's entry */
+	record_clone(t, "gpt2_forward", rows, &n);
+	g = csv_find(rows, n, "gpt2_forward");
+	ts = csv_find(rows, n, "train_step");
+	SS_E2E_CHECK(t, g && g->calls == 2 && g->clipped == 0,
+		     "step.function gpt2_forward: expected 2 calls, none clipped");
+	SS_E2E_CHECK(t, ts && ts->calls == 2 && ts->clipped == 2,
+		     "train_step: expected 2 calls, 2 clipped");
+
+	/* encoder-steps: 0 in train, 1 in eval (under the clone), 2, 3: the
+	 * window opens in encoder with the clone open below it */
+	record_clone(t, "encoder", rows, &n);
+	g = csv_find(rows, n, "gpt2_forward");
+	SS_E2E_CHECK(t, g && g->calls == 2 && g->clipped == 2,
+		     "step.function encoder: gpt2_forward expected 2 calls, 2 "
+		     "clipped (the clone cut at the window's start, the last "
+		     "call at its end), got %llu, %llu", g ? g->calls : 0,
+		     g ? g->clipped : 0);
+	ss_e2e_pass(t);
+}
+
 static void test_html_clipped(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -207,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		GCC(test_self_sums),
+		GCC(test_clones),
 		GCC(test_html_clipped),
 	};
 
