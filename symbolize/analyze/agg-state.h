@@ -51,6 +51,7 @@ struct ss_agg_builder {
 struct ss_agg_own {
 	uint64_t begin, end, busy;
 	unsigned nest;
+	struct ss_agg_node *forest;  /* its flame subtrees (calls and ranges) */
 };
 
 struct ss_agg_thread {
@@ -63,6 +64,8 @@ struct ss_agg_thread {
 	size_t npend, cappend;
 	struct ss_agg_own *own;      /* for self time, both kinds together */
 	size_t nown, capown;
+	struct ss_agg_node *own_root; /* finished flame subtrees */
+	struct ss_agg_node *flame;   /* its flame tree, built on demand */
 	struct ss_agg_node *tree;    /* its function tree, built on demand */
 	int used;
 	uint64_t lost;               /* events dropped (SS_EV_LOST markers) */
@@ -110,6 +113,7 @@ struct ss_agg {
 	int finished, totals_done;
 	struct ss_agg_node *free_nodes;
 	struct ss_agg_node *tree;    /* merged, built on demand */
+	struct ss_agg_node *flame;   /* merged flame tree, on demand */
 	struct ss_agg_row *rows;
 	int oom;
 };

@@ -341,25 +341,64 @@ static void ss_agg_thread_cb(void *ctx, uint64_t pid, uint64_t tid, const char *
 		t->name = strdup(name);
 }
 
+/* Frames of code without hooks above node (slice s's native callers),
+ * each with the calls and time of node; the outermost returned. */
+static struct ss_agg_node *ss_agg_wrap_native(struct ss_agg *a, struct ss_agg_node *node,
+					      const struct ss_agg_pend *s, uint64_t dur)
+{
+	unsigned i;
+
+	for (i = s->nnative; i-- > 0;) {
+		struct ss_agg_node *w = ss_agg_node_new(a, s->native[i]);
+		if (!w)
+			break;
+		w->native = SS_AGG_FRAME_NATIVE;
+		w->calls = node->calls;
+		w->total_ns = dur;
+		w->child = node;
+		node = w;
+	}
+	return node;
+}
+
 /* The self time of closed slice s: its time in no call and no range that
  * closed inside it, whatever their kind.  Function rows and range rows
  * then share out each thread's time once: a range pushed in a call (the
  * OpenMP end barrier's wait, a user's "forward") is the range's self time,
- * not the call's as well.  Consecutive siblings (same nest, disjoint)
+ * not the call's as well.  The same walk builds the thread's flame tree,
+ * calls and ranges together.  Consecutive siblings (same nest, disjoint)
  * merge, as in ss_agg_close. */
 static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 				const struct ss_agg_pend *s)
 {
-	uint64_t dur = s->end > s->begin ? s->end - s->begin : 0, busy = 0;
+	uint64_t dur = s->end > s->begin ? s->end - s->begin : 0, busy = 0, self;
+	struct ss_agg_node *forest = NULL, *node;
 	struct ss_agg_own *o;
 
-	while (t->nown && t->own[t->nown - 1].begin >= s->begin)
-		busy += t->own[--t->nown].busy;
+	while (t->nown && t->own[t->nown - 1].begin >= s->begin) {
+		o = &t->own[--t->nown];
+		busy += o->busy;
+		if (!forest)
+			forest = o->forest;
+		else
+			ss_agg_merge(a, &forest, o->forest);
+	}
+	self = dur > busy ? dur - busy : 0;
+	node = ss_agg_node_new(a, s->id);
+	if (!node)
+		return self;
+	node->native = s->kind == SS_AGG_RANGE ? SS_AGG_FRAME_RANGE : SS_AGG_FRAME_CALL;
+	node->calls = (s->flags & SS_SLICE_CLIPPED_BEGIN) ? 0 : 1;
+	node->self_ns = self;
+	node->total_ns = dur;
+	node->child = forest;
+	node = ss_agg_wrap_native(a, node, s, dur);
 	o = t->nown ? &t->own[t->nown - 1] : NULL;
 	if (o && o->nest == s->nest && o->end <= s->begin &&
 	    !(s->flags & SS_SLICE_CLIPPED_BEGIN)) {
 		o->busy += dur;
 		o->end = s->end;
+		ss_agg_merge(a, &o->forest, node);
 	} else if (!ss_grow((void **)&t->own, &t->capown, t->nown,
 			    sizeof(*t->own), 16)) {
 		o = &t->own[t->nown++];
@@ -367,10 +406,12 @@ static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 		o->end = s->end;
 		o->busy = dur;
 		o->nest = s->nest;
+		o->forest = node;
 	} else {
 		a->oom = 1;
+		ss_agg_merge(a, &t->own_root, node);
 	}
-	return dur > busy ? dur - busy : 0;
+	return self;
 }
 
 /* Hang one closed slice, whose self time is `self`, into the tree of its
@@ -382,7 +423,6 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	struct ss_agg_fstat *fs;
 	struct ss_agg_node *forest = NULL, *node;
 	uint64_t dur;
-	unsigned i;
 
 	dur = s->end > s->begin ? s->end - s->begin : 0;
 	while (b->n && b->st[b->n - 1].begin >= s->begin) {
@@ -401,16 +441,7 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	node->self_ns = self;
 	node->total_ns = dur;
 	node->child = forest;
-	for (i = s->nnative; i-- > 0;) {  /* its callers without hooks */
-		struct ss_agg_node *w = ss_agg_node_new(a, s->native[i]);
-		if (!w)
-			break;
-		w->native = 1;
-		w->calls = node->calls;
-		w->total_ns = dur;
-		w->child = node;
-		node = w;
-	}
+	node = ss_agg_wrap_native(a, node, s, dur);  /* its callers without hooks */
 
 	fs = ss_agg_fstat(a, t, kind, s->id);
 	if (fs) {
@@ -627,7 +658,12 @@ static int ss_agg_end(void *ctx, char *err, size_t errlen)
 	size_t i;
 
 	for (i = 0; i < a->nthreads; i++) {
-		ss_agg_flush(a, &a->threads[i]);
+		struct ss_agg_thread *t = &a->threads[i];
+		ss_agg_flush(a, t);
+		while (t->nown) {
+			t->nown--;
+			ss_agg_merge(a, &t->own_root, t->own[t->nown].forest);
+		}
 		ss_agg_builder_finish(a, &a->threads[i], 0);
 		ss_agg_builder_finish(a, &a->threads[i], 1);
 	}
@@ -681,9 +717,9 @@ void ss_agg_free(struct ss_agg *a)
 	free(a->acache);
 	for (i = 0; i < a->nthreads; i++) {
 		struct ss_agg_thread *t = &a->threads[i];
+		size_t j;
 		int k;
 		for (k = 0; k < 2; k++) {
-			size_t j;
 			for (j = 0; j < t->b[k].n; j++)
 				ss_agg_tree_free(t->b[k].st[j].forest);
 			free(t->b[k].st);
@@ -691,7 +727,11 @@ void ss_agg_free(struct ss_agg *a)
 			free(t->fs[k]);
 		}
 		free(t->pend);
+		for (j = 0; j < t->nown; j++)
+			ss_agg_tree_free(t->own[j].forest);
 		free(t->own);
+		ss_agg_tree_free(t->own_root);
+		ss_agg_tree_free(t->flame);
 		free(t->name);
 		ss_agg_tree_free(t->tree);
 	}
@@ -706,6 +746,7 @@ void ss_agg_free(struct ss_agg *a)
 	}
 	free(a->ctrs);
 	ss_agg_tree_free(a->tree);
+	ss_agg_tree_free(a->flame);
 	while (a->free_nodes) {
 		struct ss_agg_node *n = a->free_nodes;
 		a->free_nodes = n->next;

@@ -65,9 +65,20 @@ uint64_t ss_agg_row_avg(const struct ss_agg_row *r);
  * path also holds frames of code without hooks, taken from the slices'
  * native stacks (native set; self 0, calls and total those of the slices
  * under it; docs/stacks.md). */
+/* What a node stands for (its `native` field).  The function trees hold
+ * calls and native frames; the flame trees (ss_agg_flame_tree) also user
+ * ranges, in the call path where they were pushed, and one frame per
+ * thread name above each thread's calls. */
+enum ss_agg_frame {
+	SS_AGG_FRAME_CALL = 0,
+	SS_AGG_FRAME_NATIVE = 1,  /* code without hooks, from a native stack */
+	SS_AGG_FRAME_RANGE = 2,
+	SS_AGG_FRAME_THREAD = 3,
+};
+
 struct ss_agg_node {
 	uint32_t name;            /* ss_agg_name() */
-	int native;               /* a frame from a native stack, not a slice */
+	int native;               /* enum ss_agg_frame: nonzero, not a call */
 	uint64_t calls, self_ns, total_ns;
 	struct ss_agg_node *child, *next;
 };
@@ -121,6 +132,13 @@ struct ss_agg_thread_tree {
 /* Every thread with function slices, sorted by (pid, tid); the array is
  * malloc'ed (free it), the trees are owned by `a`. */
 size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out);
+/* The trees for pictures (flame graphs, folded stacks): calls and the
+ * user ranges between them, so each node's self time is the one of the
+ * report's rows.  ss_agg_flame_tree: every thread under a frame named for
+ * it (threads of one name merged; root named UINT32_MAX);
+ * ss_agg_flame_threads: as ss_agg_thread_trees, one per thread. */
+const struct ss_agg_node *ss_agg_flame_tree(struct ss_agg *a);
+size_t ss_agg_flame_threads(struct ss_agg *a, struct ss_agg_thread_tree **out);
 /* Steps sorted by (pid, begin). */
 size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps);
 /* Self time of function `name` (a row name) in step `s` (ss_agg_steps). */

@@ -14,6 +14,10 @@
  *     clipped gpt2_forward; a window opened in encoder under the clone
  *     gives gpt2_forward 2 clipped parts, not 3 (no phantom frame), main
  *     holds all the time, and every Avg lies between Min and Max.
+ *   test_flame: s-trainer-omp's folded stacks hold the barrier's wait
+ *     under matmul_forward (and their values add up to report's self
+ *     total); in the merged SVG flame graph only thread frames sit on the
+ *     root, one per thread, so workers' functions are not beside main.
  *   test_html_clipped: the same program recorded in a window of two steps
  *     (main is cut by the window's edges); html has the Clipped column and
  *     prints "-" where the text table does.
@@ -283,6 +287,63 @@ static void test_clones(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_flame(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	unsigned long long folded = 0, total;
+	const char *l;
+	int roots = 0, threads = 0, under = 0;
+
+	record_trainer(t, NULL);
+	SS_E2E_SH_OK(t, SS " symbolize -q --format folded -o - rec");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, "s-trainer-omp;main;train_step;layer;"
+					  "matmul_forward;" WAIT " ") == 1,
+		     "folded: expected the line of the barrier's wait under "
+		     "matmul_forward, got:\n%s", t->out);
+	for (l = t->out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+		const char *sp = l + strcspn(l, "\n");
+		while (sp > l && sp[-1] != ' ')
+			sp--;
+		folded += strtoull(sp, NULL, 10);
+	}
+	SS_E2E_SH_OK(t, SS " report -q --format json -o r.json rec");
+	{
+		cJSON *j = ss_e2e_load_json(t, "r.json");
+		total = (unsigned long long)cJSON_GetNumberValue(
+			cJSON_GetObjectItem(j, "self_total_ns"));
+		cJSON_Delete(j);
+	}
+	SS_E2E_CHECK(t, folded == total, "folded values add up to %llu ns, "
+		     "report's self total is %llu ns", folded, total);
+
+	/* "Y KIND NAME" per frame, KIND "thread" or "-"; root "all" is the
+	 * lowest (largest y), its children 16 px above */
+	SS_E2E_SH_OK(t, SS " flame -q -o f.svg rec && grep -o '<g><title>[^<]*</title>"
+		     "<rect x=\"[0-9.]*\" y=\"[0-9]*\"' f.svg | sed "
+		     "'s/<g><title>\\(.*\\) (\\(thread: \\)\\{0,1\\}.*y=\"\\([0-9]*\\)\"/\\3 \\2\\1/' "
+		     "| sort -n -r");
+	{
+		int yall = atoi(t->out);
+		for (l = t->out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+			int y = atoi(l);
+			const char *name = strchr(l, ' ');
+			if (y != yall - 16 || !name)
+				continue;
+			roots++;
+			if (!strncmp(name + 1, "thread: s-trainer-omp", 21))
+				threads++;
+		}
+		for (l = t->out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+			if (atoi(l) == yall - 32 && strstr(l, " main\n") == strchr(l, ' '))
+				under++;
+	}
+	SS_E2E_CHECK(t, roots == 8 && threads == 8 && under == 1,
+		     "flame: expected 8 frames on the root, all threads (main and 7 "
+		     "workers), main above one of them; got %d, %d threads, main %d:\n%s",
+		     roots, threads, under, t->out);
+	ss_e2e_pass(t);
+}
+
 static void test_html_clipped(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -318,6 +379,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		GCC(test_self_sums),
 		GCC(test_clones),
+		GCC(test_flame),
 		GCC(test_html_clipped),
 	};
 
