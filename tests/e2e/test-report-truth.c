@@ -18,6 +18,12 @@
  *     under matmul_forward (and their values add up to report's self
  *     total); in the merged SVG flame graph only thread frames sit on the
  *     root, one per thread, so workers' functions are not beside main.
+ *   test_no_hooks: s-trainer-omp built with plain gcc (no hooks) and
+ *     recorded: running no step, stderr is one line that says the
+ *     program has no -finstrument-functions hooks and how to rebuild;
+ *     running two (the runtime records the OpenMP regions), that line
+ *     says none of its calls was recorded, and there is no advice to run
+ *     `stepscope steps`, which could not help.
  *   test_html_clipped: the same program recorded in a window of two steps
  *     (main is cut by the window's edges); html has the Clipped column and
  *     prints "-" where the text table does.
@@ -344,6 +350,36 @@ static void test_flame(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_no_hooks(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char want[512];
+
+	ss_e2e_need(t, "printf 'int main(void){return 0;}' > p.c && gcc -fopenmp "
+		    "-o p p.c", "gcc's OpenMP (libgomp)", "gcc");
+	SS_E2E_SH_OK(t, "gcc %s -g " INC " -I\"$SS_E2E_SRC/instrument\" -o plain \"$SS_E2E_SRC/tests/e2e/s-trainer-omp.c\"",
+		     t->v->opt);
+	/* no OpenMP region: nothing at all is recorded */
+	SS_E2E_SH_OK(t, "printf 'step:\\n  function: train_step\\n' > c.yaml && "
+		     "OMP_NUM_THREADS=2 " SS " record --config c.yaml -o rec -- ./plain 0");
+	snprintf(want, sizeof(want), "stepscope: ./plain has no -finstrument-functions "
+		 "hooks, so nothing was recorded: rebuild it with stepscope-cc "
+		 "(CC=stepscope-cc make, or stepscope-cc gcc -O2 -g -o ./plain SOURCES)\n");
+	SS_E2E_CHECK(t, !strcmp(t->err, want), "record of a program without hooks: "
+		     "expected stderr\n%s\ngot\n%s", want, t->err);
+	/* two steps of OpenMP regions: the runtime records those (omp.c),
+	 * still no call of the program's */
+	SS_E2E_SH_OK(t, "OMP_NUM_THREADS=2 " SS " record --config c.yaml -o rec2 -- ./plain 2");
+	snprintf(want, sizeof(want), "stepscope: ./plain has no -finstrument-functions "
+		 "hooks, so none of its calls was recorded: rebuild it with stepscope-cc "
+		 "(CC=stepscope-cc make, or stepscope-cc gcc -O2 -g -o ./plain SOURCES)");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, want) == 1 &&
+		     !strstr(t->err, "stepscope steps") && !strstr(t->err, "warning"),
+		     "record of an OpenMP program without hooks: expected the "
+		     "line\n%s\nand no advice about steps, got\n%s", want, t->err);
+	ss_e2e_pass(t);
+}
+
 static void test_html_clipped(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -380,6 +416,7 @@ int main(void)
 		GCC(test_self_sums),
 		GCC(test_clones),
 		GCC(test_flame),
+		GCC(test_no_hooks),
 		GCC(test_html_clipped),
 	};
 
