@@ -136,6 +136,27 @@ uint64_t ss_agg_row_avg(const struct ss_agg_row *r)
 	return r->calls ? r->total_ns / r->calls : 0;
 }
 
+const char *ss_agg_stop_why(unsigned r)
+{
+	switch (r) {
+	case SS_STOP_SIZE_CAP: return "max_trace_mb reached";
+	case SS_STOP_DISK_FULL: return "disk full";
+	case SS_STOP_ERROR: return "write error";
+	default: return "unknown reason";
+	}
+}
+
+int ss_agg_stopped(const struct ss_agg *a, uint64_t *step, uint64_t *at_ns,
+		   const char **why)
+{
+	if (!a->stopped)
+		return 0;
+	*step = a->stop_has_step ? a->stop_step : UINT64_MAX;
+	*at_ns = a->stop_ns > a->t0 ? a->stop_ns - a->t0 : 0;
+	*why = ss_agg_stop_why(a->stop_reason);
+	return 1;
+}
+
 uint64_t ss_agg_self_sum(const struct ss_agg *a)
 {
 	return a->self_sum;

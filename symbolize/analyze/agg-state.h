@@ -110,6 +110,10 @@ struct ss_agg {
 	struct ss_agg_counter *ctrs;
 	size_t nctrs, capctrs;
 	uint64_t self_sum;
+	/* the first stop (SS_EV_STOP marker) of the run */
+	int stopped, stop_has_step;
+	unsigned stop_reason;
+	uint64_t stop_ns, stop_pid, stop_step;
 	int finished, totals_done;
 	struct ss_agg_node *free_nodes;
 	struct ss_agg_node *tree;    /* merged, built on demand */

@@ -552,6 +552,14 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 		/* no time of its own; the report says what was lost */
 		if (s->marker == SS_EV_LOST && (t = ss_agg_thread_get(a, pid, tid)))
 			t->lost += s->marker_arg;
+		if (s->marker == SS_EV_STOP && (!a->stopped || s->begin_ns < a->stop_ns)) {
+			a->stopped = 1;
+			a->stop_ns = s->begin_ns;
+			a->stop_pid = pid;
+			a->stop_reason = (unsigned)s->marker_arg;
+			a->stop_has_step = s->has_step;
+			a->stop_step = s->step;
+		}
 		return;
 	}
 	if (s->cat == SS_SLICE_STEP) {

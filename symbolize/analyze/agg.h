@@ -121,6 +121,14 @@ const char *ss_agg_name(const struct ss_agg *a, uint32_t id);
  * name is the thread's name or NULL. */
 int ss_agg_lost(const struct ss_agg *a, size_t *i, uint64_t *pid, uint64_t *tid,
 		const char **name, uint64_t *lost);
+/* Where recording stopped for good (max_trace_mb, a full disk, a write
+ * error): the first SS_EV_STOP of the run, the step it came in (*step
+ * UINT64_MAX when not known), its time since the run's t0, and why, in
+ * words ("max_trace_mb"); 0 when it never stopped. */
+int ss_agg_stopped(const struct ss_agg *a, uint64_t *step, uint64_t *at_ns,
+		   const char **why);
+/* The words for enum ss_stop_reason r. */
+const char *ss_agg_stop_why(unsigned r);
 /* Function tree of all threads merged; root has name UINT32_MAX. */
 const struct ss_agg_node *ss_agg_tree(struct ss_agg *a);
 /* The function tree of one thread (root named UINT32_MAX). */

@@ -204,6 +204,17 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 					  "to leave out" : "");
 		}
 	}
+	{ /* a run stopped by max_trace_mb looks complete otherwise */
+		uint64_t step, at;
+		const char *why;
+		if (ss_agg_stopped(a, &step, &at, &why)) {
+			fprintf(f, "<p id=\"stopped\" class=\"warn\">Recording stopped");
+			if (step != UINT64_MAX)
+				fprintf(f, " in step %llu", (unsigned long long)step);
+			fprintf(f, ", %s into the run (%s): nothing after it is recorded, "
+				"the program ran on.</p>\n", ss_agg_fmt_time(at, b, sizeof(b)), why);
+		}
+	}
 	fprintf(f, "<h2>Functions</h2>\n");
 	ss_html_table(f, a);
 	fprintf(f, "<h2>Step time</h2>\n");

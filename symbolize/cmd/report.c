@@ -110,6 +110,23 @@ static void ss_report_thread(const struct ss_agg_row *r, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)r->tid);
 }
 
+/* Where and why recording stopped, when it did (max_trace_mb): the
+ * table holds nothing after that moment, though the program ran on. */
+static void ss_report_stopped(FILE *f, const struct ss_agg *a)
+{
+	uint64_t step, at;
+	const char *why;
+	char tb[32];
+
+	if (!ss_agg_stopped(a, &step, &at, &why))
+		return;
+	fprintf(f, "Recording stopped");
+	if (step != UINT64_MAX)
+		fprintf(f, " in step %llu", (unsigned long long)step);
+	fprintf(f, ", %s into the run (%s): nothing after it is recorded, the program "
+		"ran on\n", ss_agg_fmt_time(at, tb, sizeof(tb)), why);
+}
+
 /* "lost events: N on thread NAME (tid T)", a line per thread that dropped
  * events: the table does not hold their time, so say how many. */
 static void ss_report_lost(FILE *f, const struct ss_agg *a)
@@ -202,6 +219,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "Steps: %zu (%zu process%s, %zu thread%s)\n", nsteps,
 		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
+	ss_report_stopped(f, a);
 	ss_report_lost(f, a);
 	ss_overhead_print(f, &o->over, o->calls, ss_agg_self_sum(a), o->dir, o->compensate);
 }
@@ -391,6 +409,17 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			ss_overhead_pct(&o->over, o->calls, ss_agg_self_sum(a)),
 			o->compensate ? "true" : "false");
 	ss_report_json_lost(f, a);
+	{
+		uint64_t step, at;
+		const char *why;
+		if (ss_agg_stopped(a, &step, &at, &why)) {
+			fprintf(f, ",\"stopped\":{\"why\":");
+			ss_report_json_str(f, why);
+			if (step != UINT64_MAX)
+				fprintf(f, ",\"step\":%llu", (unsigned long long)step);
+			fprintf(f, ",\"at_ns\":%llu}", (unsigned long long)at);
+		}
+	}
 	fprintf(f, ",\n\"rows\":[");
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];

@@ -524,6 +524,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 				w.calls.f[w.calls.n - 1].stack = ev.arg;
 			break;
 		case SS_EV_STOP:
+			if (!w.stop_ns)
+				w.stop_ns = ev.ns;
 			ss_slices_close_window(&w, ev.ns);
 			break;
 		default:
@@ -537,13 +539,20 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	if (in_win)
 		ss_slices_close_window(&w, sl->wins[wi].close_ns != UINT64_MAX ?
 						   sl->wins[wi].close_ns : last_ns);
-	/* ProfilerStep#K slices on the thread that began each RECORD step */
+	/* ProfilerStep#K slices on the thread that began each RECORD step;
+	 * none after recording stopped (max_trace_mb, a full disk: the
+	 * runtime still counts the steps, nothing of them is recorded) and
+	 * the step it stopped in ends there */
 	for (i = 0; i < sl->nsteps; i++) {
 		const struct ss_slices_step *s = &sl->steps[i];
 		uint64_t end;
 		if (s->action != SS_STEP_RECORD || !ss_slices_step_is(s, t))
 			continue;
+		if (w.stop_ns && s->ns >= w.stop_ns)
+			continue;
 		end = i + 1 < sl->nsteps ? sl->steps[i + 1].ns : last_ns;
+		if (w.stop_ns && end > w.stop_ns)
+			end = w.stop_ns;
 		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0, 0);
 	}
 	(void)first_ns;

@@ -24,6 +24,11 @@
  *     running two (the runtime records the OpenMP regions), that line
  *     says none of its calls was recorded, and there is no advice to run
  *     `stepscope steps`, which could not help.
+ *   test_stopped: s-trainer-omp for 3000 steps with max_trace_mb: 16, which
+ *     stops recording in some step K: report (text and json), html and
+ *     trace.json say where (step K) and why (max_trace_mb), and hold
+ *     K + 1 steps, the last ending by the stop on its thread, not 3000
+ *     empty ones.
  *   test_html_clipped: the same program recorded in a window of two steps
  *     (main is cut by the window's edges); html has the Clipped column and
  *     prints "-" where the text table does.
@@ -46,7 +51,7 @@
 #define WAIT "omp barrier: wait for the team"
 
 /* Build s-trainer-omp and record it with 8 OpenMP threads (config: none
- * or the YAML text `yaml`) into rec. */
+ * or the YAML text `yaml`) into rec: 6 steps, 3000 with a max_trace_mb. */
 static void record_trainer(struct ss_e2e *t, const char *yaml)
 {
 	ss_e2e_need(t, "printf 'int main(void){return 0;}' > p.c && gcc -fopenmp "
@@ -55,8 +60,9 @@ static void record_trainer(struct ss_e2e *t, const char *yaml)
 	if (yaml)
 		SS_E2E_SH_OK(t, "printf '%s' > c.yaml", yaml);
 	SS_E2E_SH_OK(t, "OMP_NUM_THREADS=8 OMP_WAIT_POLICY=passive " SS
-		     " record %s -o rec -- ./s-trainer-omp 6",
-		     yaml ? "--config c.yaml" : "");
+		     " record %s -o rec -- ./s-trainer-omp %d",
+		     yaml ? "--config c.yaml" : "",
+		     yaml && strstr(yaml, "max_trace_mb") ? 3000 : 6);
 }
 
 /* The sum of the first "N.NN%" cell of each line of `text` that has one
@@ -380,6 +386,86 @@ static void test_no_hooks(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_stopped(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *l;
+	char want[128];
+	long long k, steps;
+
+	record_trainer(t, "max_trace_mb: 16\\n");
+	SS_E2E_SH_OK(t, SS " report -q rec");
+	l = strstr(t->out, "\nRecording stopped in step ");
+	SS_E2E_CHECK(t, l && ss_e2e_lines_with(t->out, "Recording stopped") == 1 &&
+		     ss_e2e_lines_with(t->out, "(max_trace_mb reached): nothing after it "
+				       "is recorded, the program ran on") == 1,
+		     "report: expected one line saying where and why recording "
+		     "stopped:\n%s", t->out);
+	k = l ? atoll(l + 27) : -1;
+	l = strstr(t->out, "\nSteps: ");
+	steps = l ? atoll(l + 8) : -1;
+	SS_E2E_CHECK(t, k > 0 && k < 2999 && steps == k + 1, "report: stopped in "
+		     "step %lld, expected steps 0..%lld in the table, it says %lld",
+		     k, k, steps);
+
+	SS_E2E_SH_OK(t, SS " report -q --format json -o r.json rec");
+	{
+		cJSON *j = ss_e2e_load_json(t, "r.json");
+		cJSON *st = cJSON_GetObjectItem(j, "stopped");
+		SS_E2E_CHECK(t, st && cJSON_GetNumberValue(cJSON_GetObjectItem(st, "step")) == k &&
+			     !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "why")),
+				     "max_trace_mb reached") &&
+			     cJSON_GetNumberValue(cJSON_GetObjectItem(j, "steps")) == k + 1,
+			     "json: expected \"stopped\":{\"why\":\"max_trace_mb "
+			     "reached\",\"step\":%lld,...} and %lld steps", k, k + 1);
+		cJSON_Delete(j);
+	}
+
+	SS_E2E_SH_OK(t, SS " html -q -o r.html rec && grep '<p id=\"stopped\"' r.html");
+	snprintf(want, sizeof(want), "Recording stopped in step %lld, ", k);
+	SS_E2E_CHECK(t, strstr(t->out, want) && strstr(t->out, "(max_trace_mb reached)"),
+		     "html: expected '%s' ... (max_trace_mb reached), got:\n%s", want, t->out);
+
+	SS_E2E_SH_OK(t, SS " symbolize -q -o trace.json rec");
+	{
+		cJSON *j = ss_e2e_load_json(t, "trace.json"), *e;
+		cJSON *od = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "otherData"),
+						"recording_stopped");
+		double stop_us = 0, last_end = 0, step_tid = -1;
+		int n = 0;
+		SS_E2E_CHECK(t, od && cJSON_GetNumberValue(cJSON_GetObjectItem(od, "step")) == k &&
+			     !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(od, "why")),
+				     "max_trace_mb reached"),
+			     "trace.json: expected otherData.recording_stopped with step "
+			     "%lld and why max_trace_mb reached", k);
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
+			double end;
+			if (!name || strncmp(name, "ProfilerStep#", 13))
+				continue;
+			n++;
+			step_tid = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid"));
+			end = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "ts")) +
+			      cJSON_GetNumberValue(cJSON_GetObjectItem(e, "dur"));
+			if (end > last_end)
+				last_end = end;
+		}
+		/* the stop as the stepping thread saw it: its instant */
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
+			if (name && !strcmp(name, "stepscope: recording stopped (max_trace_mb)") &&
+			    cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid")) == step_tid)
+				stop_us = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "ts"));
+		}
+		SS_E2E_CHECK(t, n == k + 1 && last_end <= stop_us + 0.001,
+			     "trace.json: expected %lld ProfilerStep slices ending by the "
+			     "stop at %.3f us, got %d ending at %.3f us", k + 1, stop_us,
+			     n, last_end);
+		cJSON_Delete(j);
+	}
+	ss_e2e_pass(t);
+}
+
 static void test_html_clipped(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -417,6 +503,7 @@ int main(void)
 		GCC(test_clones),
 		GCC(test_flame),
 		GCC(test_no_hooks),
+		GCC(test_stopped),
 		GCC(test_html_clipped),
 	};
 
