@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "ranks.h"
 #include "cmds.h"
+#include "run-check.h"
 #include "overhead.h"
 #include "svg.h"
 #include "version.h"
@@ -246,5 +247,12 @@ int cmd_html(int argc, char **argv)
 
 	if (rc != SS_CLI_GO)
 		return rc;
+	{ /* not a page of empty tables */
+		char why[600];
+		if (ss_run_check_empty(c.dir, why, sizeof(why))) {
+			fprintf(stderr, "stepscope: html: %s: nothing was recorded: %s\n", c.dir, why);
+			return 2;
+		}
+	}
 	return ss_cli_agg_write(&c, "report.html", ss_html_write, &c);
 }

@@ -22,6 +22,7 @@
 #include "agg.h"
 #include "cli.h"
 #include "cmds.h"
+#include "run-check.h"
 #include "gpu-report.h"
 #include "ranks.h"
 #include "overhead.h"
@@ -717,6 +718,10 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 		return ss_report_whole_run(&o, sortnames[o.sort]);
+	}
+	if (ss_run_check_empty(o.dir, err, sizeof(err))) {  /* not an empty table */
+		fprintf(stderr, "stepscope: report: %s: nothing was recorded: %s\n", o.dir, err);
+		return 2;
 	}
 	a = ss_agg_new();
 	if (!a) {

@@ -29,6 +29,10 @@
  *     trace.json say where (step K) and why (max_trace_mb), and hold
  *     K + 1 steps, the last ending by the stop on its thread, not 3000
  *     empty ones.
+ *   test_no_window: s-trainer-omp with a schedule that waits past its 6
+ *     steps: report, html and symbolize exit 2 with one line saying
+ *     nothing was recorded and why (no window opened in 7 steps), not an
+ *     empty table with status 0.
  *   test_html_clipped: the same program recorded in a window of two steps
  *     (main is cut by the window's edges); html has the Clipped column and
  *     prints "-" where the text table does.
@@ -466,6 +470,26 @@ static void test_stopped(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_no_window(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static const char *const cmds[] = { "report", "html", "symbolize" };
+	char want[512];
+
+	record_trainer(t, "schedule:\\n  wait: 100\\n  warmup: 1\\n  active: 2\\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		int st = ss_e2e_sh(t, SS " %s -q -o out rec", cmds[i]);
+		snprintf(want, sizeof(want), "stepscope: %s: rec: nothing was recorded: the "
+			 "program ran 7 step(s) and the schedule recorded none of them, so "
+			 "no window opened (see 'schedule' in the config)\n", cmds[i]);
+		SS_E2E_CHECK(t, st == 2 && !strcmp(t->err, want) && !*t->out,
+			     "%s of a run whose window never opened: expected status 2 "
+			     "and stderr\n%sgot status %d and\n%s", cmds[i], want, st, t->err);
+		SS_E2E_SH_OK(t, "test ! -e out");
+	}
+	ss_e2e_pass(t);
+}
+
 static void test_html_clipped(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -504,6 +528,7 @@ int main(void)
 		GCC(test_flame),
 		GCC(test_no_hooks),
 		GCC(test_stopped),
+		GCC(test_no_window),
 		GCC(test_html_clipped),
 	};
 
