@@ -291,17 +291,41 @@ struct inlined {
 	uintptr_t base;     /* load address of the module holding fn */
 	int inside;         /* pc is in fn's own code */
 	int seen;           /* fn's symbol was found */
+	char name[256];     /* fn's symbol */
+	char at[256];       /* the symbol pc is in, "" if none */
 };
 
 static int match_fn(const Sym *sym, const char *name, void *ctx)
 {
 	struct inlined *q = ctx;
-	if (ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
-	    q->base + sym->st_value != q->fn)
+	uintptr_t lo = q->base + sym->st_value;
+	if (ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF)
 		return 0;
-	q->seen = 1;
-	q->inside = q->pc >= q->fn && q->pc < q->fn + sym->st_size;
-	return 1;
+	if (lo == q->fn && !q->seen) {
+		q->seen = 1;
+		q->inside = q->pc >= q->fn && q->pc < q->fn + sym->st_size;
+		snprintf(q->name, sizeof(q->name), "%s", name);
+	}
+	if (q->pc >= lo && q->pc < lo + sym->st_size && !q->at[0])
+		snprintf(q->at, sizeof(q->at), "%s", name);
+	return 0;
+}
+
+/* Is `at` a gcc clone of function `name` (name.constprop.1, name.isra.0,
+ * name.part.0, name.cold, ...)?  gcc adds the hooks before it clones, so
+ * the hooks in a clone pass the function's own address: the clone is the
+ * function's frame, not a caller it was inlined into. */
+static int is_clone_of(const char *at, const char *name)
+{
+	static const char *const kinds[] = { "constprop", "isra", "part", "cold",
+					     "clone", "lto_priv", "specialized" };
+	size_t n = strlen(name);
+	if (!*name || strncmp(at, name, n) || at[n] != '.')
+		return 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(at + n + 1, kinds[i], strlen(kinds[i])))
+			return 1;
+	return 0;
 }
 
 static int inlined_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -328,12 +352,13 @@ static int inlined_cb(struct dl_phdr_info *info, size_t size, void *data)
  * the caller's code: then the innermost open frame is the caller's, not
  * the step function's.  Said once, on the program's stderr, with how to
  * keep the function out of line.  Unknown (no symbol) counts as not
- * inlined, as before. */
+ * inlined, as before; a pc in a gcc clone of fn (fn.constprop.1, where
+ * the hooks still pass fn) is fn's own code. */
 int ss_elfsym_step_inlined(const char *name, void *fn, uintptr_t pc)
 {
-	struct inlined q = { (uintptr_t)fn, pc, 0, 0, 0 };
+	struct inlined q = { (uintptr_t)fn, pc, 0, 0, 0, "", "" };
 	dl_iterate_phdr(inlined_cb, &q);
-	if (!q.seen || q.inside)
+	if (!q.seen || q.inside || is_clone_of(q.at, q.name))
 		return 0;
 	ss_warn("step.function '%s' is inlined into its caller: steps are "
 		"counted, but it has no frame of its own; to keep it, mark it "

@@ -119,6 +119,7 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 				if (f->complete && f->max_ns > row->max_ns)
 					row->max_ns = f->max_ns;
 				row->complete += f->complete;
+				row->complete_ns += f->complete_ns;
 			}
 		}
 	}
@@ -126,6 +127,34 @@ out:
 	a->rows = r;
 	*rows = r;
 	return n;
+}
+
+uint64_t ss_agg_row_avg(const struct ss_agg_row *r)
+{
+	if (r->clipped)
+		return r->complete ? r->complete_ns / r->complete : 0;
+	return r->calls ? r->total_ns / r->calls : 0;
+}
+
+const char *ss_agg_stop_why(unsigned r)
+{
+	switch (r) {
+	case SS_STOP_SIZE_CAP: return "max_trace_mb reached";
+	case SS_STOP_DISK_FULL: return "disk full";
+	case SS_STOP_ERROR: return "write error";
+	default: return "unknown reason";
+	}
+}
+
+int ss_agg_stopped(const struct ss_agg *a, uint64_t *step, uint64_t *at_ns,
+		   const char **why)
+{
+	if (!a->stopped)
+		return 0;
+	*step = a->stop_has_step ? a->stop_step : UINT64_MAX;
+	*at_ns = a->stop_ns > a->t0 ? a->stop_ns - a->t0 : 0;
+	*why = ss_agg_stop_why(a->stop_reason);
+	return 1;
 }
 
 uint64_t ss_agg_self_sum(const struct ss_agg *a)
@@ -227,6 +256,86 @@ size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out)
 	qsort(tt, n, sizeof(*tt), ss_agg_cmp_tt);
 	*out = tt;
 	return n;
+}
+
+/* The flame tree of thread t (root named SS_AGG_ROOT), built once. */
+static struct ss_agg_node *ss_agg_thread_flame(struct ss_agg *a, struct ss_agg_thread *t)
+{
+	const struct ss_agg_node *c;
+
+	if (t->flame || !t->own_root)
+		return t->flame;
+	t->flame = ss_agg_node_new(a, SS_AGG_ROOT);
+	if (!t->flame)
+		return NULL;
+	ss_agg_merge_copy(a, &t->flame->child, t->own_root);
+	for (c = t->own_root; c; c = c->next)
+		t->flame->total_ns += c->total_ns;
+	return t->flame;
+}
+
+size_t ss_agg_flame_threads(struct ss_agg *a, struct ss_agg_thread_tree **out)
+{
+	struct ss_agg_thread_tree *tt;
+	size_t i, n = 0;
+
+	*out = NULL;
+	tt = calloc(a->nthreads ? a->nthreads : 1, sizeof(*tt));
+	if (!tt)
+		return 0;
+	for (i = 0; i < a->nthreads; i++) {
+		struct ss_agg_thread *t = &a->threads[i];
+		if (!ss_agg_thread_flame(a, t))
+			continue;
+		tt[n].pid = t->pid;
+		tt[n].tid = t->tid;
+		tt[n].thread = t->name;
+		tt[n].root = t->flame;
+		n++;
+	}
+	qsort(tt, n, sizeof(*tt), ss_agg_cmp_tt);
+	*out = tt;
+	return n;
+}
+
+/* Each thread's calls under a frame of its name: a worker's functions are
+ * not roots beside main. */
+const struct ss_agg_node *ss_agg_flame_tree(struct ss_agg *a)
+{
+	struct ss_agg_thread_tree *tt;
+	size_t n, i;
+
+	if (a->flame)
+		return a->flame;
+	a->flame = ss_agg_node_new(a, SS_AGG_ROOT);
+	if (!a->flame)
+		return NULL;
+	n = ss_agg_flame_threads(a, &tt);
+	for (i = 0; i < n; i++) {
+		struct ss_agg_node *th, *d;
+		char tn[64];
+		uint32_t id;
+		if (!tt[i].thread)
+			snprintf(tn, sizeof(tn), "thread %llu", (unsigned long long)tt[i].tid);
+		id = ss_agg_intern(a, tt[i].thread ? tt[i].thread : tn, 1);
+		if (id == UINT32_MAX)
+			break;
+		for (d = a->flame->child; d && (d->name != id || d->native != SS_AGG_FRAME_THREAD);
+		     d = d->next)
+			;
+		if (!(th = d)) {
+			if (!(th = ss_agg_node_new(a, id)))
+				break;
+			th->native = SS_AGG_FRAME_THREAD;
+			th->next = a->flame->child;
+			a->flame->child = th;
+		}
+		ss_agg_merge_copy(a, &th->child, tt[i].root->child);
+		th->total_ns += tt[i].root->total_ns;
+		a->flame->total_ns += tt[i].root->total_ns;
+	}
+	free(tt);
+	return a->flame;
 }
 
 size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps)
@@ -414,7 +523,7 @@ static uint64_t ss_agg_key(const struct ss_agg_row *r)
 {
 	switch (ss_agg_sort_by) {
 	case SS_AGG_SORT_SELF: return r->self_ns;
-	case SS_AGG_SORT_AVG: return r->calls ? r->total_ns / r->calls : 0;
+	case SS_AGG_SORT_AVG: return ss_agg_row_avg(r);
 	case SS_AGG_SORT_CALLS: return r->calls;
 	case SS_AGG_SORT_MAX: return r->max_ns;
 	case SS_AGG_SORT_MIN: return r->min_ns;

@@ -16,6 +16,7 @@ struct ss_agg_fstat {
 	uint64_t calls, self_ns, total_ns, min_ns, max_ns;
 	uint64_t clipped;            /* fragments cut by a window's edge */
 	uint64_t complete;           /* slices with no edge cut: min/max */
+	uint64_t complete_ns;        /* their time, for avg */
 };
 
 struct ss_agg_entry {
@@ -30,7 +31,8 @@ struct ss_agg_entry {
 
 struct ss_agg_pend {
 	uint64_t begin, end, step;
-	unsigned depth, flags;
+	unsigned depth, nest, flags;
+	int kind;                    /* enum ss_agg_kind */
 	uint32_t id;
 	int has_step;
 	unsigned nnative;
@@ -40,9 +42,16 @@ struct ss_agg_pend {
 struct ss_agg_builder {
 	struct ss_agg_entry *st;
 	size_t n, cap;
-	struct ss_agg_pend *pend;    /* closed at the same time, not yet hung */
-	size_t npend, cappend;
 	struct ss_agg_node *root;    /* finished subtrees (a sibling list) */
+};
+
+/* A closed slice of either kind (or consecutive siblings) whose caller or
+ * enclosing range has not closed yet: for self time, which is the time
+ * in no call and no range nested in the slice. */
+struct ss_agg_own {
+	uint64_t begin, end, busy;
+	unsigned nest;
+	struct ss_agg_node *forest;  /* its flame subtrees (calls and ranges) */
 };
 
 struct ss_agg_thread {
@@ -51,6 +60,12 @@ struct ss_agg_thread {
 	struct ss_agg_fstat *fs[2];  /* by kind, indexed by name id */
 	size_t nfs[2];
 	struct ss_agg_builder b[2];
+	struct ss_agg_pend *pend;    /* closed at the same time, not yet hung */
+	size_t npend, cappend;
+	struct ss_agg_own *own;      /* for self time, both kinds together */
+	size_t nown, capown;
+	struct ss_agg_node *own_root; /* finished flame subtrees */
+	struct ss_agg_node *flame;   /* its flame tree, built on demand */
 	struct ss_agg_node *tree;    /* its function tree, built on demand */
 	int used;
 	uint64_t lost;               /* events dropped (SS_EV_LOST markers) */
@@ -95,9 +110,14 @@ struct ss_agg {
 	struct ss_agg_counter *ctrs;
 	size_t nctrs, capctrs;
 	uint64_t self_sum;
+	/* the first stop (SS_EV_STOP marker) of the run */
+	int stopped, stop_has_step;
+	unsigned stop_reason;
+	uint64_t stop_ns, stop_pid, stop_step;
 	int finished, totals_done;
 	struct ss_agg_node *free_nodes;
 	struct ss_agg_node *tree;    /* merged, built on demand */
+	struct ss_agg_node *flame;   /* merged flame tree, on demand */
 	struct ss_agg_row *rows;
 	int oom;
 };

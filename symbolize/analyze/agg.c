@@ -7,8 +7,9 @@
  * when a slice closes, the entries that began inside it are its callees:
  * they are popped, merged into one child list and hung under a new node.
  * Consecutive siblings (same depth, disjoint) are merged at once, so the
- * stack holds about one entry per open depth.  Self time falls out of the
- * same walk (duration minus the time of the popped callees).  Recursion is
+ * stack holds about one entry per open depth.  Self time falls out of a
+ * like walk over both kinds together (duration minus the time of the calls
+ * and ranges nested in it), so each thread's time is counted once.  Recursion is
  * resolved at the end on the finished tree: an activation counts towards
  * total only when no caller on its path has the same name.
  *
@@ -257,13 +258,10 @@ struct ss_agg_fstat *ss_agg_fstat(struct ss_agg *a, struct ss_agg_thread *t,
 	return &t->fs[kind][id];
 }
 
-static void ss_agg_flush(struct ss_agg *a, struct ss_agg_thread *t, int kind);
-
 static void ss_agg_builder_finish(struct ss_agg *a, struct ss_agg_thread *t, int kind)
 {
 	struct ss_agg_builder *b = &t->b[kind];
 
-	ss_agg_flush(a, t, kind);
 	while (b->n) {
 		b->n--;
 		ss_agg_merge(a, &b->root, b->st[b->n].forest);
@@ -343,26 +341,97 @@ static void ss_agg_thread_cb(void *ctx, uint64_t pid, uint64_t tid, const char *
 		t->name = strdup(name);
 }
 
-/* Hang one closed slice into the tree of its thread. */
+/* Frames of code without hooks above node (slice s's native callers),
+ * each with the calls and time of node; the outermost returned. */
+static struct ss_agg_node *ss_agg_wrap_native(struct ss_agg *a, struct ss_agg_node *node,
+					      const struct ss_agg_pend *s, uint64_t dur)
+{
+	unsigned i;
+
+	for (i = s->nnative; i-- > 0;) {
+		struct ss_agg_node *w = ss_agg_node_new(a, s->native[i]);
+		if (!w)
+			break;
+		w->native = SS_AGG_FRAME_NATIVE;
+		w->calls = node->calls;
+		w->total_ns = dur;
+		w->child = node;
+		node = w;
+	}
+	return node;
+}
+
+/* The self time of closed slice s: its time in no call and no range that
+ * closed inside it, whatever their kind.  Function rows and range rows
+ * then share out each thread's time once: a range pushed in a call (the
+ * OpenMP end barrier's wait, a user's "forward") is the range's self time,
+ * not the call's as well.  The same walk builds the thread's flame tree,
+ * calls and ranges together.  Consecutive siblings (same nest, disjoint)
+ * merge, as in ss_agg_close. */
+static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
+				const struct ss_agg_pend *s)
+{
+	uint64_t dur = s->end > s->begin ? s->end - s->begin : 0, busy = 0, self;
+	struct ss_agg_node *forest = NULL, *node;
+	struct ss_agg_own *o;
+
+	while (t->nown && t->own[t->nown - 1].begin >= s->begin) {
+		o = &t->own[--t->nown];
+		busy += o->busy;
+		if (!forest)
+			forest = o->forest;
+		else
+			ss_agg_merge(a, &forest, o->forest);
+	}
+	self = dur > busy ? dur - busy : 0;
+	node = ss_agg_node_new(a, s->id);
+	if (!node)
+		return self;
+	node->native = s->kind == SS_AGG_RANGE ? SS_AGG_FRAME_RANGE : SS_AGG_FRAME_CALL;
+	node->calls = (s->flags & SS_SLICE_CLIPPED_BEGIN) ? 0 : 1;
+	node->self_ns = self;
+	node->total_ns = dur;
+	node->child = forest;
+	node = ss_agg_wrap_native(a, node, s, dur);
+	o = t->nown ? &t->own[t->nown - 1] : NULL;
+	if (o && o->nest == s->nest && o->end <= s->begin &&
+	    !(s->flags & SS_SLICE_CLIPPED_BEGIN)) {
+		o->busy += dur;
+		o->end = s->end;
+		ss_agg_merge(a, &o->forest, node);
+	} else if (!ss_grow((void **)&t->own, &t->capown, t->nown,
+			    sizeof(*t->own), 16)) {
+		o = &t->own[t->nown++];
+		o->begin = s->begin;
+		o->end = s->end;
+		o->busy = dur;
+		o->nest = s->nest;
+		o->forest = node;
+	} else {
+		a->oom = 1;
+		ss_agg_merge(a, &t->own_root, node);
+	}
+	return self;
+}
+
+/* Hang one closed slice, whose self time is `self`, into the tree of its
+ * thread. */
 static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
-			 const struct ss_agg_pend *s)
+			 const struct ss_agg_pend *s, uint64_t self)
 {
 	struct ss_agg_builder *b = &t->b[kind];
 	struct ss_agg_fstat *fs;
 	struct ss_agg_node *forest = NULL, *node;
-	uint64_t dur, childsum = 0, self;
-	unsigned i;
+	uint64_t dur;
 
 	dur = s->end > s->begin ? s->end - s->begin : 0;
 	while (b->n && b->st[b->n - 1].begin >= s->begin) {
 		struct ss_agg_entry *e = &b->st[--b->n];
-		childsum += e->busy;
 		if (!forest)
 			forest = e->forest;
 		else
 			ss_agg_merge(a, &forest, e->forest);
 	}
-	self = dur > childsum ? dur - childsum : 0;
 	node = ss_agg_node_new(a, s->id);
 	if (!node)
 		return;
@@ -372,16 +441,7 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	node->self_ns = self;
 	node->total_ns = dur;
 	node->child = forest;
-	for (i = s->nnative; i-- > 0;) {  /* its callers without hooks */
-		struct ss_agg_node *w = ss_agg_node_new(a, s->native[i]);
-		if (!w)
-			break;
-		w->native = 1;
-		w->calls = node->calls;
-		w->total_ns = dur;
-		w->child = node;
-		node = w;
-	}
+	node = ss_agg_wrap_native(a, node, s, dur);  /* its callers without hooks */
 
 	fs = ss_agg_fstat(a, t, kind, s->id);
 	if (fs) {
@@ -393,13 +453,14 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 			if (dur > fs->max_ns)
 				fs->max_ns = dur;
 			fs->complete++;
+			fs->complete_ns += dur;
 		}
 		if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
 			fs->calls++;
 		fs->self_ns += self;
 	}
+	a->self_sum += self;
 	if (kind == SS_AGG_FUNCTION) {
-		a->self_sum += self;
 		if (s->has_step && self)
 			ss_agg_step_add(a, t->pid, s->step, s->id, self);
 	}
@@ -427,22 +488,22 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 }
 
 /* Slices that end at the same time may come outermost first (frames closed
- * together at a window's end): hold them until the time moves on, then
- * close them innermost first. */
-static void ss_agg_flush(struct ss_agg *a, struct ss_agg_thread *t, int kind)
+ * together at a window's end, ranges before calls): hold them until the
+ * time moves on, then close them innermost first. */
+static void ss_agg_flush(struct ss_agg *a, struct ss_agg_thread *t)
 {
-	struct ss_agg_builder *b = &t->b[kind];
 	size_t i, j;
 
-	for (i = 1; i < b->npend; i++)  /* stable, by depth descending */
-		for (j = i; j > 0 && b->pend[j - 1].depth < b->pend[j].depth; j--) {
-			struct ss_agg_pend x = b->pend[j];
-			b->pend[j] = b->pend[j - 1];
-			b->pend[j - 1] = x;
+	for (i = 1; i < t->npend; i++)  /* stable, by nest descending */
+		for (j = i; j > 0 && t->pend[j - 1].nest < t->pend[j].nest; j--) {
+			struct ss_agg_pend x = t->pend[j];
+			t->pend[j] = t->pend[j - 1];
+			t->pend[j - 1] = x;
 		}
-	for (i = 0; i < b->npend; i++)
-		ss_agg_close(a, t, kind, &b->pend[i]);
-	b->npend = 0;
+	for (i = 0; i < t->npend; i++)
+		ss_agg_close(a, t, t->pend[i].kind, &t->pend[i],
+			     ss_agg_own_self(a, t, &t->pend[i]));
+	t->npend = 0;
 }
 
 /* The frames of code without hooks between a slice and its instrumented
@@ -483,7 +544,6 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 {
 	struct ss_agg *a = ctx;
 	struct ss_agg_thread *t;
-	struct ss_agg_builder *b;
 	struct ss_agg_pend *p;
 	uint32_t id;
 	int kind;
@@ -492,6 +552,14 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 		/* no time of its own; the report says what was lost */
 		if (s->marker == SS_EV_LOST && (t = ss_agg_thread_get(a, pid, tid)))
 			t->lost += s->marker_arg;
+		if (s->marker == SS_EV_STOP && (!a->stopped || s->begin_ns < a->stop_ns)) {
+			a->stopped = 1;
+			a->stop_ns = s->begin_ns;
+			a->stop_pid = pid;
+			a->stop_reason = (unsigned)s->marker_arg;
+			a->stop_has_step = s->has_step;
+			a->stop_step = s->step;
+		}
 		return;
 	}
 	if (s->cat == SS_SLICE_STEP) {
@@ -519,17 +587,18 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 				       ss_agg_intern(a, s->name ? s->name : "?", 1);
 	if (id == UINT32_MAX)
 		return;
-	b = &t->b[kind];
-	if (b->npend && b->pend[0].end != s->end_ns)
-		ss_agg_flush(a, t, kind);
-	if (ss_grow((void **)&b->pend, &b->cappend, b->npend, sizeof(*p), 16)) {
+	if (t->npend && t->pend[0].end != s->end_ns)
+		ss_agg_flush(a, t);
+	if (ss_grow((void **)&t->pend, &t->cappend, t->npend, sizeof(*p), 16)) {
 		a->oom = 1;
 		return;
 	}
-	p = &b->pend[b->npend++];
+	p = &t->pend[t->npend++];
+	p->kind = kind;
 	p->begin = s->begin_ns;
 	p->end = s->end_ns;
 	p->depth = s->depth;
+	p->nest = s->nest;
 	p->flags = s->flags;
 	p->id = id;
 	p->has_step = s->has_step;
@@ -597,6 +666,12 @@ static int ss_agg_end(void *ctx, char *err, size_t errlen)
 	size_t i;
 
 	for (i = 0; i < a->nthreads; i++) {
+		struct ss_agg_thread *t = &a->threads[i];
+		ss_agg_flush(a, t);
+		while (t->nown) {
+			t->nown--;
+			ss_agg_merge(a, &t->own_root, t->own[t->nown].forest);
+		}
 		ss_agg_builder_finish(a, &a->threads[i], 0);
 		ss_agg_builder_finish(a, &a->threads[i], 1);
 	}
@@ -650,16 +725,21 @@ void ss_agg_free(struct ss_agg *a)
 	free(a->acache);
 	for (i = 0; i < a->nthreads; i++) {
 		struct ss_agg_thread *t = &a->threads[i];
+		size_t j;
 		int k;
 		for (k = 0; k < 2; k++) {
-			size_t j;
 			for (j = 0; j < t->b[k].n; j++)
 				ss_agg_tree_free(t->b[k].st[j].forest);
 			free(t->b[k].st);
-			free(t->b[k].pend);
 			ss_agg_tree_free(t->b[k].root);
 			free(t->fs[k]);
 		}
+		free(t->pend);
+		for (j = 0; j < t->nown; j++)
+			ss_agg_tree_free(t->own[j].forest);
+		free(t->own);
+		ss_agg_tree_free(t->own_root);
+		ss_agg_tree_free(t->flame);
 		free(t->name);
 		ss_agg_tree_free(t->tree);
 	}
@@ -674,6 +754,7 @@ void ss_agg_free(struct ss_agg *a)
 	}
 	free(a->ctrs);
 	ss_agg_tree_free(a->tree);
+	ss_agg_tree_free(a->flame);
 	while (a->free_nodes) {
 		struct ss_agg_node *n = a->free_nodes;
 		a->free_nodes = n->next;

@@ -11,6 +11,7 @@
  *
  * Definitions (the same as torch.profiler's key_averages):
  *   self   time in the function minus time in the functions it called
+ *          and in the ranges it pushed (see below)
  *   total  time in the function, callees included; a recursive function is
  *          counted once (an activation inside another activation of the same
  *          function adds nothing to total), so total <= wall time
@@ -20,7 +21,10 @@
  *   avg    total / calls; min and max are over single activations that
  *          no window edge cut
  * Function rows and user-range rows are kept apart: ranges have their own
- * tree (self time excludes nested ranges, not functions).
+ * tree.  Self time is shared out between the two kinds: a slice's self is
+ * its time in no call and no range nested in it, so the self times of all
+ * rows add up to ss_agg_self_sum (a range pushed in a call takes its time
+ * out of the call's self).
  */
 #ifndef SS_AGG_H
 #define SS_AGG_H
@@ -47,17 +51,34 @@ struct ss_agg_row {
 	/* Fragments of calls cut by a window's start or end (main and the
 	 * training loop, open when a window opened): their time in the window
 	 * is in self and total; a fragment cut at the start is no new call.
-	 * min/max are over the `complete` calls, with neither end cut. */
-	uint64_t clipped, complete;
+	 * min/max are over the `complete` calls, with neither end cut, and
+	 * complete_ns is their time. */
+	uint64_t clipped, complete, complete_ns;
 };
+
+/* Avg of a row: total / calls; for a row with clipped fragments, the mean
+ * of its complete calls, as min and max (a fragment's time is no call's:
+ * total / calls would exceed max).  0 when there is none to average. */
+uint64_t ss_agg_row_avg(const struct ss_agg_row *r);
 
 /* A node of a calling-context tree: one call path.  With record.stack a
  * path also holds frames of code without hooks, taken from the slices'
  * native stacks (native set; self 0, calls and total those of the slices
  * under it; docs/stacks.md). */
+/* What a node stands for (its `native` field).  The function trees hold
+ * calls and native frames; the flame trees (ss_agg_flame_tree) also user
+ * ranges, in the call path where they were pushed, and one frame per
+ * thread name above each thread's calls. */
+enum ss_agg_frame {
+	SS_AGG_FRAME_CALL = 0,
+	SS_AGG_FRAME_NATIVE = 1,  /* code without hooks, from a native stack */
+	SS_AGG_FRAME_RANGE = 2,
+	SS_AGG_FRAME_THREAD = 3,
+};
+
 struct ss_agg_node {
 	uint32_t name;            /* ss_agg_name() */
-	int native;               /* a frame from a native stack, not a slice */
+	int native;               /* enum ss_agg_frame: nonzero, not a call */
 	uint64_t calls, self_ns, total_ns;
 	struct ss_agg_node *child, *next;
 };
@@ -100,6 +121,14 @@ const char *ss_agg_name(const struct ss_agg *a, uint32_t id);
  * name is the thread's name or NULL. */
 int ss_agg_lost(const struct ss_agg *a, size_t *i, uint64_t *pid, uint64_t *tid,
 		const char **name, uint64_t *lost);
+/* Where recording stopped for good (max_trace_mb, a full disk, a write
+ * error): the first SS_EV_STOP of the run, the step it came in (*step
+ * UINT64_MAX when not known), its time since the run's t0, and why, in
+ * words ("max_trace_mb"); 0 when it never stopped. */
+int ss_agg_stopped(const struct ss_agg *a, uint64_t *step, uint64_t *at_ns,
+		   const char **why);
+/* The words for enum ss_stop_reason r. */
+const char *ss_agg_stop_why(unsigned r);
 /* Function tree of all threads merged; root has name UINT32_MAX. */
 const struct ss_agg_node *ss_agg_tree(struct ss_agg *a);
 /* The function tree of one thread (root named UINT32_MAX). */
@@ -111,6 +140,13 @@ struct ss_agg_thread_tree {
 /* Every thread with function slices, sorted by (pid, tid); the array is
  * malloc'ed (free it), the trees are owned by `a`. */
 size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out);
+/* The trees for pictures (flame graphs, folded stacks): calls and the
+ * user ranges between them, so each node's self time is the one of the
+ * report's rows.  ss_agg_flame_tree: every thread under a frame named for
+ * it (threads of one name merged; root named UINT32_MAX);
+ * ss_agg_flame_threads: as ss_agg_thread_trees, one per thread. */
+const struct ss_agg_node *ss_agg_flame_tree(struct ss_agg *a);
+size_t ss_agg_flame_threads(struct ss_agg *a, struct ss_agg_thread_tree **out);
 /* Steps sorted by (pid, begin). */
 size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps);
 /* Self time of function `name` (a row name) in step `s` (ss_agg_steps). */

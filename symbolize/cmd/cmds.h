@@ -26,5 +26,8 @@ int cmd_filter(int argc, char **argv);
 /* record-step.c: 0 if prog (or a library it needs) defines `name` or that
  * cannot be told from its files; -1 if it surely does not */
 int ss_record_check_step_function(const char *prog, const char *name);
+/* record-step.c: 1 if neither prog nor a library it needs has the hooks of
+ * -finstrument-functions; 0 if one has or that cannot be told */
+int ss_record_lacks_hooks(const char *prog);
 
 #endif /* SS_CMDS_H */

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "ranks.h"
 #include "cmds.h"
+#include "run-check.h"
 #include "overhead.h"
 #include "svg.h"
 #include "version.h"
@@ -54,34 +55,48 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 {
 	struct ss_agg_row *rows;
 	size_t n = ss_agg_rows(a, 0, &rows), i;
-	uint64_t sum = ss_agg_self_sum(a);
+	uint64_t sum = ss_agg_self_sum(a), clipped = 0;
 	char b[6][32];
 
+	for (i = 0; i < n; i++)
+		clipped += rows[i].clipped;
 	ss_agg_sort_rows(rows, n, SS_AGG_SORT_TOTAL);
 	fprintf(f, "<table id=\"summary\"><tr><th class=\"n\">Name</th><th>Self %%</th>"
 		"<th>Self</th><th>Total %%</th><th>Total</th><th>Avg</th><th>Min</th>"
-		"<th>Max</th><th>Calls</th></tr>\n");
+		"<th>Max</th><th>Calls</th>%s</tr>\n", clipped ? "<th>Clipped</th>" : "");
 	for (i = 0; i < n && i < SS_HTML_ROWS; i++) {
 		const struct ss_agg_row *r = &rows[i];
 		fprintf(f, "<tr><td class=\"n\">");
 		ss_svg_text(f, r->name);
 		if (r->kind == SS_AGG_RANGE)
 			fprintf(f, " <span class=\"muted\">(range)</span>");
+		/* the cells of the text table (report.c): no Avg without a
+		 * call, no Min/Max from fragments cut by a window's edge */
+		ss_agg_fmt_time(ss_agg_row_avg(r), b[2], 32);
+		ss_agg_fmt_time(r->min_ns, b[3], 32);
+		ss_agg_fmt_time(r->max_ns, b[4], 32);
+		if (!r->calls || (r->clipped && !r->complete))
+			snprintf(b[2], 32, "-");
+		if (r->clipped && !r->complete)
+			snprintf(b[3], 32, "-"), snprintf(b[4], 32, "-");
 		fprintf(f, "</td><td>%.2f%%</td><td>%s</td><td>%.2f%%</td><td>%s</td>"
-			"<td>%s</td><td>%s</td><td>%s</td><td>%llu</td></tr>\n",
+			"<td>%s</td><td>%s</td><td>%s</td><td>%llu</td>",
 			sum ? 100.0 * (double)r->self_ns / (double)sum : 0.0,
 			ss_agg_fmt_time(r->self_ns, b[0], 32),
 			sum ? 100.0 * (double)r->total_ns / (double)sum : 0.0,
-			ss_agg_fmt_time(r->total_ns, b[1], 32),
-			ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, b[2], 32),
-			ss_agg_fmt_time(r->min_ns, b[3], 32),
-			ss_agg_fmt_time(r->max_ns, b[4], 32),
+			ss_agg_fmt_time(r->total_ns, b[1], 32), b[2], b[3], b[4],
 			(unsigned long long)r->calls);
+		if (clipped)
+			fprintf(f, "<td>%llu</td>", (unsigned long long)r->clipped);
+		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n<p class=\"muted\">%zu of %zu rows, by total time. "
 		"Self time total: %s (the 100%%). Recursive functions count once in Total; "
-		"Avg = Total / Calls. Full table: <code>stepscope report DIR --limit 0</code></p>\n",
-		n < SS_HTML_ROWS ? n : SS_HTML_ROWS, n, ss_agg_fmt_time(sum, b[5], 32));
+		"Avg = Total / Calls.%s Full table: <code>stepscope report DIR --limit 0</code></p>\n",
+		n < SS_HTML_ROWS ? n : SS_HTML_ROWS, n, ss_agg_fmt_time(sum, b[5], 32),
+		clipped ? " Clipped: parts of calls cut by the start or end of a "
+			  "recorded window; a part cut at the start is not a call, "
+			  "Min/Max leave them out." : "");
 }
 
 static void ss_html_cycles(FILE *f, struct ss_agg *a)
@@ -190,6 +205,17 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 					  "to leave out" : "");
 		}
 	}
+	{ /* a run stopped by max_trace_mb looks complete otherwise */
+		uint64_t step, at;
+		const char *why;
+		if (ss_agg_stopped(a, &step, &at, &why)) {
+			fprintf(f, "<p id=\"stopped\" class=\"warn\">Recording stopped");
+			if (step != UINT64_MAX)
+				fprintf(f, " in step %llu", (unsigned long long)step);
+			fprintf(f, ", %s into the run (%s): nothing after it is recorded, "
+				"the program ran on.</p>\n", ss_agg_fmt_time(at, b, sizeof(b)), why);
+		}
+	}
 	fprintf(f, "<h2>Functions</h2>\n");
 	ss_html_table(f, a);
 	fprintf(f, "<h2>Step time</h2>\n");
@@ -221,5 +247,12 @@ int cmd_html(int argc, char **argv)
 
 	if (rc != SS_CLI_GO)
 		return rc;
+	{ /* not a page of empty tables */
+		char why[600];
+		if (ss_run_check_empty(c.dir, why, sizeof(why))) {
+			fprintf(stderr, "stepscope: html: %s: nothing was recorded: %s\n", c.dir, why);
+			return 2;
+		}
+	}
 	return ss_cli_agg_write(&c, "report.html", ss_html_write, &c);
 }

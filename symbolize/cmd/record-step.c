@@ -5,7 +5,9 @@
  * same look-up is done here on the files: the executable, then the
  * libraries it needs (DT_NEEDED, transitively), found through
  * RPATH/RUNPATH ($ORIGIN), LD_LIBRARY_PATH and the usual system
- * directories.
+ * directories.  The same search tells a program built without
+ * -finstrument-functions (nothing calls __cyg_profile_func_enter) when a
+ * run recorded nothing.
  *
  * Design: the symbol tables are read with libelf, each file once; the
  * search stops at the first definition.
@@ -67,9 +69,11 @@ static int ss_record_search(const char *list, const char *origin, const char *li
 #define SS_RECORD_TRIPLET "unknown"
 #endif
 
-/* 1 if the ELF file at path defines function `name`; 0 if not, with the
- * libraries it needs added to libs; -1 if it is not a readable ELF file. */
-static int ss_record_elf_scan(const char *path, const char *name,
+/* 1 if the ELF file at path defines function `name` (or, with `refs`,
+ * names it at all: defines it or calls it from another file); 0 if not,
+ * with the libraries it needs added to libs; -1 if it is not a readable
+ * ELF file. */
+static int ss_record_elf_scan(const char *path, const char *name, int refs,
 			      struct ss_record_libs *libs)
 {
 	char origin[PATH_MAX], rpath[PATH_MAX] = "", runpath[PATH_MAX] = "";
@@ -102,8 +106,8 @@ static int ss_record_elf_scan(const char *path, const char *name,
 				GElf_Sym sym;
 				const char *s;
 				if (!gelf_getsym(d, (int)k, &sym) ||
-				    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-				    sym.st_shndx == SHN_UNDEF)
+				    (!refs && (GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+					       sym.st_shndx == SHN_UNDEF)))
 					continue;
 				s = elf_strptr(e, sh.sh_link, sym.st_name);
 				found = s && !strcmp(s, name);
@@ -167,22 +171,25 @@ static int ss_record_elf_scan(const char *path, const char *name,
 	return found;
 }
 
-/* 0 if the program (or a library it needs) defines `name` or that cannot be
- * told from its files; -1 if it surely does not. */
-int ss_record_check_step_function(const char *prog, const char *name)
+/* The search of ss_record_check_step_function: 1 found, 0 surely not in
+ * the program nor the libraries it needs, -1 cannot be told. */
+static int ss_record_find(const char *prog, const char *name, int refs)
 {
 	struct ss_record_libs libs;
 	int r;
 	size_t i;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return 0;
+		return -1;
 	memset(&libs, 0, sizeof(libs));
-	r = ss_record_elf_scan(prog, name, &libs);
+	r = ss_record_elf_scan(prog, name, refs, &libs);
 	for (i = 0; r == 0 && i < libs.n; i++) {
 		if (!libs.path[i])
 			continue;
-		r = ss_record_elf_scan(libs.path[i], name, &libs);
+		/* glibc defines the hooks as no-ops: no program's sign */
+		if (refs && !strncmp(libs.name[i], "libc.so", 7))
+			continue;
+		r = ss_record_elf_scan(libs.path[i], name, refs, &libs);
 		if (r < 0) {
 			libs.unknown = 1;
 			r = 0;
@@ -192,5 +199,22 @@ int ss_record_check_step_function(const char *prog, const char *name)
 		free(libs.name[i]);
 		free(libs.path[i]);
 	}
-	return r == 0 && !libs.unknown ? -1 : 0;
+	if (r < 0)
+		return -1;
+	return r ? 1 : libs.unknown ? -1 : 0;
+}
+
+/* 0 if the program (or a library it needs) defines `name` or that cannot be
+ * told from its files; -1 if it surely does not. */
+int ss_record_check_step_function(const char *prog, const char *name)
+{
+	return ss_record_find(prog, name, 0) == 0 ? -1 : 0;
+}
+
+/* 1 if neither the program nor a library it needs calls the entry hook
+ * that -finstrument-functions adds (a program built without it, which
+ * records nothing); 0 if one does or that cannot be told (a script). */
+int ss_record_lacks_hooks(const char *prog)
+{
+	return ss_record_find(prog, "__cyg_profile_func_enter", 1) == 0;
 }

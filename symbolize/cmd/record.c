@@ -386,7 +386,7 @@ static int ss_record_new_run_dir(const char *base, const char *prog, char *out,
 int cmd_record(int argc, char **argv)
 {
 	const char *outdir = NULL, *cfgpath = NULL, **sets = NULL, *why;
-	int force = 0, i, status, nsets = 0, nrec;
+	int force = 0, i, status, nsets = 0, nrec, nohooks;
 	char err[2048], dir[PATH_MAX], absdir[PATH_MAX], lib[PATH_MAX + 32];
 	char *prog_path = NULL, *before = NULL, *val = NULL, cfgcopy[PATH_MAX] = "";
 	int lockfd = -1, nimg, mpi_rank = 0;
@@ -617,12 +617,23 @@ int cmd_record(int argc, char **argv)
 	if (lockfd >= 0)
 		close(lockfd);
 	nrec = ss_record_count(absdir, before, &nimg);
-	if (nimg > nrec)
-		fprintf(stderr, "stepscope: recorded %d process(es) (%d images, counting "
-			"each exec) into %s\n", nrec, nimg, dir);
+	nohooks = ss_record_lacks_hooks(prog_path);
+	if (nrec || !nohooks) {
+		if (nimg > nrec)
+			fprintf(stderr, "stepscope: recorded %d process(es) (%d images, counting "
+				"each exec) into %s\n", nrec, nimg, dir);
+		else
+			fprintf(stderr, "stepscope: recorded %d process(es) into %s\n", nrec, dir);
+	}
+	/* without hooks no call is recorded (an OpenMP region or a range may
+	 * be): say that, not a step problem `stepscope steps` cannot solve */
+	if (nohooks)
+		fprintf(stderr, "stepscope: %s has no -finstrument-functions hooks, so %s"
+			"recorded: rebuild it with stepscope-cc (CC=stepscope-cc make, or "
+			"stepscope-cc gcc -O2 -g -o %s SOURCES)\n", prog,
+			nrec ? "none of its calls was " : "nothing was ", prog);
 	else
-		fprintf(stderr, "stepscope: recorded %d process(es) into %s\n", nrec, dir);
-	ss_run_check_steps(absdir, &cfg);
+		ss_run_check_steps(absdir, &cfg);
 	if (nrec)
 		fprintf(stderr, "stepscope: next: stepscope symbolize %s\n", dir);
 	free(before);

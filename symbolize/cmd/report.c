@@ -22,6 +22,7 @@
 #include "agg.h"
 #include "cli.h"
 #include "cmds.h"
+#include "run-check.h"
 #include "gpu-report.h"
 #include "ranks.h"
 #include "overhead.h"
@@ -110,6 +111,23 @@ static void ss_report_thread(const struct ss_agg_row *r, char *buf, size_t len)
 		snprintf(buf, len, "%llu", (unsigned long long)r->tid);
 }
 
+/* Where and why recording stopped, when it did (max_trace_mb): the
+ * table holds nothing after that moment, though the program ran on. */
+static void ss_report_stopped(FILE *f, const struct ss_agg *a)
+{
+	uint64_t step, at;
+	const char *why;
+	char tb[32];
+
+	if (!ss_agg_stopped(a, &step, &at, &why))
+		return;
+	fprintf(f, "Recording stopped");
+	if (step != UINT64_MAX)
+		fprintf(f, " in step %llu", (unsigned long long)step);
+	fprintf(f, ", %s into the run (%s): nothing after it is recorded, the program "
+		"ran on\n", ss_agg_fmt_time(at, tb, sizeof(tb)), why);
+}
+
 /* "lost events: N on thread NAME (tid T)", a line per thread that dropped
  * events: the table does not hold their time, so say how many. */
 static void ss_report_lost(FILE *f, const struct ss_agg *a)
@@ -178,11 +196,10 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			ss_agg_fmt_time(r->self_ns, cell[3], sizeof(cell[3]));
 			snprintf(cell[4], sizeof(cell[4]), "%.2f%%", ss_report_pct(r->total_ns, sum));
 			ss_agg_fmt_time(r->total_ns, cell[5], sizeof(cell[5]));
-			ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, cell[6],
-					sizeof(cell[6]));
+			ss_agg_fmt_time(ss_agg_row_avg(r), cell[6], sizeof(cell[6]));
 			ss_agg_fmt_time(r->min_ns, cell[7], sizeof(cell[7]));
 			ss_agg_fmt_time(r->max_ns, cell[8], sizeof(cell[8]));
-			if (!r->calls)
+			if (!r->calls || (r->clipped && !r->complete))
 				snprintf(cell[6], sizeof(cell[6]), "-");
 			if (r->clipped && !r->complete) /* only cut fragments */
 				snprintf(cell[7], sizeof(cell[7]), "-"),
@@ -203,6 +220,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "Steps: %zu (%zu process%s, %zu thread%s)\n", nsteps,
 		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
+	ss_report_stopped(f, a);
 	ss_report_lost(f, a);
 	ss_overhead_print(f, &o->over, o->calls, ss_agg_self_sum(a), o->dir, o->compensate);
 }
@@ -319,7 +337,7 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu\n",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
-			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)ss_agg_row_avg(r),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
 			(unsigned long long)r->calls, (unsigned long long)r->clipped);
 	}
@@ -392,6 +410,17 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			ss_overhead_pct(&o->over, o->calls, ss_agg_self_sum(a)),
 			o->compensate ? "true" : "false");
 	ss_report_json_lost(f, a);
+	{
+		uint64_t step, at;
+		const char *why;
+		if (ss_agg_stopped(a, &step, &at, &why)) {
+			fprintf(f, ",\"stopped\":{\"why\":");
+			ss_report_json_str(f, why);
+			if (step != UINT64_MAX)
+				fprintf(f, ",\"step\":%llu", (unsigned long long)step);
+			fprintf(f, ",\"at_ns\":%llu}", (unsigned long long)at);
+		}
+	}
 	fprintf(f, ",\n\"rows\":[");
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
@@ -400,7 +429,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu,\"clipped\":%llu}",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
-			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
+			(unsigned long long)ss_agg_row_avg(r),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
 			(unsigned long long)r->calls, (unsigned long long)r->clipped);
 	}
@@ -689,6 +718,10 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 		return ss_report_whole_run(&o, sortnames[o.sort]);
+	}
+	if (ss_run_check_empty(o.dir, err, sizeof(err))) {  /* not an empty table */
+		fprintf(stderr, "stepscope: report: %s: nothing was recorded: %s\n", o.dir, err);
+		return 2;
 	}
 	a = ss_agg_new();
 	if (!a) {

@@ -161,3 +161,62 @@ int ss_run_check_steps(const char *dir, const struct ss_config *cfg)
 	ss_steps_release(&st);
 	return warned;
 }
+
+int ss_run_check_empty(const char *dir, char *why, size_t len)
+{
+	char **paths = NULL, err[1024];
+	size_t n = 0, i;
+	uint64_t events = 0, steps = 0, recorded = 0, first = UINT64_MAX;
+	int any_step = 0, opened = 0;
+
+	if (ss_run_list_traces(dir, &paths, &n, err, sizeof(err)) || !n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		struct ss_reader *r = ss_reader_open(paths[i], err, sizeof(err));
+		struct ss_meta_iter it;
+		struct ss_meta_rec m;
+
+		if (!r) {
+			events++; /* unreadable: the commands say why */
+			continue;
+		}
+		events += r->nevents;
+		ss_reader_meta_begin(r, &it);
+		while (ss_reader_meta_next(&it, &m)) {
+			struct ss_meta_step st;
+			opened |= m.type == SS_META_WINDOW_OPEN;
+			if (m.type != SS_META_STEP || m.len < sizeof(st))
+				continue;
+			memcpy(&st, m.data, sizeof(st));
+			any_step = 1;
+			if (st.step + 1 > steps)
+				steps = st.step + 1;
+			if (st.action == SS_STEP_RECORD) {
+				recorded++;
+				if (st.step < first)
+					first = st.step;
+			}
+		}
+		ss_reader_free(r);
+	}
+	ss_run_list_free(paths, n);
+	if (events)
+		return 0;
+	if (!any_step)
+		snprintf(why, len, "no step began, so no window opened (step.function was "
+			 "never called, or stepscope_step() never was; 'stepscope steps -- PROG "
+			 "ARGS' finds the step function)");
+	else if (!recorded && !opened)
+		snprintf(why, len, "the program ran %llu step(s) and the schedule recorded "
+			 "none of them, so no window opened (see 'schedule' in the config)",
+			 (unsigned long long)steps);
+	else if (first != UINT64_MAX)
+		snprintf(why, len, "a window opened at step %llu but no event was recorded "
+			 "in it (recording stopped at once: is max_trace_mb smaller than "
+			 "the first window needs?)", (unsigned long long)first);
+	else
+		snprintf(why, len, "a window opened but no event was recorded in it "
+			 "(recording stopped at once: is max_trace_mb smaller than the "
+			 "first window needs?)");
+	return 1;
+}

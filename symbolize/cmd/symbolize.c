@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "run-check.h"
 #include "export.h"
 #include "run.h"
 
@@ -225,6 +226,11 @@ int cmd_symbolize(int argc, char **argv)
 			goto oom;
 	if (ss_run_check_dir(dir, err, sizeof(err))) {
 		fprintf(stderr, "stepscope: %s\n", err);
+		ss_sym_free(sym);
+		return 2;
+	}
+	if (ss_run_check_empty(dir, err, sizeof(err))) {  /* not an empty trace */
+		fprintf(stderr, "stepscope: symbolize: %s: nothing was recorded: %s\n", dir, err);
 		ss_sym_free(sym);
 		return 2;
 	}

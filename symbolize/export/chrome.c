@@ -400,6 +400,15 @@ static void ss_chrome_marker(struct ss_chrome *c, uint64_t pid, uint64_t tid,
 		SS_CHROME_LIT(c, "}");
 	}
 	SS_CHROME_LIT(c, "}");
+	if (s->marker == SS_EV_STOP && (!c->stopped || s->begin_ns < c->stop_ns)) {
+		c->stopped = 1;
+		c->stop_ns = s->begin_ns;
+		c->stop_pid = pid;
+		c->stop_tid = tid;
+		c->stop_reason = s->marker_arg;
+		c->stop_has_step = s->has_step;
+		c->stop_step = s->step;
+	}
 }
 
 static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
@@ -542,6 +551,24 @@ static int ss_chrome_end(void *ctx, char *err, size_t errlen)
 	SS_CHROME_LIT(c, ",\"otherData\":{\"stepscope_version\":\"" SS_TOOL_VERSION
 			 "\",\"trace_format\":");
 	ss_chrome_u64(c, SS_VERSION);
+	if (c->stopped) {  /* the trace ends there, though the run went on */
+		static const char *const why[] = { "unknown", "max_trace_mb reached",
+						   "disk full", "write error" };
+		SS_CHROME_LIT(c, ",\"recording_stopped\":{\"why\":\"");
+		ss_chrome_lit(c, why[c->stop_reason < 4 ? c->stop_reason : 0],
+			      strlen(why[c->stop_reason < 4 ? c->stop_reason : 0]));
+		SS_CHROME_LIT(c, "\",\"pid\":");
+		ss_chrome_u64(c, c->stop_pid);
+		SS_CHROME_LIT(c, ",\"tid\":");
+		ss_chrome_u64(c, c->stop_tid);
+		SS_CHROME_LIT(c, ",\"ts_ns\":");
+		ss_chrome_u64(c, c->stop_ns > c->t0 ? c->stop_ns - c->t0 : 0);
+		if (c->stop_has_step) {
+			SS_CHROME_LIT(c, ",\"step\":");
+			ss_chrome_u64(c, c->stop_step);
+		}
+		SS_CHROME_LIT(c, "}");
+	}
 	SS_CHROME_LIT(c, "}}\n");
 	ss_chrome_flush(c);
 	ss_chrome_writer_stop(c);

@@ -56,6 +56,9 @@ struct ss_chrome {
 	int details;             /* args file, addr on every function slice */
 	char *sf;                /* record.stack: the "stackFrames" entries */
 	size_t sflen, sfcap;
+	/* the first stop marker: otherData says where recording stopped */
+	int stopped, stop_has_step;
+	uint64_t stop_ns, stop_pid, stop_tid, stop_step, stop_reason;
 };
 
 void *ss_chrome_writer_main(void *arg);

@@ -6,7 +6,9 @@
  * docs/commands.md does; `--format speedscope` carries real times.
  *
  * Design: an aggregator (agg.c) builds the calling-context tree of every
- * thread as slices arrive; end walks each thread's tree with the thread's
+ * thread as slices arrive, user ranges included where they were pushed
+ * (their time is theirs, not their caller's, as in the report); end walks
+ * each thread's tree with the thread's
  * name as the root frame (so workers show as "worker-3;run;..." rather
  * than loose functions), merges equal paths (threads of one name) and
  * writes one line per call path, sorted by path so the output is
@@ -59,7 +61,7 @@ static void ss_folded_slice(void *ctx, uint64_t pid, uint64_t tid,
 {
 	struct ss_folded *f = ctx;
 
-	if (s->cat != SS_SLICE_FUNCTION)
+	if (s->cat != SS_SLICE_FUNCTION && s->cat != SS_SLICE_RANGE)
 		return;
 	f->in->slice(f->in->ctx, pid, tid, s);
 	f->ex.events++;
@@ -139,7 +141,7 @@ static int ss_folded_write(struct ss_agg *agg, FILE *out)
 {
 	struct ss_agg_thread_tree *tt = NULL;
 	struct ss_folded_walk w;
-	size_t nt = ss_agg_thread_trees(agg, &tt), i, j;
+	size_t nt = ss_agg_flame_threads(agg, &tt), i, j;
 	int rc = 0;
 
 	memset(&w, 0, sizeof(w));

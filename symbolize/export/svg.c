@@ -4,7 +4,9 @@
  * Design: plain fprintf of absolute coordinates, no scripts, no external
  * fonts or links, so a file opens anywhere and works offline.  Frame
  * colors are a warm palette indexed by a hash of the function name, so a
- * function keeps its color across runs.
+ * function keeps its color across runs; user ranges are green, native
+ * frames blue, and the frame of each thread (the merged graph puts every
+ * thread's calls under one) grey.
  *
  * Must never: emit unescaped names (they become XML text), or depend on
  * the order threads were read in (the tree's children are drawn sorted by
@@ -94,12 +96,23 @@ static void ss_svg_frame(struct ss_svg_flame *fl, const struct ss_agg_node *n,
 	fprintf(fl->f, "<g><title>");
 	ss_svg_text(fl->f, name);
 	fprintf(fl->f, " (%stotal %s, %.2f%%, self %s, %llu calls)</title>",
-		n->native ? "no hooks, from native stacks: " : "",
+		n->native == SS_AGG_FRAME_NATIVE ? "no hooks, from native stacks: " :
+		n->native == SS_AGG_FRAME_RANGE ? "range: " :
+		n->native == SS_AGG_FRAME_THREAD ? "thread: " : "",
 		ss_agg_fmt_time(n->total_ns, t1, sizeof(t1)),
 		fl->all ? 100.0 * (double)n->total_ns / (double)fl->all : 0.0,
 		ss_agg_fmt_time(n->self_ns, t2, sizeof(t2)),
 		(unsigned long long)n->calls);
-	if (n->native)  /* library frames: a cool palette */
+	if (n->native == SS_AGG_FRAME_THREAD)  /* a thread: grey */
+		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+			"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
+			x, y, w, SS_SVG_FRAME_H - 1, 200 + h % 30, 200 + h % 30, 200 + h % 30);
+	else if (n->native == SS_AGG_FRAME_RANGE)  /* user ranges: greens */
+		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+			"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
+			x, y, w, SS_SVG_FRAME_H - 1, 90 + h % 60, 190 + (h >> 8) % 50,
+			90 + (h >> 16) % 50);
+	else if (n->native)  /* library frames: a cool palette */
 		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
 			"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
 			x, y, w, SS_SVG_FRAME_H - 1, 90 + h % 50, 150 + (h >> 8) % 60,
@@ -165,7 +178,7 @@ static void ss_svg_flame_head(FILE *f, int width, int height, const char *title,
 size_t ss_svg_flame(FILE *f, struct ss_agg *a, int width, const char *title,
 		    int standalone)
 {
-	const struct ss_agg_node *root = ss_agg_tree(a);
+	const struct ss_agg_node *root = ss_agg_flame_tree(a);
 	struct ss_svg_flame fl;
 	int depth = root ? ss_svg_depth(root) : 1;
 
@@ -195,7 +208,7 @@ size_t ss_svg_flame_threads(FILE *f, struct ss_agg *a, int width, const char *ti
 			    int standalone)
 {
 	struct ss_agg_thread_tree *tt;
-	size_t n = ss_agg_thread_trees(a, &tt), i;
+	size_t n = ss_agg_flame_threads(a, &tt), i;
 	struct ss_svg_flame fl;
 	int y;
 	char t1[32];

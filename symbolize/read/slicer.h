@@ -75,6 +75,8 @@ struct ss_slices_frame {
 	uint64_t begin;
 	unsigned flags;
 	uint64_t stack;                 /* SS_EV_STACK id, 0 = none */
+	unsigned other;                 /* frames of the other kind open when
+					 * it was pushed (ranges for a call) */
 };
 
 /* A recorded stack; resolved (names, leaf) when a slice first uses it. */
@@ -97,6 +99,7 @@ struct ss_slices_walk {
 	void *ctx;
 	struct ss_slices_fstack calls, ranges;
 	uint64_t emitted;
+	uint64_t stop_ns;               /* its first SS_EV_STOP, 0 = none */
 	uint64_t stack;                 /* of the next slice emitted */
 	unsigned why;                   /* unwind reason of the next ones */
 	/* with open_fn: the stack whose top frame is pushed but not yet

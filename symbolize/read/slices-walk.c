@@ -88,7 +88,8 @@ static size_t ss_slices_stack_caller(const struct ss_slicer *sl,
  * name. */
 static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 			   char *buf, enum ss_slice_cat cat, uint64_t key,
-			   uint64_t begin, uint64_t end, unsigned flags, size_t depth)
+			   uint64_t begin, uint64_t end, unsigned flags, size_t depth,
+			   unsigned other)
 {
 	struct ss_slicer *sl = w->sl;
 	const struct ss_slices_step *st;
@@ -99,6 +100,7 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 	sp->end_ns = end < begin ? begin : end;
 	sp->flags = flags;
 	sp->depth = (unsigned)depth;
+	sp->nest = (unsigned)depth + other;
 	if (cat == SS_SLICE_FUNCTION) {
 		const struct ss_sym_info *info = NULL;
 		if (sl->sp)
@@ -154,7 +156,7 @@ static void ss_slices_announce(struct ss_slices_walk *w)
 		return;
 	f = &st->f[st->n - 1];
 	ss_slices_fill(w, &s, buf, w->pend_cat, f->key, f->begin, f->begin, f->flags,
-		       st->n - 1);
+		       st->n - 1, f->other);
 	if (w->pend_cat == SS_SLICE_FUNCTION && f->stack) {
 		s.stack = ss_slices_stack(w->sl, f->stack);
 		if (s.stack)
@@ -176,12 +178,12 @@ static void ss_slices_opened(struct ss_slices_walk *w, struct ss_slices_fstack *
 
 static void ss_slices_emit(struct ss_slices_walk *w, enum ss_slice_cat cat,
 			   uint64_t key, uint64_t begin, uint64_t end,
-			   unsigned flags, size_t depth)
+			   unsigned flags, size_t depth, unsigned other)
 {
 	struct ss_slice s;
 	char buf[48];
 
-	ss_slices_fill(w, &s, buf, cat, key, begin, end, flags, depth);
+	ss_slices_fill(w, &s, buf, cat, key, begin, end, flags, depth, other);
 	if (cat != SS_SLICE_FUNCTION)
 		s.stack = NULL;
 	w->stack = 0;
@@ -232,7 +234,16 @@ static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
 	st->f[st->n].begin = begin;
 	st->f[st->n].flags = flags;
 	st->f[st->n].stack = 0;
+	st->f[st->n].other = 0;
 	st->n++;
+}
+
+/* The frame just pushed on st (it held `before`) opened inside `other`
+ * frames of the other kind: a slice's nest (slices.h). */
+static void ss_slices_other(struct ss_slices_fstack *st, size_t before, size_t other)
+{
+	if (st->n > before)
+		st->f[st->n - 1].other = (unsigned)other;
 }
 
 /* Close the frames [from, st->n) at ns, outermost first: `first` flags
@@ -260,7 +271,7 @@ static void ss_slices_close_group(struct ss_slices_walk *w, struct ss_slices_fst
 			begin++;
 		w->stack = f->stack;
 		ss_slices_emit(w, cat, f->key, begin, ns,
-			       f->flags | (k == from ? first : rest), k);
+			       f->flags | (k == from ? first : rest), k, f->other);
 	}
 }
 
@@ -284,9 +295,44 @@ static void ss_slices_close_all(struct ss_slices_walk *w, struct ss_slices_fstac
 	for (i = 0; i < st->n; i++) {
 		w->stack = st->f[i].stack;
 		ss_slices_emit(w, cat, st->f[i].key, st->f[i].begin, ns,
-			       st->f[i].flags | SS_SLICE_CLIPPED_END, i);
+			       st->f[i].flags | SS_SLICE_CLIPPED_END, i, st->f[i].other);
 	}
 	st->n = 0;
+}
+
+/* 1 + the index of the innermost frame of st that `key` closes at ns, 0
+ * if none.  A call frame taken from a native stack when a window opened
+ * (ss_slices_push_stack) holds the start of the code the return address
+ * is in; where that is a gcc clone of the function (f.constprop.1,
+ * f.isra.0, f.part.0, f.cold), the hooks in it name the function itself
+ * (gcc adds them before it clones), so the frame is the function's: it
+ * takes the hooks' address and is closed, not left open under a phantom
+ * clipped copy. */
+static size_t ss_slices_find(struct ss_slices_walk *w, struct ss_slices_fstack *st,
+			     enum ss_slice_cat cat, uint64_t key, uint64_t ns)
+{
+	const struct ss_sym_info *want, *have;
+	size_t i = st->n;
+
+	while (i > 0 && st->f[i - 1].key != key)
+		i--;
+	if (i || cat != SS_SLICE_FUNCTION || !w->sl->sp)
+		return i;
+	want = ss_sym_lookup_at(w->sl->sp, key, ns);
+	if (!want || !want->resolved)
+		return 0;
+	for (i = st->n; i > 0; i--) {
+		struct ss_slices_frame *f = &st->f[i - 1];
+		if (!(f->flags & SS_SLICE_CLIPPED_BEGIN))
+			continue;
+		have = ss_sym_lookup_at(w->sl->sp, f->key, ns);
+		if (have && have->resolved && have->clone && !want->clone &&
+		    !strcmp(have->name, want->name)) {
+			f->key = key;
+			return i;
+		}
+	}
+	return 0;
 }
 
 /* An EXIT / POP: close the matching frame, or emit a clipped one. */
@@ -294,17 +340,15 @@ static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 			  enum ss_slice_cat cat, uint64_t key, uint64_t ns,
 			  uint64_t win_begin)
 {
-	size_t i = st->n;
+	size_t i = ss_slices_find(w, st, cat, key, ns);
 
-	while (i > 0 && st->f[i - 1].key != key)
-		i--;
 	w->why = SS_UNWIND_SKIPPED;  /* frames above it were jumped over */
 	if (i) {
 		ss_slices_close_group(w, st, cat, i - 1, ns, 0, SS_SLICE_UNWOUND);
 		return;
 	}
 	ss_slices_close_to(w, st, cat, 0, ns, SS_SLICE_UNWOUND);
-	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0);
+	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0, 0);
 }
 
 /* An UNWIND: the runtime found frame `key` gone without its EXIT; it and
@@ -380,6 +424,7 @@ static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
 		ss_slices_push(&w->calls, info->start, win->open_ns,
 			       SS_SLICE_CLIPPED_BEGIN);
+		ss_slices_other(&w->calls, before, w->ranges.n);
 		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, before);
 		ss_slices_announce(w);
 	}
@@ -432,6 +477,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		case SS_EV_ENTER:
 			before = w.calls.n;
 			ss_slices_push(&w.calls, ev.arg, ev.ns, 0);
+			ss_slices_other(&w.calls, before, w.ranges.n);
 			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_EXIT:
@@ -441,6 +487,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		case SS_EV_RANGE_PUSH:
 			before = w.ranges.n;
 			ss_slices_push(&w.ranges, ev.arg, ev.ns, 0);
+			ss_slices_other(&w.ranges, before, w.calls.n);
 			ss_slices_opened(&w, &w.ranges, SS_SLICE_RANGE, before);
 			break;
 		case SS_EV_RANGE_POP:
@@ -454,6 +501,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		case SS_EV_INHERIT:  /* open in the parent at fork */
 			before = w.calls.n;
 			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
+			ss_slices_other(&w.calls, before, w.ranges.n);
 			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
 			break;
 		case SS_EV_STACK:  /* of the innermost frame without one */
@@ -461,6 +509,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 				w.calls.f[w.calls.n - 1].stack = ev.arg;
 			break;
 		case SS_EV_STOP:
+			if (!w.stop_ns)
+				w.stop_ns = ev.ns;
 			ss_slices_close_window(&w, ev.ns);
 			break;
 		default:
@@ -474,14 +524,21 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	if (in_win)
 		ss_slices_close_window(&w, sl->wins[wi].close_ns != UINT64_MAX ?
 						   sl->wins[wi].close_ns : last_ns);
-	/* ProfilerStep#K slices on the thread that began each RECORD step */
+	/* ProfilerStep#K slices on the thread that began each RECORD step;
+	 * none after recording stopped (max_trace_mb, a full disk: the
+	 * runtime still counts the steps, nothing of them is recorded) and
+	 * the step it stopped in ends there */
 	for (i = 0; i < sl->nsteps; i++) {
 		const struct ss_slices_step *s = &sl->steps[i];
 		uint64_t end;
 		if (s->action != SS_STEP_RECORD || !ss_slices_step_is(s, t))
 			continue;
+		if (w.stop_ns && s->ns >= w.stop_ns)
+			continue;
 		end = i + 1 < sl->nsteps ? sl->steps[i + 1].ns : last_ns;
-		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0);
+		if (w.stop_ns && end > w.stop_ns)
+			end = w.stop_ns;
+		ss_slices_emit(&w, SS_SLICE_STEP, s->step, s->ns, end, 0, 0, 0);
 	}
 	(void)first_ns;
 	free(w.calls.f);

@@ -58,6 +58,9 @@ struct ss_slice {
 	uint64_t begin_ns, end_ns;
 	unsigned flags;         /* enum ss_slice_flags */
 	unsigned depth;         /* open frames below it on its thread */
+	unsigned nest;          /* open frames of both kinds (calls and
+				 * ranges) below it when it began: a range
+				 * pushed in a call nests one deeper than it */
 	int has_step;           /* step/cycle below are known */
 	uint64_t step;          /* step the slice began in */
 	uint32_t cycle;         /* schedule cycle of that step */

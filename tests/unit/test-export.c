@@ -222,8 +222,10 @@ static void test_folded(void **state)
 	e = ss_ut_slurp(err);
 	assert_non_null(t);
 	assert_non_null(e);
-	/* each thread's stacks under its name; self time in ns, said so */
-	assert_string_equal(t, "main-thread;ss_x_outer 2400\n"
+	/* each thread's stacks under its name, the range where it was
+	 * pushed (its 100 ns are not ss_x_outer's); self time in ns, said so */
+	assert_string_equal(t, "main-thread;ss_x_outer 2300\n"
+			       "main-thread;ss_x_outer;bad\xff name 100\n"
 			       "main-thread;ss_x_outer;ss_x_inner 1600\n"
 			       "w\xc3rker;ss_x_inner 100\n");
 	assert_non_null(strstr(e, "folded values are self time in nanoseconds, not samples"));

@@ -397,8 +397,8 @@ static void test_flame_svg(void **state)
 	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	check_xml(t, "rect", &rects);
-	/* background + all, outer, leaf, rec, rec, leaf */
-	assert_int_equal(rects, 7);
+	/* background + all, the thread, outer, leaf, rec, rec, leaf */
+	assert_int_equal(rects, 8);
 	assert_non_null(strstr(t, "<title>ss_t_rec (total 600ns, 30.00%, self 300ns, 1 calls)</title>"));
 	free(t);
 }
