@@ -35,7 +35,7 @@ int ss_cli_value(const struct ss_cli *c, int argc, char **argv, int *i,
 		*v = argv[++*i];
 		return 1;
 	}
-	if ((c->flags & SS_CLI_EQUALS) && opt[1] == '-' && !strncmp(s, opt, l) &&
+	if (opt[1] == '-' && !strncmp(s, opt, l) &&
 	    s[l] == '=') {
 		*v = s + l + 1;
 		return 1;

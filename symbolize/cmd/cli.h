@@ -18,7 +18,8 @@
 
 enum ss_cli_flags {
 	SS_CLI_SYMBOLS = 1 << 0,  /* --backend NAME and -q/--quiet */
-	SS_CLI_EQUALS = 1 << 1,   /* long options also as --opt=VALUE */
+	SS_CLI_EQUALS = 1 << 1,   /* (every command's long options take
+	                           * --opt=VALUE now: kept for old callers) */
 };
 
 struct ss_cli {
@@ -50,7 +51,7 @@ int ss_cli_parse(struct ss_cli *c, int argc, char **argv, ss_cli_own_fn own,
 		 void *ctx);
 
 /* Whether argv[*i] is option opt ("--width"), as "opt VALUE" or, for a
- * long option of a command with SS_CLI_EQUALS, "opt=VALUE": 1 with the
+ * long option, "opt=VALUE": 1 with the
  * value in *v (*i moved past it), 0 if it is another argument, -1 when
  * the value is missing ("option 'opt' needs a value" printed). */
 int ss_cli_value(const struct ss_cli *c, int argc, char **argv, int *i,

@@ -61,7 +61,7 @@ static void ss_filter_usage(FILE *f)
 		"   -q, --quiet        no warnings about unresolved symbols\n"
 		"\n"
 		"Rebuild with the list: STEPSCOPE_EXCLUDE_FILE=FILE (or stepscope-cc\n"
-		"--stepscope-exclude-file=FILE), or apply it at run time with\n"
+		"--exclude-file=FILE), or apply it at run time with\n"
 		"--set filter.exclude_file=FILE.  See docs/filters.md.\n");
 }
 

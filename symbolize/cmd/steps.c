@@ -485,6 +485,10 @@ int cmd_steps(int argc, char **argv)
 				backend = argv[++i];
 			else
 				outdir = argv[++i];
+		} else if (!strncmp(a, "--output=", 9)) {
+			outdir = a + 9;
+		} else if (!strncmp(a, "--backend=", 10)) {
+			backend = a + 10;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			quiet = 1;
 		} else if (a[0] == '-') {

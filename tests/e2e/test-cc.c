@@ -597,6 +597,13 @@ static void test_exclude(void **state)
 	if (gcc) {
 		expect_no_warning(t);
 		check_calls(t, run_and_load(t, "cc-calls"), 3, 0, 0, 0);
+		/* the same with each value after a space */
+		SS_E2E_SH_OK(t, "rm -rf rec && STEPSCOPE_EXCLUDE=leaf " WRAP
+			     " --exclude-functions beta --exclude-files cc/ %s %s " INC
+			     " -o s-cc-calls " E2E "/s-cc-calls.c " E2E
+			     "/cc/calls-lib.c", t->v->cc, t->v->opt);
+		expect_no_warning(t);
+		check_calls(t, run_and_load(t, "cc-calls"), 3, 0, 0, 0);
 	} else {
 		/* clang has no exclude lists: one warning line, no effect */
 		SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
@@ -640,8 +647,13 @@ static void test_bad_compiler(void **state)
 		       WRAP " \"$PWD/bin/fakecc\" -c x.c");
 	EXPECT_REFUSED(t, "does not support -finstrument-functions",
 		       "PATH=\"$PWD/bin:$PATH\" " WRAP " fakecc -c x.c");
-	EXPECT_REFUSED(t, "--exclude-functions needs a value",
-		       WRAP " --exclude-functions gcc -c x.c");
+	EXPECT_REFUSED(t, "--exclude-functions needs a value", WRAP " --exclude-functions");
+	EXPECT_REFUSED(t, "--exclude-file needs a value", WRAP " --exclude-file");
+	/* the wrapper's own help, before any compiler */
+	SS_E2E_SH_OK(t, WRAP " --help");
+	SS_E2E_CHECK(t, !strncmp(t->out, "Usage: stepscope-cc [OPTIONS] [COMPILER] ARGS...", 48) &&
+			     strstr(t->out, "--exclude-file=FILE"),
+		     "stepscope-cc --help: %s", t->out);
 	SS_E2E_SH_OK(t, "test ! -e x.o");
 	ss_e2e_pass(t);
 }
