@@ -43,6 +43,7 @@ case $# in
 esac
 
 kit=$(cd "$(dirname "$0")" && pwd)
+started=$(date +%s)
 work=${SS_CHECK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/stepscope-gpu-check.XXXXXX")} || exit 1
 mkdir -p "$work" || exit 1
 SS=$kit/bin/stepscope
@@ -131,6 +132,7 @@ if [ $dry = 1 ]; then
 	STEPSCOPE_NVML_LIBRARY=$kit/dry/lib/libnvml-fake.so
 	export PATH STEPSCOPE_CUPTI_LIBRARY STEPSCOPE_NVML_LIBRARY
 	check_run fake-train 1 "$kit/dry/bin/fake-train" 6 3
+	echo "note: took $(($(date +%s) - started)) s"
 	echo "$passed passed, $failed failed"
 	[ $failed = 0 ]
 	exit
@@ -149,7 +151,7 @@ if command -v nvidia-smi >/dev/null 2>&1 &&
    gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader --id=0 2>&1); then
 	ok "GPU 0: $gpu"
 else
-	fail "nvidia-smi: no GPU 0 (${gpu:-nvidia-smi not on PATH})"
+	fail "nvidia-smi: no GPU 0 (${gpu:-nvidia-smi not on PATH}); without a GPU, --cpu-dry-run checks the host side"
 fi
 if [ -z "${STEPSCOPE_CUPTI_LIBRARY:-}" ]; then
 	for f in "$cuda/extras/CUPTI/lib64/libcupti.so" "$cuda/lib64/libcupti.so" \
@@ -187,5 +189,6 @@ else
 	fail "cublas-train: build failed (log in $work/cublas-train.build)"
 	tail_of "$work/cublas-train.build"
 fi
+echo "note: took $(($(date +%s) - started)) s"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
