@@ -100,10 +100,10 @@ check_run() {
 		tail_of "$work/$name.sym"
 	fi
 	if [ "$counts" = 1 ]; then
-		"$kit/bin/gpu-check" --label "$name" --program-output "$work/$name.out" \
+		"$kit/bin/gpu-check" --label "$name" --steps 3 --program-output "$work/$name.out" \
 			--report "$work/$name.report.txt" "$run" >"$work/$name.check" 2>&1
 	else
-		"$kit/bin/gpu-check" --label "$name" --report "$work/$name.report.txt" \
+		"$kit/bin/gpu-check" --label "$name" --steps 3 --report "$work/$name.report.txt" \
 			"$run" >"$work/$name.check" 2>&1
 	fi
 	cat "$work/$name.check"

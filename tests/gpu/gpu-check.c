@@ -5,7 +5,8 @@
  * or "FAIL ...: what differed".  Exit status: the number of failed checks
  * (at most 100), 2 for a usage error.
  *
- *   gpu-check [--label NAME] [--program-output FILE] [--report FILE] RUN_DIR
+ *   gpu-check [--label NAME] [--steps N] [--program-output FILE] [--report FILE]
+ *             RUN_DIR
  *
  * RUN_DIR holds trace.json and trace.perfetto-trace (`stepscope symbolize`
  * with both formats).  FILE of --program-output is the program's stdout:
@@ -14,6 +15,7 @@
  * first call of step.function is step 0) and one
  * "nvidia-smi memory.used M MiB" (queried inside the host function
  * query_smi).  FILE of --report is `stepscope report`'s text output.
+ * --steps N: the run must hold exactly N recorded steps (else at least 1).
  *
  * Design: no python, no compiler, no protoc where it runs (a bare Debian
  * root, or a GPU machine without Debian packages), so it is plain C on
@@ -35,6 +37,7 @@
 #define MIB (1024.0 * 1024.0)
 
 static const char *label = "run";
+static int want_steps = -1;
 static int passed, failed;
 
 static void result(int ok, const char *what, const char *fmt, ...)
@@ -204,7 +207,9 @@ static void check_trace(const char *run, const char *prog_out, int *kernels_out)
 		s->dur = num(e, "dur");
 		host_pid = num(e, "pid");
 	}
-	result(nsteps > 0, "recorded steps", "%d ProfilerStep slices", nsteps);
+	result(want_steps < 0 ? nsteps > 0 : nsteps == want_steps, "recorded steps",
+	       want_steps < 0 ? "%d ProfilerStep slices" : "%d ProfilerStep slices, expected %d",
+	       nsteps, want_steps);
 
 	/* GPU tracks: a process "GPU N", its threads "stream N" */
 	int gpu_procs = 0, streams = 0;
@@ -546,6 +551,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--label") && i + 1 < argc)
 			label = argv[++i];
+		else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+			want_steps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--program-output") && i + 1 < argc)
 			prog = argv[++i];
 		else if (!strcmp(argv[i], "--report") && i + 1 < argc)
@@ -553,14 +560,14 @@ int main(int argc, char **argv)
 		else if (argv[i][0] != '-' && !run)
 			run = argv[i];
 		else {
-			fprintf(stderr, "usage: gpu-check [--label NAME] [--program-output FILE] "
-					"[--report FILE] RUN_DIR\n");
+			fprintf(stderr, "usage: gpu-check [--label NAME] [--steps N] "
+					"[--program-output FILE] [--report FILE] RUN_DIR\n");
 			return 2;
 		}
 	}
 	if (!run) {
-		fprintf(stderr, "usage: gpu-check [--label NAME] [--program-output FILE] "
-				"[--report FILE] RUN_DIR\n");
+		fprintf(stderr, "usage: gpu-check [--label NAME] [--steps N] "
+				"[--program-output FILE] [--report FILE] RUN_DIR\n");
 		return 2;
 	}
 	check_trace(run, prog, &kernels);
