@@ -85,6 +85,7 @@ help:
 	@echo "make test       build and run unit and end-to-end tests (ASAN=1, TSAN=1 for sanitizers)"
 	@echo "make demo       build, record the MLP example, symbolize it, say where the trace is"
 	@echo "make bench      overhead and throughput benchmarks (ratios measured in one run)"
+	@echo "make gpu-bundle the GPU proof kit, build/gpu-bundle.tar.gz (docs/cuda.md)"
 	@echo "make install    install under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX))"
 	@echo "make uninstall  remove what install put there"
 	@echo "options: DEBUG=1 (-O0), ASAN=1, TSAN=1, V=1 (show commands)"
@@ -194,6 +195,18 @@ bench: all
 examples: all
 	$(Q)$(MAKE) -C examples/mlp PROFILE=1
 	$(Q)$(MAKE) -C examples/mlp-mpi PROFILE=1
+
+# ---------------------------------------------------------------- GPU proof kit
+# build/gpu-bundle.tar.gz: the tools, the runtime, the libraries they load
+# and tests/gpu/device-check.sh, to run on a CUDA machine (docs/cuda.md)
+GPU_BUNDLE     := $(B)/gpu-bundle.tar.gz
+GPU_BUNDLE_SRC := scripts/gpu-bundle.sh $(wildcard tests/gpu/*) tests/e2e/lib-cupti-fake.c \
+                  tests/e2e/lib-nvml-fake.c $(wildcard examples/cuda-mlp/*.cu examples/cuda-mlp/*.h) \
+                  docs/cuda.md
+.PHONY: gpu-bundle
+gpu-bundle: $(GPU_BUNDLE)
+$(GPU_BUNDLE): $(TARGETS) $(GPU_BUNDLE_SRC)
+	$(Q)CC=$(CC) sh scripts/gpu-bundle.sh $(B) $@
 
 # ---------------------------------------------------------------- install
 BINDIR  ?= $(PREFIX)/bin

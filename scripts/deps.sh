@@ -18,8 +18,9 @@
 set -u
 
 make_pkgs="make"
+# patchelf: `make gpu-bundle` gives the kit's binaries $ORIGIN rpaths
 build_pkgs="make gcc libc6-dev libdw-dev libelf-dev binutils-dev libcjson-dev libyaml-dev
-	libunwind-dev pkg-config"
+	libunwind-dev pkg-config patchelf"
 # g++: the C++ fixtures (test-names, test-rt-cxx); clang, libomp-dev: the
 # clang variants, -fopenmp with clang; protobuf-compiler: the Perfetto
 # decoding tests; chromium: test-html renders the report (zlib1g-dev: it
