@@ -15,6 +15,7 @@ int cmd_html(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_steps(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* record-mpi.c: 1 when started as one rank of an MPI job (shared RUN dir);
  * add libstepscope-mpi (next to lib) to LD_PRELOAD for an MPI program or
