@@ -1,0 +1,75 @@
+/*
+ * s-diff.c - fixture for `stepscope diff`: a training loop whose step has
+ * three operators of known, fixed work, one of which a second build makes
+ * do more.
+ *
+ *   s-diff STEPS
+ *
+ *   main -> train_loop(STEPS) -> train_step, per step:
+ *     attention     ATTN_WORK units (default 10; the "slower build" passes
+ *                   -DATTN_WORK=14: 40% more work, 50% of the base step)
+ *     mlp           7 units
+ *     layer_norm    3 units, inside the range "norm"
+ *
+ * A unit is a dependent chain of floating-point multiply-adds (no memory
+ * traffic, no vectorization), so its time depends on the core's clock
+ * only.  Functions: main, train_loop, train_step, attention, mlp,
+ * layer_norm.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "stepscope.h"
+#include "fixture.h"
+
+#ifndef ATTN_WORK
+#define ATTN_WORK 10
+#endif
+#define UNIT 200000L
+
+DEFINE_SINK;
+
+/* The work, inline in each operator so its time is the operator's own. */
+#define BURN(units)                                                            \
+	do {                                                                   \
+		double x_ = 1.0;                                               \
+		for (long i_ = 0; i_ < (units) * UNIT; i_++)                   \
+			x_ = x_ * 0.9999999 + 0.5;                             \
+		SINK(x_);                                                      \
+	} while (0)
+
+NOINLINE static void attention(void)
+{
+	BURN(ATTN_WORK);
+}
+
+NOINLINE static void mlp(void)
+{
+	BURN(7);
+}
+
+NOINLINE static void layer_norm(void)
+{
+	BURN(3);
+}
+
+NOINLINE static void train_step(void)
+{
+	attention();
+	mlp();
+	stepscope_range_push("norm");
+	layer_norm();
+	stepscope_range_pop();
+}
+
+NOINLINE static void train_loop(int steps)
+{
+	for (int i = 0; i < steps; i++)
+		train_step();
+}
+
+int main(int argc, char **argv)
+{
+	train_loop(argc > 1 ? atoi(argv[1]) : 30);
+	return 0;
+}
