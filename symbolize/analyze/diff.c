@@ -531,7 +531,7 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 		rc = 1;
 	}
 	ss_diff_col_free(&c);
-	ss_agg_free(a);
+	r->agg = a;
 	return rc;
 }
 
@@ -548,6 +548,8 @@ void ss_diff_release(struct ss_diff_run *r)
 	free(r->s);
 	free(r->step_ns);
 	free(r->dir);
+	if (r->agg)
+		ss_agg_free(r->agg);
 	memset(r, 0, sizeof(*r));
 }
 

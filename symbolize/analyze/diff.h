@@ -35,6 +35,7 @@ struct ss_diff_run {
 	uint64_t *step_ns;          /* duration of each recorded step */
 	struct ss_diff_series *s;
 	size_t ns;
+	struct ss_agg *agg;         /* the walked run (trees for html --diff) */
 };
 
 /* Load run directory dir (backend, quiet as for ss_agg_walk).  0, 2 (bad

@@ -21,6 +21,7 @@
 
 #include "cmds.h"
 #include "diff.h"
+#include "diff-html.h"
 #include "export.h"
 #include "outfile.h"
 
@@ -48,11 +49,28 @@ static void ss_diff_usage(FILE *f)
 		"   -q, --quiet        no warnings about unresolved symbols\n");
 }
 
+static void ss_diff_html_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope html --diff [-o OUT] [--min-change PCT] [--alpha P]\n"
+		"                      [--backend dw|bfd] [-q] BASE NEW\n"
+		"\n"
+		"One offline HTML page comparing two runs: the table of 'stepscope diff',\n"
+		"both runs' step times side by side and a differential flame graph (NEW's\n"
+		"call tree colored by the change of self time per step: red grew, blue shrank).\n"
+		"\n"
+		"   -o, --output OUT   write the page here (default NEW/diff.html; - is stdout)\n"
+		"   --min-change PCT   smallest change called significant (default 5)\n"
+		"   --alpha P          p below which a change can be significant (default 0.01)\n"
+		"   --backend NAME     symbol reader: dw (default) or bfd\n"
+		"   -q, --quiet        no warnings about unresolved symbols\n");
+}
+
 enum ss_diff_fmt { SS_DIFF_TABLE, SS_DIFF_CSV, SS_DIFF_JSON };
 
 struct ss_diff_args {
 	const char *dir[2], *out, *backend;
-	int quiet, fmt, limit;
+	int quiet, fmt, limit, html;
 	double fail_above;           /* < 0: off */
 	struct ss_diff_opts o;
 };
@@ -82,13 +100,18 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 		const char *s = argv[i], *v = NULL;
 		double d;
 		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-			ss_diff_usage(stdout);
+			if (g->html)
+				ss_diff_html_usage(stdout);
+			else
+				ss_diff_usage(stdout);
 			return -1;
 		}
 		if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
 			g->quiet = 1;
 			continue;
 		}
+		if (g->html && !strcmp(s, "--diff"))
+			continue;
 		if (s[0] != '-' || !s[1]) {
 			if (nd == 2) {
 				fprintf(stderr, "stepscope: diff: one BASE and one NEW run directory, not also '%s'\n", s);
@@ -97,10 +120,12 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 			g->dir[nd++] = s;
 			continue;
 		}
-		if (strcmp(s, "--format") && strcmp(s, "--fail-above") && strcmp(s, "--limit") &&
+		if ((g->html || (strcmp(s, "--format") && strcmp(s, "--fail-above") &&
+				 strcmp(s, "--limit"))) &&
 		    strcmp(s, "--min-change") && strcmp(s, "--alpha") && strcmp(s, "-o") &&
 		    strcmp(s, "--output") && strcmp(s, "--backend")) {
-			fprintf(stderr, "stepscope: diff: unknown option '%s'; see 'stepscope diff --help'\n", s);
+			fprintf(stderr, "stepscope: %s: unknown option '%s'; see 'stepscope %s --help'\n",
+				g->html ? "html --diff" : "diff", s, g->html ? "html" : "diff");
 			return 2;
 		}
 		if (i + 1 >= argc) {
@@ -140,7 +165,10 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 	}
 	if (nd < 2) {
 		fprintf(stderr, "stepscope: diff: needs two run directories, BASE and NEW\n");
-		ss_diff_usage(stderr);
+		if (g->html)
+			ss_diff_html_usage(stderr);
+		else
+			ss_diff_usage(stderr);
 		return 2;
 	}
 	return 0;
@@ -375,20 +403,21 @@ static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 
 /* ------------------------------------------------------------ command */
 
-int cmd_diff(int argc, char **argv)
+static int ss_diff_main(int argc, char **argv, int html)
 {
 	struct ss_diff_args g;
 	struct ss_diff_run r[2];
 	struct ss_diff_stat st;
 	struct ss_diff_row *rows = NULL;
 	struct ss_out o;
-	char err[1024], note[256] = "";
+	char err[1024], note[256] = "", *defout = NULL;
 	long n;
 	int rc, i;
 	FILE *f = stdout;
 
 	memset(&g, 0, sizeof(g));
 	memset(r, 0, sizeof(r));
+	g.html = html;
 	g.limit = 30;
 	g.fail_above = -1;
 	ss_diff_opts_default(&g.o);
@@ -425,6 +454,14 @@ int cmd_diff(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (html && !g.out) {
+		if (asprintf(&defout, "%s/diff.html", g.dir[1]) < 0) {
+			fprintf(stderr, "stepscope: diff: out of memory\n");
+			rc = 1;
+			goto out;
+		}
+		g.out = defout;
+	}
 	if (g.out && strcmp(g.out, "-")) {
 		if (ss_out_open(&o, g.out, err, sizeof(err))) {
 			fprintf(stderr, "stepscope: diff: %s\n", err);
@@ -433,7 +470,10 @@ int cmd_diff(int argc, char **argv)
 		}
 		f = o.f;
 	}
-	if (g.fmt == SS_DIFF_CSV)
+	if (html)
+		ss_diff_html_write(f, &r[0], &r[1], &g.o, &st, rows, (size_t)n,
+				   note[0] ? note : NULL);
+	else if (g.fmt == SS_DIFF_CSV)
 		ss_diff_csv(f, &g, &st, rows, (size_t)n);
 	else if (g.fmt == SS_DIFF_JSON)
 		ss_diff_json(f, &g, &r[0], &r[1], &st, rows, (size_t)n, note[0] ? note : NULL);
@@ -459,8 +499,19 @@ int cmd_diff(int argc, char **argv)
 		rc = 1;
 	}
 out:
+	free(defout);
 	free(rows);
 	ss_diff_release(&r[0]);
 	ss_diff_release(&r[1]);
 	return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	return ss_diff_main(argc, argv, 0);
+}
+
+int cmd_diff_html(int argc, char **argv)
+{
+	return ss_diff_main(argc, argv, 1);
 }
