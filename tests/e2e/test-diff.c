@@ -9,7 +9,7 @@
  * - slower build (recorded again, up to 5 times, when a load that came
  *   and went between the recordings put the figures off): diff names
  *   attention first, its self time per step up
- *   36..44%, significant; the step time up 15..25%, significant; nothing
+ *   35..45%, significant; the step time up 15..25%, significant; nothing
  *   else significant; --fail-above 10 exits 1 and --fail-above 30 exits 0;
  *   the reverse comparison (a speed-up) exits 0; CSV and JSON say the same.
  * - the same build twice, then again with a busy loop on the other core
@@ -124,7 +124,7 @@ static void test_diff_slower(void **state)
 		sig[1] = csv_field(t, "step time", C_SIG) == 1;
 		sig[2] = csv_field(t, "mlp", C_SIG) == 1;
 		sig[3] = csv_field(t, "layer_norm", C_SIG) == 1;
-		ok = !strcmp(first, "attention") && attn > 36 && attn < 44 && step > 15 &&
+		ok = !strcmp(first, "attention") && attn > 35 && attn < 45 && step > 15 &&
 		     step < 25 && sig[0] && sig[1] && !sig[2] && !sig[3];
 		print_message("test-diff: attempt %d: attention self per step %+.1f%% (40%% more work), "
 			      "step time %+.1f%%%s\n", attempt, attn, step, ok ? "" : ", again:");
@@ -134,7 +134,7 @@ static void test_diff_slower(void **state)
 	SS_E2E_SH_OK(t, SS " diff -q run-base run-slow");
 	print_message("%s", t->out);
 	SS_E2E_CHECK(t, !strcmp(first, "attention"), "first row is '%s', not attention", first);
-	SS_E2E_CHECK(t, attn > 36 && attn < 44, "attention changed %+.1f%%, not 40%% +-4", attn);
+	SS_E2E_CHECK(t, attn > 35 && attn < 45, "attention changed %+.1f%%, not 40%% +-5", attn);
 	SS_E2E_CHECK(t, sig[0], "attention not significant");
 	SS_E2E_CHECK(t, step > 15 && step < 25, "step time changed %+.1f%%, not about 20%%", step);
 	SS_E2E_CHECK(t, sig[1], "step time change not significant");
