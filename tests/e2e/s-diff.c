@@ -3,7 +3,9 @@
  * three operators of known, fixed work, one of which a second build makes
  * do more.
  *
- *   s-diff [STEPS]   (default 200)
+ *   s-diff [STEPS [SLOW]]   (default 200 steps; in step SLOW, counted
+ *                           from 0, attention does 4 times its work: an
+ *                           outlier step for report --steps)
  *
  *   main -> train_loop(STEPS) -> train_step, per step:
  *     attention     ATTN_WORK units (default 10; the "slower build" passes
@@ -39,9 +41,11 @@ DEFINE_SINK;
 		SINK(x_);                                                      \
 	} while (0)
 
+static int slow_step; /* this step's attention does 4 times the work */
+
 NOINLINE static void attention(void)
 {
-	BURN(ATTN_WORK);
+	BURN(slow_step ? 4 * ATTN_WORK : ATTN_WORK);
 }
 
 NOINLINE static void mlp(void)
@@ -63,14 +67,16 @@ NOINLINE static void train_step(void)
 	stepscope_range_pop();
 }
 
-NOINLINE static void train_loop(int steps)
+NOINLINE static void train_loop(int steps, int slow)
 {
-	for (int i = 0; i < steps; i++)
+	for (int i = 0; i < steps; i++) {
+		slow_step = i == slow;
 		train_step();
+	}
 }
 
 int main(int argc, char **argv)
 {
-	train_loop(argc > 1 ? atoi(argv[1]) : 200);
+	train_loop(argc > 1 ? atoi(argv[1]) : 200, argc > 2 ? atoi(argv[2]) : -1);
 	return 0;
 }

@@ -26,6 +26,8 @@
  *   attention's frame is red; headless Chromium's
  *   screenshot of it holds ink, red frame pixels and both colours of bars
  *   (the PNG decoded with tests/lib/png.c).
+ * - report --steps: a step in which attention does 4 times its work is
+ *   listed as an outlier with attention named as what grew.
  * - refusals: another program, another step function (one line, exit 2),
  *   usage errors (exit 2).
  */
@@ -287,6 +289,24 @@ static void test_diff_same(void **state)
 	ss_e2e_pass(t);
 }
 
+/* report --steps: step 17, where attention does 4 times its work, is an
+ * outlier and attention is named first as what grew (other steps may be
+ * outliers too on a busy machine: they are not checked). */
+static void test_report_outliers(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	ss_e2e_build(t, "diff", NULL);
+	SS_E2E_SH_OK(t, SS " record " SET " -o run -- ./s-diff 40 17 >/dev/null");
+	SS_E2E_SH_OK(t, SS " report -q --steps run");
+	SS_E2E_SH_OK(t, SS " report -q --steps run | "
+		     "grep -q '^Outlier steps (longer than 1.5x the median step, [0-9.]*[mun]*s): [0-9]* of 40$'");
+	SS_E2E_SH_OK(t, SS " report -q --steps run | grep -E "
+		     "'^  pid [0-9]+ step 17: [0-9.]+[mun]*s \\([0-9.]+x the median, \\+[0-9.]+[mun]*s\\); grew: attention \\+'");
+	print_message("%s", t->out);
+	ss_e2e_pass(t);
+}
+
 static void test_diff_refuses(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -322,6 +342,7 @@ int main(void)
 		SS_E2E__ONE(test_diff_slower, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_diff_same, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_diff_html, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_report_outliers, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E_TEST(test_diff_refuses),
 	};
 
