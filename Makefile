@@ -174,7 +174,7 @@ TEST_CFLAGS := $(TOOL_CFLAGS) -Itests/lib -DSS_SOURCE_DIR='"$(abspath .)"' -DSS_
 $(B)/tests/%: tests/unit/%.c $(TEST_HELPERS) $(TOOL_LIB) $(RT_OBJ) $(wildcard tests/lib/*.h) | $(DEPS_TEST_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS)
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
 $(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h) | $(DEPS_TEST_OK)
 	@mkdir -p $(dir $@)

@@ -25,6 +25,7 @@ static const struct ss_main_cmd ss_main_cmds[] = {
 	{ "steps", cmd_steps, "rank the functions that could be step.function, from a whole run" },
 	{ "symbolize", cmd_symbolize, "turn a recorded run into a Chrome/Perfetto trace.json" },
 	{ "report", cmd_report, "summary table of a recorded run (self/total time per function)" },
+	{ "diff", cmd_diff, "compare two runs: what got slower per step, and whether it is noise" },
 	{ "flame", cmd_flame, "SVG flame graph of a recorded run" },
 	{ "html", cmd_html, "self-contained HTML report: table, step times, flame graph, memory" },
 	{ "memory", cmd_memory, "SVG of host and CUDA memory over steps and time, with a leak hint" },

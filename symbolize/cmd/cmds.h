@@ -15,6 +15,9 @@ int cmd_html(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
 int cmd_steps(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+/* diff.c: `stepscope html --diff BASE NEW` (cmd_html hands it over) */
+int cmd_diff_html(int argc, char **argv);
 
 /* record-mpi.c: 1 when started as one rank of an MPI job (shared RUN dir);
  * add libstepscope-mpi (next to lib) to LD_PRELOAD for an MPI program or

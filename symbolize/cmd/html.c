@@ -37,6 +37,7 @@ static void ss_html_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stepscope html [-o OUT] [--backend dw|bfd] [-q] DIR\n"
+		"       stepscope html --diff [-o OUT] BASE NEW   (see 'stepscope html --diff --help')\n"
 		"\n"
 		"   -o, --output OUT   write the page here (default DIR/report.html; - is stdout)\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
@@ -243,8 +244,12 @@ static void ss_html_write(FILE *f, struct ss_agg *a, void *ctx)
 int cmd_html(int argc, char **argv)
 {
 	struct ss_cli c = { "html", ss_html_usage, SS_CLI_SYMBOLS, NULL, NULL, NULL, 0 };
-	int rc = ss_cli_parse(&c, argc, argv, NULL, NULL);
+	int rc, i;
 
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--diff"))
+			return cmd_diff_html(argc, argv); /* two runs: diff.c */
+	rc = ss_cli_parse(&c, argc, argv, NULL, NULL);
 	if (rc != SS_CLI_GO)
 		return rc;
 	{ /* not a page of empty tables */

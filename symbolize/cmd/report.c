@@ -26,6 +26,7 @@
 #include "gpu-report.h"
 #include "ranks.h"
 #include "overhead.h"
+#include "step-outliers.h"
 #include "outfile.h"
 #include "stats-read.h"
 
@@ -766,6 +767,8 @@ int cmd_report(int argc, char **argv)
 		ss_report_table(f, a, rows, n, &o);
 		if (o.steps)
 			ss_report_steps_text(f, a);
+		if (o.steps)
+			ss_step_outliers_text(f, a, SS_STEP_OUTLIER_FACTOR);
 		if (exs[1])
 			ss_gpu_report_print(f, exs[1]);
 	}

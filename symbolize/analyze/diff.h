@@ -1,0 +1,87 @@
+/*
+ * diff.h - compare two recorded runs step by step: for the step time and
+ * for every function and user range, its calls, self and total time in
+ * each recorded step of each run, the change of the median per step, and
+ * whether that change stands out of the step-to-step noise (`stepscope
+ * diff`, docs/report.md "Comparing two runs").
+ *
+ * A run is loaded once into per-step series (one value per recorded step,
+ * every thread and process of the step's process together); two loaded
+ * runs are compared into rows.  The significance test is a two-sided
+ * Mann-Whitney U test over the steps of the two runs (the steps of two
+ * runs are paired by nothing) together with a minimum effect size.
+ */
+#ifndef SS_DIFF_H
+#define SS_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+
+/* One function or range of one run: a value per recorded step. */
+struct ss_diff_series {
+	char *name;
+	enum ss_agg_kind kind;
+	uint64_t *calls, *self_ns, *total_ns;   /* nsteps each */
+};
+
+struct ss_diff_run {
+	char *dir;
+	char prog[256];             /* program name of its first trace */
+	char stepfn[256];           /* step.function, "" when none */
+	size_t nprocs, nthreads;
+	size_t nsteps;
+	uint64_t *step_ns;          /* duration of each recorded step */
+	struct ss_diff_series *s;
+	size_t ns;
+	struct ss_agg *agg;         /* the walked run (trees for html --diff) */
+};
+
+/* Load run directory dir (backend, quiet as for ss_agg_walk).  0, 2 (bad
+ * input: message in err) or 1 (internal failure). */
+int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
+		 int quiet, char *err, size_t errlen);
+void ss_diff_release(struct ss_diff_run *r);
+
+/* The comparison of one quantity (median per step) in the two runs. */
+struct ss_diff_stat {
+	double base, new_;          /* median per step, ns (calls: mean) */
+	double delta, pct;          /* new - base; percent of base (NaN: base 0) */
+	double p;                   /* Mann-Whitney two-sided p (1: too few steps) */
+	int significant;
+};
+
+struct ss_diff_row {
+	const char *name;
+	enum ss_agg_kind kind;
+	double calls_base, calls_new; /* mean calls per step */
+	struct ss_diff_stat self, total;
+};
+
+struct ss_diff_opts {
+	double alpha;               /* p below this (default 0.01) */
+	double min_pct;             /* and a change of at least this % of the
+	                             * base median (default 5) */
+	double min_step_pct;        /* and of at least this % of the base
+	                             * median step time (default 0.5) */
+};
+#define SS_DIFF_MIN_STEPS 5     /* fewer steps in a run: nothing significant */
+
+void ss_diff_opts_default(struct ss_diff_opts *o);
+
+/* The step time's comparison into *step and one row per function and
+ * range of either run into *rows (malloc'ed, sorted by the change of self
+ * time per step, largest growth first).  The number of rows, or -1 out of
+ * memory.  Row names point into a and b. */
+long ss_diff_compare(const struct ss_diff_run *a, const struct ss_diff_run *b,
+		     const struct ss_diff_opts *o, struct ss_diff_stat *step,
+		     struct ss_diff_row **rows);
+
+/* Two-sided p of the Mann-Whitney U test of x (n) against y (m), normal
+ * approximation with tie correction; 1 when all values are equal. */
+double ss_diff_mann_whitney(const double *x, size_t n, const double *y, size_t m);
+/* Median of n values (sorts a copy); 0 for n 0. */
+double ss_diff_median(const double *v, size_t n);
+
+#endif /* SS_DIFF_H */

@@ -1,0 +1,517 @@
+/*
+ * diff.c - `stepscope diff BASE NEW`: what got slower between two recorded
+ * runs, by how much per step, and whether it stands out of the noise;
+ * `--fail-above PCT` makes it a performance gate for CI.
+ *
+ * Design: both runs are loaded into per-step series (analyze/diff.c) and
+ * compared there; this file checks that the runs are comparable (same
+ * program, same step function), prints the step time first, then one row
+ * per function and range sorted by the added self time per step, as a
+ * table, CSV or JSON, and picks the exit status.
+ *
+ * Must never: exit 1 for anything but a significant slowdown above
+ * --fail-above (2 is usage and bad input, as in every command), or print
+ * anything but the comparison on stdout.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "diff.h"
+#include "diff-html.h"
+#include "export.h"
+#include "outfile.h"
+
+static void ss_diff_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope diff [--format table|csv|json] [--fail-above PCT] [--limit N]\n"
+		"                      [--min-change PCT] [--alpha P] [-o OUT] [--backend dw|bfd] [-q]\n"
+		"                      BASE NEW\n"
+		"\n"
+		"Compare two recorded runs of the same program: the median step time, then\n"
+		"per function and range the calls, self and total time per step in BASE and\n"
+		"NEW, sorted by the added self time per step.  A change is significant ('*')\n"
+		"when a Mann-Whitney U test over the steps gives p < P and it is at least\n"
+		"PCT of the base (and 0.5%% of the base step time).\n"
+		"\n"
+		"   --format FMT       table (default), csv or json\n"
+		"   --fail-above PCT   exit 1 when NEW's median step time is more than PCT%%\n"
+		"                      above BASE's and the change is significant\n"
+		"   --limit N          rows (default 30, 0 = all)\n"
+		"   --min-change PCT   smallest change called significant (default 5)\n"
+		"   --alpha P          p below which a change can be significant (default 0.01)\n"
+		"   -o, --output OUT   write there instead of stdout\n"
+		"   --backend NAME     symbol reader: dw (default) or bfd\n"
+		"   -q, --quiet        no warnings about unresolved symbols\n");
+}
+
+static void ss_diff_html_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stepscope html --diff [-o OUT] [--min-change PCT] [--alpha P]\n"
+		"                      [--backend dw|bfd] [-q] BASE NEW\n"
+		"\n"
+		"One offline HTML page comparing two runs: the table of 'stepscope diff',\n"
+		"both runs' step times side by side and a differential flame graph (NEW's\n"
+		"call tree colored by the change of self time per step: red grew, blue shrank).\n"
+		"\n"
+		"   -o, --output OUT   write the page here (default NEW/diff.html; - is stdout)\n"
+		"   --min-change PCT   smallest change called significant (default 5)\n"
+		"   --alpha P          p below which a change can be significant (default 0.01)\n"
+		"   --backend NAME     symbol reader: dw (default) or bfd\n"
+		"   -q, --quiet        no warnings about unresolved symbols\n");
+}
+
+enum ss_diff_fmt { SS_DIFF_TABLE, SS_DIFF_CSV, SS_DIFF_JSON };
+
+struct ss_diff_args {
+	const char *dir[2], *out, *backend;
+	int quiet, fmt, limit, html;
+	double fail_above;           /* < 0: off */
+	struct ss_diff_opts o;
+};
+
+static int ss_diff_num(const char *opt, const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (errno || end == v || *end || !(d >= lo && d <= hi)) {
+		fprintf(stderr, "stepscope: diff: %s wants a number in %g..%g, not '%s'\n",
+			opt, lo, hi, v);
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+/* 0 to go on, else the exit status. */
+static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
+{
+	int i, nd = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *s = argv[i], *v = NULL;
+		double d;
+		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			if (g->html)
+				ss_diff_html_usage(stdout);
+			else
+				ss_diff_usage(stdout);
+			return -1;
+		}
+		if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
+			g->quiet = 1;
+			continue;
+		}
+		if (g->html && !strcmp(s, "--diff"))
+			continue;
+		if (s[0] != '-' || !s[1]) {
+			if (nd == 2) {
+				fprintf(stderr, "stepscope: diff: one BASE and one NEW run directory, not also '%s'\n", s);
+				return 2;
+			}
+			g->dir[nd++] = s;
+			continue;
+		}
+		if ((g->html || (strcmp(s, "--format") && strcmp(s, "--fail-above") &&
+				 strcmp(s, "--limit"))) &&
+		    strcmp(s, "--min-change") && strcmp(s, "--alpha") && strcmp(s, "-o") &&
+		    strcmp(s, "--output") && strcmp(s, "--backend")) {
+			fprintf(stderr, "stepscope: %s: unknown option '%s'; see 'stepscope %s --help'\n",
+				g->html ? "html --diff" : "diff", s, g->html ? "html" : "diff");
+			return 2;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "stepscope: diff: option '%s' needs a value\n", s);
+			return 2;
+		}
+		v = argv[++i];
+		if (!strcmp(s, "--format")) {
+			if (!strcmp(v, "table"))
+				g->fmt = SS_DIFF_TABLE;
+			else if (!strcmp(v, "csv"))
+				g->fmt = SS_DIFF_CSV;
+			else if (!strcmp(v, "json"))
+				g->fmt = SS_DIFF_JSON;
+			else {
+				fprintf(stderr, "stepscope: diff: --format wants table, csv or json, not '%s'\n", v);
+				return 2;
+			}
+		} else if (!strcmp(s, "--fail-above")) {
+			if (ss_diff_num(s, v, 0, 1e6, &g->fail_above))
+				return 2;
+		} else if (!strcmp(s, "--limit")) {
+			if (ss_diff_num(s, v, 0, 1e9, &d))
+				return 2;
+			g->limit = (int)d;
+		} else if (!strcmp(s, "--min-change")) {
+			if (ss_diff_num(s, v, 0, 1e6, &g->o.min_pct))
+				return 2;
+		} else if (!strcmp(s, "--alpha")) {
+			if (ss_diff_num(s, v, 0, 1, &g->o.alpha))
+				return 2;
+		} else if (!strcmp(s, "--backend")) {
+			g->backend = v;
+		} else {
+			g->out = v;
+		}
+	}
+	if (nd < 2) {
+		fprintf(stderr, "stepscope: diff: needs two run directories, BASE and NEW\n");
+		if (g->html)
+			ss_diff_html_usage(stderr);
+		else
+			ss_diff_usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+static char *ss_diff_t(double ns, char *buf, size_t len)
+{
+	return ss_agg_fmt_time(ns > 0 ? (uint64_t)llround(ns) : 0, buf, len);
+}
+
+/* A signed time: "+1.234ms", "-850ns". */
+static char *ss_diff_dt(double ns, char *buf, size_t len)
+{
+	char t[32];
+
+	ss_agg_fmt_time((uint64_t)llround(fabs(ns)), t, sizeof(t));
+	snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", t);
+	return buf;
+}
+
+static char *ss_diff_pct(const struct ss_diff_stat *s, char *buf, size_t len)
+{
+	double pct = s->pct;
+
+	if (isnan(pct))
+		snprintf(buf, len, s->new_ > 0 ? "new" : "-");
+	else
+		snprintf(buf, len, "%+.1f%%", pct);
+	return buf;
+}
+
+static const char *ss_diff_kind_name(enum ss_agg_kind k)
+{
+	return k == SS_AGG_RANGE ? "range" : "function";
+}
+
+static void ss_diff_runline(FILE *f, const char *tag, const struct ss_diff_run *r)
+{
+	fprintf(f, "%s %s: %s, step.function %s, %zu steps, %zu process%s, %zu thread%s\n",
+		tag, r->dir, r->prog, r->stepfn[0] ? r->stepfn : "-", r->nsteps,
+		r->nprocs, r->nprocs == 1 ? "" : "es", r->nthreads,
+		r->nthreads == 1 ? "" : "s");
+}
+
+static size_t ss_diff_shown(const struct ss_diff_args *g, size_t n)
+{
+	return g->limit && (size_t)g->limit < n ? (size_t)g->limit : n;
+}
+
+static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
+			  const struct ss_diff_run *a, const struct ss_diff_run *b,
+			  const struct ss_diff_stat *st, const struct ss_diff_row *rows,
+			  size_t n, const char *note)
+{
+	char t1[32], t2[32], t3[32], t4[32], t5[32], t6[32], t7[32], t8[32];
+	size_t i, shown = ss_diff_shown(g, n), w = 4;
+
+	ss_diff_runline(f, "base", a);
+	ss_diff_runline(f, "new ", b);
+	if (note)
+		fprintf(f, "note: %s\n", note);
+	fprintf(f, "\nstep time (median): %s -> %s  %s  %s  %s (Mann-Whitney p=%.2g)\n\n",
+		ss_diff_t(st->base, t1, sizeof(t1)), ss_diff_t(st->new_, t2, sizeof(t2)),
+		ss_diff_dt(st->delta, t3, sizeof(t3)), ss_diff_pct(st, t4, sizeof(t4)),
+		st->significant ? "significant" : "not significant", st->p);
+	for (i = 0; i < shown; i++) {
+		size_t l = strlen(rows[i].name) + (rows[i].kind == SS_AGG_RANGE ? 8 : 0);
+		if (l > w)
+			w = l;
+	}
+	if (w > 60)
+		w = 60;
+	fprintf(f, "%-*s  %13s  %10s  %10s  %10s  %8s  %10s  %10s  %10s  %8s  %s\n",
+		(int)w, "Name", "Calls/step", "Self base", "Self new", "+Self",
+		"+Self%", "Total base", "Total new", "+Total", "+Total%", "Sig");
+	for (i = 0; i < shown; i++) {
+		const struct ss_diff_row *r = &rows[i];
+		char name[512], calls[32];
+		snprintf(name, sizeof(name), "%s%s", r->name,
+			 r->kind == SS_AGG_RANGE ? " [range]" : "");
+		snprintf(calls, sizeof(calls), "%.4g->%.4g", r->calls_base, r->calls_new);
+		fprintf(f, "%-*.*s  %13s  %10s  %10s  %10s  %8s  %10s  %10s  %10s  %8s  %s\n",
+			(int)w, (int)w, name, calls,
+			ss_diff_t(r->self.base, t1, sizeof(t1)),
+			ss_diff_t(r->self.new_, t2, sizeof(t2)),
+			ss_diff_dt(r->self.delta, t3, sizeof(t3)),
+			ss_diff_pct(&r->self, t4, sizeof(t4)),
+			ss_diff_t(r->total.base, t5, sizeof(t5)),
+			ss_diff_t(r->total.new_, t6, sizeof(t6)),
+			ss_diff_dt(r->total.delta, t7, sizeof(t7)),
+			ss_diff_pct(&r->total, t8, sizeof(t8)),
+			r->self.significant ? "*" : r->total.significant ? "(*)" : "");
+	}
+	fprintf(f, "\nTimes are medians per step over the recorded steps (every thread); Calls/step is the mean.\n"
+		"*: the self time changed significantly (Mann-Whitney over steps, p < %g, change >= %g%% of base);\n"
+		"(*): only the total did.  %zu of %zu rows shown.\n",
+		g->o.alpha, g->o.min_pct, shown, n);
+}
+
+static void ss_diff_csv_num(FILE *f, double v)
+{
+	if (isnan(v))
+		fputc(',', f);
+	else
+		fprintf(f, ",%.6g", v);
+}
+
+static void ss_diff_csv_stat(FILE *f, const struct ss_diff_stat *s)
+{
+	fprintf(f, ",%.0f,%.0f,%.0f", s->base, s->new_, s->delta);
+	ss_diff_csv_num(f, s->pct);
+}
+
+static void ss_diff_csv_name(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void ss_diff_csv(FILE *f, const struct ss_diff_args *g,
+			const struct ss_diff_stat *st, const struct ss_diff_row *rows,
+			size_t n)
+{
+	size_t i, shown = ss_diff_shown(g, n);
+
+	fprintf(f, "name,kind,calls_base,calls_new,self_base_ns,self_new_ns,self_delta_ns,"
+		"self_delta_pct,total_base_ns,total_new_ns,total_delta_ns,total_delta_pct,"
+		"p,significant\n");
+	fprintf(f, "step time,step,1,1,,,,");
+	ss_diff_csv_stat(f, st);
+	fprintf(f, ",%.3g,%d\n", st->p, st->significant);
+	for (i = 0; i < shown; i++) {
+		const struct ss_diff_row *r = &rows[i];
+		ss_diff_csv_name(f, r->name);
+		fprintf(f, ",%s,%.4g,%.4g", ss_diff_kind_name(r->kind), r->calls_base,
+			r->calls_new);
+		ss_diff_csv_stat(f, &r->self);
+		ss_diff_csv_stat(f, &r->total);
+		fprintf(f, ",%.3g,%d\n", r->self.p, r->self.significant);
+	}
+}
+
+static void ss_diff_json_str(FILE *f, const char *s)
+{
+	char *e = malloc(6 * strlen(s) + 1);
+
+	if (!e) {
+		fputs("\"\"", f);
+		return;
+	}
+	e[ss_export_json_escape(e, s)] = 0;
+	fprintf(f, "\"%s\"", e);
+	free(e);
+}
+
+static void ss_diff_json_pct(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.4g", v);
+}
+
+static void ss_diff_json_stat(FILE *f, const char *key, const struct ss_diff_stat *s)
+{
+	fprintf(f, "\"%s\":{\"base_ns\":%.0f,\"new_ns\":%.0f,\"delta_ns\":%.0f,\"delta_pct\":",
+		key, s->base, s->new_, s->delta);
+	ss_diff_json_pct(f, s->pct);
+	fprintf(f, ",\"p\":%.4g,\"significant\":%s}", s->p, s->significant ? "true" : "false");
+}
+
+static void ss_diff_json_run(FILE *f, const char *key, const struct ss_diff_run *r)
+{
+	size_t i;
+
+	fprintf(f, "\"%s\":{\"dir\":", key);
+	ss_diff_json_str(f, r->dir);
+	fputs(",\"prog\":", f);
+	ss_diff_json_str(f, r->prog);
+	fputs(",\"step_function\":", f);
+	ss_diff_json_str(f, r->stepfn);
+	fprintf(f, ",\"steps\":%zu,\"processes\":%zu,\"threads\":%zu,\"step_ns\":[",
+		r->nsteps, r->nprocs, r->nthreads);
+	for (i = 0; i < r->nsteps; i++)
+		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)r->step_ns[i]);
+	fputs("]}", f);
+}
+
+static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
+			 const struct ss_diff_run *a, const struct ss_diff_run *b,
+			 const struct ss_diff_stat *st, const struct ss_diff_row *rows,
+			 size_t n, const char *note)
+{
+	size_t i, shown = ss_diff_shown(g, n);
+
+	fputc('{', f);
+	ss_diff_json_run(f, "base", a);
+	fputc(',', f);
+	ss_diff_json_run(f, "new", b);
+	fprintf(f, ",\"alpha\":%g,\"min_change_pct\":%g,", g->o.alpha, g->o.min_pct);
+	ss_diff_json_stat(f, "step", st);
+	fputs(",\"note\":", f);
+	if (note)
+		ss_diff_json_str(f, note);
+	else
+		fputs("null", f);
+	fputs(",\"rows\":[", f);
+	for (i = 0; i < shown; i++) {
+		const struct ss_diff_row *r = &rows[i];
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
+		ss_diff_json_str(f, r->name);
+		fprintf(f, ",\"kind\":\"%s\",\"calls_base\":%.4g,\"calls_new\":%.4g,",
+			ss_diff_kind_name(r->kind), r->calls_base, r->calls_new);
+		ss_diff_json_stat(f, "self", &r->self);
+		fputc(',', f);
+		ss_diff_json_stat(f, "total", &r->total);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+}
+
+/* ------------------------------------------------------------ command */
+
+static int ss_diff_main(int argc, char **argv, int html)
+{
+	struct ss_diff_args g;
+	struct ss_diff_run r[2];
+	struct ss_diff_stat st;
+	struct ss_diff_row *rows = NULL;
+	struct ss_out o;
+	char err[1024], note[256] = "", *defout = NULL;
+	long n;
+	int rc, i;
+	FILE *f = stdout;
+
+	memset(&g, 0, sizeof(g));
+	memset(r, 0, sizeof(r));
+	g.html = html;
+	g.limit = 30;
+	g.fail_above = -1;
+	ss_diff_opts_default(&g.o);
+	rc = ss_diff_parse(&g, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	for (i = 0; i < 2; i++) {
+		rc = ss_diff_load(&r[i], g.dir[i], g.backend, g.quiet, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "stepscope: diff: %s\n", err);
+			goto out;
+		}
+		if (!r[i].nsteps) {
+			fprintf(stderr, "stepscope: diff: %s: no recorded steps (record with step.function set)\n",
+				g.dir[i]);
+			rc = 2;
+			goto out;
+		}
+	}
+	if (strcmp(r[0].prog, r[1].prog) || strcmp(r[0].stepfn, r[1].stepfn)) {
+		fprintf(stderr, "stepscope: diff: not comparable: %s runs %s (step.function %s), %s runs %s (step.function %s)\n",
+			g.dir[0], r[0].prog, r[0].stepfn[0] ? r[0].stepfn : "-", g.dir[1],
+			r[1].prog, r[1].stepfn[0] ? r[1].stepfn : "-");
+		rc = 2;
+		goto out;
+	}
+	if (r[0].nprocs != r[1].nprocs || r[0].nthreads != r[1].nthreads)
+		snprintf(note, sizeof(note),
+			 "the runs differ in processes (%zu, %zu) or threads (%zu, %zu): functions are compared by name over all of them",
+			 r[0].nprocs, r[1].nprocs, r[0].nthreads, r[1].nthreads);
+	n = ss_diff_compare(&r[0], &r[1], &g.o, &st, &rows);
+	if (n < 0) {
+		fprintf(stderr, "stepscope: diff: out of memory\n");
+		rc = 1;
+		goto out;
+	}
+	if (html && !g.out) {
+		if (asprintf(&defout, "%s/diff.html", g.dir[1]) < 0) {
+			fprintf(stderr, "stepscope: diff: out of memory\n");
+			rc = 1;
+			goto out;
+		}
+		g.out = defout;
+	}
+	if (g.out && strcmp(g.out, "-")) {
+		if (ss_out_open(&o, g.out, err, sizeof(err))) {
+			fprintf(stderr, "stepscope: diff: %s\n", err);
+			rc = 2;
+			goto out;
+		}
+		f = o.f;
+	}
+	if (html)
+		ss_diff_html_write(f, &r[0], &r[1], &g.o, &st, rows, (size_t)n,
+				   note[0] ? note : NULL);
+	else if (g.fmt == SS_DIFF_CSV)
+		ss_diff_csv(f, &g, &st, rows, (size_t)n);
+	else if (g.fmt == SS_DIFF_JSON)
+		ss_diff_json(f, &g, &r[0], &r[1], &st, rows, (size_t)n, note[0] ? note : NULL);
+	else
+		ss_diff_table(f, &g, &r[0], &r[1], &st, rows, (size_t)n, note[0] ? note : NULL);
+	if (f != stdout) {
+		if (ss_out_commit(&o, 0, err, sizeof(err))) {
+			fprintf(stderr, "stepscope: diff: %s\n", err);
+			ss_out_abort(&o);
+			rc = 1;
+			goto out;
+		}
+		fprintf(stderr, "stepscope: wrote %s\n", o.name);
+		ss_out_abort(&o);
+	} else if (fflush(stdout)) {
+		rc = 1;
+		goto out;
+	}
+	rc = 0;
+	if (g.fail_above >= 0 && st.significant && st.pct > g.fail_above) {
+		fprintf(stderr, "stepscope: diff: the median step time grew %.1f%% (more than %g%%, significant)\n",
+			st.pct, g.fail_above);
+		rc = 1;
+	}
+out:
+	free(defout);
+	free(rows);
+	ss_diff_release(&r[0]);
+	ss_diff_release(&r[1]);
+	return rc;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	return ss_diff_main(argc, argv, 0);
+}
+
+int cmd_diff_html(int argc, char **argv)
+{
+	return ss_diff_main(argc, argv, 1);
+}
