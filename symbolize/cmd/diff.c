@@ -97,8 +97,17 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 	int i, nd = 0;
 
 	for (i = 1; i < argc; i++) {
-		const char *s = argv[i], *v = NULL;
+		const char *s = argv[i], *v = NULL, *eq;
+		char name[32];
 		double d;
+		/* --opt=VALUE as --opt VALUE */
+		if (s[0] == '-' && s[1] == '-' && (eq = strchr(s, '=')) &&
+		    (size_t)(eq - s) < sizeof(name)) {
+			memcpy(name, s, (size_t)(eq - s));
+			name[eq - s] = 0;
+			s = name;
+			v = eq + 1;
+		}
 		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
 			if (g->html)
 				ss_diff_html_usage(stdout);
@@ -128,11 +137,12 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 				g->html ? "html --diff" : "diff", s, g->html ? "html" : "diff");
 			return 2;
 		}
-		if (i + 1 >= argc) {
+		if (!v && i + 1 >= argc) {
 			fprintf(stderr, "stepscope: diff: option '%s' needs a value\n", s);
 			return 2;
 		}
-		v = argv[++i];
+		if (!v)
+			v = argv[++i];
 		if (!strcmp(s, "--format")) {
 			if (!strcmp(v, "table"))
 				g->fmt = SS_DIFF_TABLE;

@@ -28,6 +28,8 @@
 static const char *const not_own[] = {
 	/* filter's help names stepscope-cc's flag (its section too) */
 	"filter --exclude-file",
+	/* html's help points at 'html --diff --help' */
+	"html --help",
 };
 
 static int is_not_own(const char *cmd, const char *opt)
@@ -146,7 +148,7 @@ static void test_option_forms(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	static const char *const cmds[] = { "symbolize", "report", "flame", "html",
-					    "memory", "steps", "merge", "filter" };
+					    "memory", "steps", "merge", "filter", "diff" };
 	char o[64];
 	int bad = 0, seen = 0;
 
