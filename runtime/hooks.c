@@ -216,6 +216,25 @@ SS_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 SS_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	__attribute__((ifunc("ss_hooks_resolve_exit")));
 
+/* The hooks that stepscope-cc links into an executable
+ * (runtime/exe/hooks-exe.c): they test the gate themselves, through the
+ * pointer this returns (NULL: built for another layout of ss_hot, they
+ * then forward every call), and call the hooks proper below only when
+ * the gate or the step function says so.  The calls between are tail
+ * calls, so the frame above the slow functions is still the instrumented
+ * caller's.  Whichever copy of the runtime the program binds these names
+ * to is the one its other modules bind the hooks to (the first in the
+ * lookup order), so one process never records into two runtimes. */
+SS_EXPORT const void *stepscope__hooks_attach(unsigned abi)
+{
+	return abi == SS_HOOKS_ABI ? (const void *)&ss_hot : NULL;
+}
+
+SS_EXPORT void stepscope__hook_enter(void *fn, void *site)
+	__attribute__((alias("ss_hook_enter")));
+SS_EXPORT void stepscope__hook_exit(void *fn, void *site)
+	__attribute__((alias("ss_hook_exit")));
+
 /* The gate is not plain 1.  4: recording stopped (buffer.c), mark it in
  * this thread's stream and drop the event (returns 1).  Bit 2: a module
  * bound the hooks since the last look, snapshot the maps.  `g` holds the

@@ -12,6 +12,9 @@
  * whole run, not one pair per call.  filter.min_duration_us drops the
  * library's short calls as it does the program's, though their ENTER is a
  * long record.
+ * The program calls the hooks stepscope-cc linked into it directly (no
+ * PLT, not exported), the library calls the runtime's through its PLT,
+ * and one runtime records both: one trace file, every call counted once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +59,65 @@ static void test_shared(void **state)
 			     "'%s': expected args.file \"...%sLINE\", got %s",
 			     s->name, want, s->file ? s->file : "none");
 	}
+	ss_e2e_pass(t);
+}
+
+/* Issue 28: stepscope-cc links the hooks into the executable
+ * (runtime/exe/hooks-exe.c).  Its calls to them are direct calls, it
+ * neither exports them nor calls them through a PLT; the instrumented
+ * library still calls them through its PLT (bound to libstepscope's), and
+ * the one runtime records both into one file, every call exactly. */
+static void test_hooks_in_program(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t,
+		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
+		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\"",
+		     t->v->cc, t->v->opt);
+	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+	static const char *const hooks[] = { "__cyg_profile_func_enter",
+					     "__cyg_profile_func_exit" };
+	for (int i = 0; i < 2; i++) {
+		SS_E2E_SH_OK(t, "objdump -d --no-show-raw-insn s-uselib | "
+				"grep -c 'call .*<%s>$' || true", hooks[i]);
+		SS_E2E_CHECK(t, atoi(t->out) >= 2,
+			     "s-uselib: expected direct calls to %s in the program, "
+			     "objdump counts %s", hooks[i], t->out);
+		SS_E2E_SH_OK(t, "objdump -d s-uselib | grep -c '%s@plt' || true",
+			     hooks[i]);
+		SS_E2E_CHECK(t, atoi(t->out) == 0,
+			     "s-uselib: expected no call to %s through the PLT, "
+			     "objdump counts %s", hooks[i], t->out);
+		SS_E2E_SH_OK(t, "nm -D s-uselib | grep -c ' %s$' || true", hooks[i]);
+		SS_E2E_CHECK(t, atoi(t->out) == 0,
+			     "s-uselib: expected %s neither exported nor imported, "
+			     "nm -D shows it:\n%s", hooks[i], t->out);
+		SS_E2E_SH_OK(t, "objdump -d libssfix.so | grep -c 'call.*<%s@plt>' || true",
+			     hooks[i]);
+		SS_E2E_CHECK(t, atoi(t->out) >= 2,
+			     "libssfix.so: expected calls to %s through its PLT, "
+			     "objdump counts %s", hooks[i], t->out);
+	}
+	/* the library's hooks are the runtime's */
+	SS_E2E_SH_OK(t, "LD_DEBUG=bindings ./s-uselib 2>&1 >/dev/null | "
+			"grep 'libssfix.so.*__cyg_profile_func_enter' | grep -c libstepscope || true");
+	SS_E2E_CHECK(t, atoi(t->out) >= 1,
+		     "libssfix.so: expected its hooks bound to libstepscope, "
+		     "LD_DEBUG=bindings says %s", t->out);
+	SS_E2E_EXPECT_STATUS(t, ss_e2e_record(t, "rec", "uselib", NULL), 0);
+	SS_E2E_SH_OK(t, "ls rec/*.sstrace | wc -l");
+	SS_E2E_CHECK(t, atoi(t->out) == 1,
+		     "expected one trace file (one runtime recording), got %s",
+		     t->out);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec");
+	SS_E2E_EXPECT_NESTED(t, tr);
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "lib_outer", 0, 4);
+	SS_E2E_EXPECT_CALLS(t, tr, "lib_inner", 0, 4 * 3);
+	SS_E2E_EXPECT_CALLS(t, tr, "lib_apply", 0, 5);
+	SS_E2E_EXPECT_CALLS(t, tr, "cb_square", 0, 5);
+	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0, 1 + 4 + 12 + 5 + 5);
+	SS_E2E_EXPECT_INSIDE(t, tr, "cb_square", "lib_apply");
 	ss_e2e_pass(t);
 }
 
@@ -148,6 +210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_shared),
+		SS_E2E_VARIANTS(test_hooks_in_program),
 		SS_E2E_TEST(test_stripped_warned_once),
 		SS_E2E_VARIANTS(test_far_calls_no_syscalls),
 		SS_E2E_VARIANTS(test_min_duration_library),

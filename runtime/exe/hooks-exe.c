@@ -1,0 +1,70 @@
+/*
+ * hooks-exe.c - the hooks that stepscope-cc links into the executable it
+ * builds (build/lib/libstepscope-hooks.a), so that the program's
+ * instrumented calls reach them with a direct call instead of through the
+ * PLT into libstepscope.so.  They are hidden: the executable does not
+ * export them, and its shared libraries still bind the hooks to the
+ * runtime's own.
+ *
+ * Design: the runtime stays in libstepscope.so.  Each hook here reads the
+ * runtime's gate and step function (struct ss_hot, through a pointer that
+ * stepscope__hooks_attach hands out once) and returns when neither says
+ * to do anything: the idle cost of an instrumented call is two loads, a
+ * compare and a return.  Anything else goes on, by tail calls (nothing
+ * pushed, so the runtime still finds the instrumented caller's frame right
+ * above its own), to the runtime's hooks proper, which test again.  Until
+ * the first call the pointer names a gate of our own with SS_GATE_INIT
+ * set, so that call attaches; a runtime built for another ss_hot layout
+ * gets every call forwarded.
+ *
+ * Never: keep state of its own beyond that pointer, or record anything
+ * itself - one process has one runtime (runtime.c, other_copy_active).
+ */
+#include "../internal.h"
+
+/* libstepscope.so (hooks.c) */
+extern const void *stepscope__hooks_attach(unsigned abi);
+extern void stepscope__hook_enter(void *fn, void *site);
+extern void stepscope__hook_exit(void *fn, void *site);
+
+#define SS_EXE_HOOK __attribute__((visibility("hidden"), optimize("omit-frame-pointer")))
+
+static const struct ss_hot ss_exe_boot = { .gate = SS_GATE_INIT }; /* not attached */
+static const struct ss_hot ss_exe_fwd = { .gate = SS_GATE_REC };   /* forward all */
+static const struct ss_hot *ss_exe_hot = &ss_exe_boot;
+
+/* The first call (of any thread): attach, then as any forwarded call. */
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void
+ss_exe_attach(void)
+{
+	const struct ss_hot *h = stepscope__hooks_attach(SS_HOOKS_ABI);
+	__atomic_store_n(&ss_exe_hot, h ? h : &ss_exe_fwd, __ATOMIC_RELAXED);
+}
+
+__attribute__((noinline)) SS_EXE_HOOK static void ss_exe_enter_slow(void *fn, void *site)
+{
+	if (ss_unlikely(ss_exe_hot == &ss_exe_boot))
+		ss_exe_attach();
+	stepscope__hook_enter(fn, site);
+}
+
+__attribute__((noinline)) SS_EXE_HOOK static void ss_exe_exit_slow(void *fn, void *site)
+{
+	if (ss_unlikely(ss_exe_hot == &ss_exe_boot))
+		ss_exe_attach();
+	stepscope__hook_exit(fn, site);
+}
+
+SS_EXE_HOOK void __cyg_profile_func_enter(void *fn, void *site)
+{
+	const struct ss_hot *h = __atomic_load_n(&ss_exe_hot, __ATOMIC_RELAXED);
+	if (ss_unlikely((fn == h->watch) | (h->gate != 0)))
+		ss_exe_enter_slow(fn, site);
+}
+
+SS_EXE_HOOK void __cyg_profile_func_exit(void *fn, void *site)
+{
+	const struct ss_hot *h = __atomic_load_n(&ss_exe_hot, __ATOMIC_RELAXED);
+	if (ss_unlikely((fn == h->watch) | (h->gate != 0)))
+		ss_exe_exit_slow(fn, site);
+}
