@@ -19,7 +19,8 @@
 #   uftrace   `uftrace record` of an -finstrument-functions build without
 #             libstepscope (two hook sets in one process would fight)
 # First, fidelity.sh: the figures of issue 14 against the true floor (hooks
-# linked in, a ring in cache).  Then the other sections: build time
+# linked in, a ring in cache); idle.sh: stepscope idle against empty hooks
+# linked into the program (issue 28).  Then the other sections: build time
 # through stepscope-cc, symbolize
 # throughput, record.stack, stats: whole_run, filter (the rebuild with
 # `stepscope filter`'s list).
@@ -48,6 +49,11 @@ command -v uftrace >/dev/null && uft=yes
 # and /dev/shm, page faults in the program's thread, and examples/mlp's
 # first recorded step: tests/bench/fidelity.sh, which also runs alone
 CC=$CC sh "$SRC/fidelity.sh"
+
+# ---------------------------------------------------------------- idle
+# (issue 28) an instrumented call while nothing is recorded, against empty
+# hooks linked into the program: tests/bench/idle.sh, which also runs alone
+CC=$CC sh "$SRC/idle.sh"
 
 # ---------------------------------------------------------------- hot path
 echo "bench: building variants in $W"
