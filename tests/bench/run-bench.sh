@@ -65,7 +65,9 @@ for p in b-calls b-recurse; do
 	$CC -O2 -g -o "$W/$p-plain" "$SRC/$p.c"
 done
 # examples/mlp, built here (the tree's examples/mlp/build is left alone):
-# plain; through stepscope-cc (libstepscope linked, STEPSCOPE_RANGE on);
+# plain; through stepscope-cc (libstepscope linked, STEPSCOPE_RANGE on),
+# with its hooks linked in (idle, record) and without them, for the
+# preloaded empty and floor hooks to take the calls (mlp-pre);
 # and for uftrace with stepscope-cc's compile flags but no runtime (the
 # ranges compile to nothing, the same functions are instrumented)
 MFLAGS="-O2 -std=gnu11 -Wall -Wextra -pthread"
@@ -74,6 +76,7 @@ case $CC in *clang*) ;; *) for d in /usr/include /usr/lib/gcc /usr/local/cuda/in
 	EXCL="$EXCL -finstrument-functions-exclude-file-list=$d"; done ;; esac
 (cd "$M" && $CC $MFLAGS -g -I"$top/instrument" -o "$W/mlp-plain" train.c data.c model.c pool.c -lm &&
 	"$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp" train.c data.c model.c pool.c -lm &&
+	STEPSCOPE_LINK_HOOKS=0 "$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp-pre" train.c data.c model.c pool.c -lm &&
 	$CC $MFLAGS $INST $EXCL -I"$top/instrument" -o "$W/mlp-uftrace" train.c data.c model.c pool.c -lm)
 
 # configs: a step window that never opens, and the whole run recorded
@@ -191,8 +194,8 @@ bytes b-recurse $((2 * (N / 2 / D * D))) env LD_PRELOAD="$RT" "$W/b-recurse" "$(
 kind=bytes
 MA="--steps $E2E_STEPS"
 hot mlp "$E2E_RUNS" "$W/mlp-plain $MA" \
-	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libempty.so $W/mlp $MA" \
-	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libfloor.so $W/mlp $MA" \
+	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libempty.so $W/mlp-pre $MA" \
+	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libfloor.so $W/mlp-pre $MA" \
 	"env STEPSCOPE_CONFIG=$W/idle-mlp.yaml $W/mlp $MA" \
 	"env STEPSCOPE_CONFIG=$W/all.yaml $W/mlp $MA" \
 	"${uft:+uftrace record -d $W/uftrace.data $W/mlp-uftrace $MA}"
