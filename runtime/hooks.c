@@ -16,6 +16,9 @@
  * stack, no clock read); inside one, or for the step function, the slow
  * function counts it (stats.c) and records it when the recording bits say
  * so.  With stats off the fast path is unchanged.
+ * In an executable built by stepscope-cc the program's calls first reach
+ * the copies of the fast path it links in (runtime/exe/hooks-exe.c), which
+ * tail-call stepscope__hook_enter/exit below when the gate says so.
  */
 #include <errno.h>
 #include <stdlib.h>

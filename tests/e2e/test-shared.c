@@ -118,6 +118,16 @@ static void test_hooks_in_program(void **state)
 	SS_E2E_EXPECT_CALLS(t, tr, "cb_square", 0, 5);
 	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0, 1 + 4 + 12 + 5 + 5);
 	SS_E2E_EXPECT_INSIDE(t, tr, "cb_square", "lib_apply");
+	/* STEPSCOPE_LINK_HOOKS=0: the program calls the runtime's through
+	 * its PLT, as before */
+	SS_E2E_SH_OK(t, "STEPSCOPE_LINK_HOOKS=0 \"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s "
+			"-o s-uselib-plt \"$SS_E2E_SRC/tests/e2e/s-uselib.c\" "
+			"-I\"$SS_E2E_SRC/tests/e2e\" -L. -lssfix -Wl,-rpath,\"$PWD\" && "
+			"objdump -d s-uselib-plt | grep -c 'call.*<__cyg_profile_func_enter@plt>' || true",
+		     t->v->cc, t->v->opt);
+	SS_E2E_CHECK(t, atoi(t->out) >= 2,
+		     "STEPSCOPE_LINK_HOOKS=0: expected the program's calls through "
+		     "the PLT, objdump counts %s", t->out);
 	ss_e2e_pass(t);
 }
 
