@@ -16,7 +16,7 @@
  * stack, no clock read); inside one, or for the step function, the slow
  * function counts it (stats.c) and records it when the recording bits say
  * so.  With stats off the fast path is unchanged.
- * In an executable built by stepscope-cc the program's calls first reach
+ * In an executable or library built by stepscope-cc the calls first reach
  * the copies of the fast path it links in (runtime/exe/hooks-exe.c), which
  * tail-call stepscope__hook_enter/exit below when the gate says so.
  */
@@ -219,7 +219,7 @@ SS_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 SS_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	__attribute__((ifunc("ss_hooks_resolve_exit")));
 
-/* The hooks that stepscope-cc links into an executable
+/* The hooks that stepscope-cc links into an executable or shared library
  * (runtime/exe/hooks-exe.c): they test the gate themselves, through the
  * pointer this returns (NULL: built for another layout of ss_hot, they
  * then forward every call), and call the hooks proper below only when
@@ -230,6 +230,9 @@ SS_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
  * lookup order), so one process never records into two runtimes. */
 SS_EXPORT const void *stepscope__hooks_attach(unsigned abi)
 {
+	/* a module's first hook call, before any of its events: as the
+	 * resolvers above, snapshot the maps (a library loaded now) */
+	ss_hooks_flag_maps();
 	return abi == SS_HOOKS_ABI ? (const void *)&ss_hot : NULL;
 }
 

@@ -1,10 +1,12 @@
 /*
- * hooks-exe.c - the hooks that stepscope-cc links into the executable it
- * builds (build/lib/libstepscope-hooks.a), so that the program's
- * instrumented calls reach them with a direct call instead of through the
- * PLT into libstepscope.so.  They are hidden: the executable does not
- * export them, and its shared libraries still bind the hooks to the
- * runtime's own.
+ * hooks-exe.c - the hooks that stepscope-cc links into each executable
+ * and shared library it builds (build/lib/libstepscope-hooks.a), so that
+ * their instrumented calls reach them with a direct call instead of
+ * through the PLT into libstepscope.so.  They are hidden: the module does
+ * not export them, and modules built otherwise still bind the hooks to
+ * the runtime's own.  Each module has its own copy and attaches on its
+ * first call, which also has the runtime snapshot the maps (a library
+ * loaded while recording), as the runtime's IFUNC resolvers do.
  *
  * Design: the runtime stays in libstepscope.so.  Each hook here reads the
  * runtime's gate and step function (struct ss_hot, through a pointer that
@@ -27,28 +29,29 @@ extern const void *stepscope__hooks_attach(unsigned abi);
 extern void stepscope__hook_enter(void *fn, void *site);
 extern void stepscope__hook_exit(void *fn, void *site);
 
-#define SS_EXE_HOOK __attribute__((visibility("hidden"), optimize("omit-frame-pointer")))
+/* nothing pushed on the way to the runtime (see above) */
+#define SS_EXE_FAST __attribute__((optimize("omit-frame-pointer")))
+#define SS_EXE_HOOK __attribute__((visibility("hidden"))) SS_EXE_FAST
 
 static const struct ss_hot ss_exe_boot = { .gate = SS_GATE_INIT }; /* not attached */
 static const struct ss_hot ss_exe_fwd = { .gate = SS_GATE_REC };   /* forward all */
 static const struct ss_hot *ss_exe_hot = &ss_exe_boot;
 
 /* The first call (of any thread): attach, then as any forwarded call. */
-__attribute__((noinline, optimize("omit-frame-pointer"))) static void
-ss_exe_attach(void)
+__attribute__((noinline)) SS_EXE_FAST static void ss_exe_attach(void)
 {
 	const struct ss_hot *h = stepscope__hooks_attach(SS_HOOKS_ABI);
 	__atomic_store_n(&ss_exe_hot, h ? h : &ss_exe_fwd, __ATOMIC_RELAXED);
 }
 
-__attribute__((noinline)) SS_EXE_HOOK static void ss_exe_enter_slow(void *fn, void *site)
+__attribute__((noinline)) SS_EXE_FAST static void ss_exe_enter_slow(void *fn, void *site)
 {
 	if (ss_unlikely(ss_exe_hot == &ss_exe_boot))
 		ss_exe_attach();
 	stepscope__hook_enter(fn, site);
 }
 
-__attribute__((noinline)) SS_EXE_HOOK static void ss_exe_exit_slow(void *fn, void *site)
+__attribute__((noinline)) SS_EXE_FAST static void ss_exe_exit_slow(void *fn, void *site)
 {
 	if (ss_unlikely(ss_exe_hot == &ss_exe_boot))
 		ss_exe_attach();
