@@ -44,30 +44,22 @@ __attribute__((noinline)) SS_EXE_FAST static void ss_exe_attach(void)
 	__atomic_store_n(&ss_exe_hot, h ? h : &ss_exe_fwd, __ATOMIC_RELAXED);
 }
 
-__attribute__((noinline)) SS_EXE_FAST static void ss_exe_enter_slow(void *fn, void *site)
-{
-	if (ss_unlikely(ss_exe_hot == &ss_exe_boot))
-		ss_exe_attach();
-	stepscope__hook_enter(fn, site);
-}
-
-__attribute__((noinline)) SS_EXE_FAST static void ss_exe_exit_slow(void *fn, void *site)
-{
-	if (ss_unlikely(ss_exe_hot == &ss_exe_boot))
-		ss_exe_attach();
-	stepscope__hook_exit(fn, site);
-}
-
 SS_EXE_HOOK void __cyg_profile_func_enter(void *fn, void *site)
 {
 	const struct ss_hot *h = __atomic_load_n(&ss_exe_hot, __ATOMIC_RELAXED);
-	if (ss_unlikely((fn == h->watch) | (h->gate != 0)))
-		ss_exe_enter_slow(fn, site);
+	if (ss_unlikely((fn == h->watch) | (h->gate != 0))) {
+		if (ss_unlikely(h == &ss_exe_boot))
+			ss_exe_attach();
+		stepscope__hook_enter(fn, site);
+	}
 }
 
 SS_EXE_HOOK void __cyg_profile_func_exit(void *fn, void *site)
 {
 	const struct ss_hot *h = __atomic_load_n(&ss_exe_hot, __ATOMIC_RELAXED);
-	if (ss_unlikely((fn == h->watch) | (h->gate != 0)))
-		ss_exe_exit_slow(fn, site);
+	if (ss_unlikely((fn == h->watch) | (h->gate != 0))) {
+		if (ss_unlikely(h == &ss_exe_boot))
+			ss_exe_attach();
+		stepscope__hook_exit(fn, site);
+	}
 }
