@@ -24,10 +24,11 @@
  */
 #include "../internal.h"
 
-/* libstepscope.so (hooks.c) */
+/* libstepscope.so (hooks.c); the hooks are called through the GOT (one
+ * indirect jump, no PLT stub), bound when the module is loaded */
 extern const void *stepscope__hooks_attach(unsigned abi);
-extern void stepscope__hook_enter(void *fn, void *site);
-extern void stepscope__hook_exit(void *fn, void *site);
+extern void stepscope__hook_enter(void *fn, void *site) __attribute__((noplt));
+extern void stepscope__hook_exit(void *fn, void *site) __attribute__((noplt));
 
 /* nothing pushed on the way to the runtime (see above) */
 #define SS_EXE_FAST __attribute__((optimize("omit-frame-pointer")))
