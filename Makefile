@@ -66,7 +66,10 @@ TOOL_OBJ  := $(patsubst %.c,$(OBJ)/tool/%.o,$(TOOL_SRC))
 TOOL_LIB  := $(OBJ)/libss-tool.a
 
 RT_SO   := $(B)/lib/libstepscope.so.$(VERSION)
-TARGETS := $(RT_SO) $(B)/lib/libstepscope.so.$(SOMAJOR) $(B)/lib/libstepscope.so $(B)/lib/libstepscope.a $(B)/bin/stepscope \
+# the hooks stepscope-cc links into an executable (runtime/exe/hooks-exe.c)
+RT_EXE_HOOKS := $(B)/lib/libstepscope-hooks.a
+TARGETS := $(RT_SO) $(B)/lib/libstepscope.so.$(SOMAJOR) $(B)/lib/libstepscope.so $(B)/lib/libstepscope.a \
+           $(RT_EXE_HOOKS) $(B)/bin/stepscope \
            $(B)/bin/stepscope-cc $(B)/include/stepscope.h $(B)/lib/pkgconfig/stepscope.pc
 
 # Stamps: the Debian packages of a set (scripts/deps.sh) are all installed.
@@ -132,6 +135,16 @@ $(B)/lib/libstepscope.a: $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o,$(RT_OBJ))
+
+$(OBJ)/runtime-exe/hooks-exe.o: runtime/exe/hooks-exe.c $(wildcard runtime/*.h) | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(RT_CFLAGS) -c -o $@ $<
+
+$(RT_EXE_HOOKS): $(OBJ)/runtime-exe/hooks-exe.o
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $<
 
 $(TOOL_LIB): $(TOOL_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $(TOOL_OBJ)
@@ -228,7 +241,7 @@ install: all
 	install -m 755 $(RT_SO) $(I_LIB)/
 	ln -sf libstepscope.so.$(VERSION) $(I_LIB)/libstepscope.so.$(SOMAJOR)
 	ln -sf libstepscope.so.$(SOMAJOR) $(I_LIB)/libstepscope.so
-	install -m 644 $(B)/lib/libstepscope.a $(I_LIB)/
+	install -m 644 $(B)/lib/libstepscope.a $(RT_EXE_HOOKS) $(I_LIB)/
 	$(if $(HAVE_MPI),install -m 755 $(B)/lib/libstepscope-mpi.so $(I_LIB)/)
 	install -m 644 instrument/stepscope.h $(I_INC)/
 	$(call pc_file,$(PREFIX),$(LIBDIR)) > $(I_LIB)/pkgconfig/stepscope.pc
@@ -239,7 +252,7 @@ install: all
 uninstall:
 	rm -f $(I_BIN)/stepscope $(I_BIN)/stepscope-cc $(I_LIB)/libstepscope.so \
 	      $(I_LIB)/libstepscope.so.$(SOMAJOR) $(I_LIB)/libstepscope.so.$(VERSION) \
-	      $(I_LIB)/libstepscope.a $(I_LIB)/libstepscope-mpi.so $(I_INC)/stepscope.h \
+	      $(I_LIB)/libstepscope.a $(I_LIB)/libstepscope-hooks.a $(I_LIB)/libstepscope-mpi.so $(I_INC)/stepscope.h \
 	      $(I_LIB)/pkgconfig/stepscope.pc $(addprefix $(I_MAN)/,$(notdir $(MAN1)))
 	rm -rf $(I_DOC) $(DESTDIR)$(DATADIR)/stepscope
 

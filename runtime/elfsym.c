@@ -4,7 +4,8 @@
  * executable and each loaded module from disk, once, before main.  Bounds
  * are checked everywhere: a strange file means "not found", never a crash.
  * Also tells which loaded modules were built with -finstrument-functions
- * (they refer to __cyg_profile_func_enter without defining it), for the
+ * (they refer to __cyg_profile_func_enter without defining it, or, with
+ * the hooks stepscope-cc links in, to stepscope__hook_enter), for the
  * frame walk of window.c.
  */
 #include <dlfcn.h>
@@ -157,7 +158,8 @@ static const char *instrumented_path(const struct dl_phdr_info *info)
 	if (!path || !*path)
 		path = "/proc/self/exe";
 	if (!strncmp(path, "linux-vdso", 10) ||
-	    !find_in_file(path, "__cyg_profile_func_enter", 1))
+	    (!find_in_file(path, "__cyg_profile_func_enter", 1) &&
+	     !find_in_file(path, "stepscope__hook_enter", 1)))
 		return NULL;
 	return path;
 }

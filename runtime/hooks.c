@@ -16,6 +16,9 @@
  * stack, no clock read); inside one, or for the step function, the slow
  * function counts it (stats.c) and records it when the recording bits say
  * so.  With stats off the fast path is unchanged.
+ * In an executable or library built by stepscope-cc the calls first reach
+ * the copies of the fast path it links in (runtime/exe/hooks-exe.c), which
+ * tail-call stepscope__hook_enter/exit below when the gate says so.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -215,6 +218,41 @@ SS_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	__attribute__((ifunc("ss_hooks_resolve_enter")));
 SS_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	__attribute__((ifunc("ss_hooks_resolve_exit")));
+
+/* The hooks that stepscope-cc links into an executable or shared library
+ * (runtime/exe/hooks-exe.c): they test the gate themselves, through the
+ * pointer this returns (NULL: built for another layout of ss_hot, they
+ * then forward every call), and call stepscope__hook_enter/exit below
+ * (ss_hook_enter/exit without the test) only when the gate or the step
+ * function says so, through the GOT (no PLT stub).  The calls between are tail
+ * calls, so the frame above the slow functions is still the instrumented
+ * caller's.  Whichever copy of the runtime the program binds these names
+ * to is the one its other modules bind the hooks to (the first in the
+ * lookup order), so one process never records into two runtimes. */
+SS_EXPORT const void *stepscope__hooks_attach(unsigned abi)
+{
+	/* a module's first hook call, before any of its events: as the
+	 * resolvers above, snapshot the maps (a library loaded now) */
+	ss_hooks_flag_maps();
+	return abi == SS_HOOKS_ABI ? (const void *)&ss_hot : NULL;
+}
+
+/* The linked hooks tested the gate already: only the dispatch is left. */
+SS_EXPORT SS_FAST void stepscope__hook_enter(void *fn, void *site)
+{
+	if (ss_hot.gate == SS_GATE_STATS && fn != ss_hot.watch)
+		ss_stats_hook_enter(fn);
+	else
+		ss_hook_enter_slow(fn, site);
+}
+
+SS_EXPORT SS_FAST void stepscope__hook_exit(void *fn, void *site)
+{
+	if (ss_hot.gate == SS_GATE_STATS && fn != ss_hot.watch)
+		ss_stats_hook_exit(fn);
+	else
+		ss_hook_exit_slow(fn, site);
+}
 
 /* The gate is not plain 1.  4: recording stopped (buffer.c), mark it in
  * this thread's stream and drop the event (returns 1).  Bit 2: a module

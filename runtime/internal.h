@@ -86,7 +86,11 @@ struct ss_frame {
  * the runtime there (ss_runtime_early) and records it. */
 #define SS_GATE_INIT 16
 
-/* Read-mostly globals tested on every hook call. */
+/* Read-mostly globals tested on every hook call.  The hooks that
+ * stepscope-cc links into an executable (runtime/exe/hooks-exe.c) read
+ * `gate` and `watch` through the pointer stepscope__hooks_attach gives
+ * them: a change to those two fields bumps SS_HOOKS_ABI. */
+#define SS_HOOKS_ABI 1
 struct ss_hot {
 	volatile int gate;             /* 1 while events are recorded; bit 2:
 	                                * a module bound the hooks (hooks.c);

@@ -19,7 +19,8 @@
 #   uftrace   `uftrace record` of an -finstrument-functions build without
 #             libstepscope (two hook sets in one process would fight)
 # First, fidelity.sh: the figures of issue 14 against the true floor (hooks
-# linked in, a ring in cache).  Then the other sections: build time
+# linked in, a ring in cache); idle.sh: stepscope idle against empty hooks
+# linked into the program (issue 28).  Then the other sections: build time
 # through stepscope-cc, symbolize
 # throughput, record.stack, stats: whole_run, filter (the rebuild with
 # `stepscope filter`'s list), filter workflow (docs/filters.md followed on
@@ -50,6 +51,11 @@ command -v uftrace >/dev/null && uft=yes
 # first recorded step: tests/bench/fidelity.sh, which also runs alone
 CC=$CC sh "$SRC/fidelity.sh"
 
+# ---------------------------------------------------------------- idle
+# (issue 28) an instrumented call while nothing is recorded, against empty
+# hooks linked into the program: tests/bench/idle.sh, which also runs alone
+CC=$CC sh "$SRC/idle.sh"
+
 # ---------------------------------------------------------------- hot path
 echo "bench: building variants in $W"
 INST="-O2 -g -finstrument-functions -fno-omit-frame-pointer"
@@ -60,7 +66,9 @@ for p in b-calls b-recurse; do
 	$CC -O2 -g -o "$W/$p-plain" "$SRC/$p.c"
 done
 # examples/mlp, built here (the tree's examples/mlp/build is left alone):
-# plain; through stepscope-cc (libstepscope linked, STEPSCOPE_RANGE on);
+# plain; through stepscope-cc (libstepscope linked, STEPSCOPE_RANGE on),
+# with its hooks linked in (idle, record) and without them, for the
+# preloaded empty and floor hooks to take the calls (mlp-pre);
 # and for uftrace with stepscope-cc's compile flags but no runtime (the
 # ranges compile to nothing, the same functions are instrumented)
 MFLAGS="-O2 -std=gnu11 -Wall -Wextra -pthread"
@@ -69,6 +77,7 @@ case $CC in *clang*) ;; *) for d in /usr/include /usr/lib/gcc /usr/local/cuda/in
 	EXCL="$EXCL -finstrument-functions-exclude-file-list=$d"; done ;; esac
 (cd "$M" && $CC $MFLAGS -g -I"$top/instrument" -o "$W/mlp-plain" train.c data.c model.c pool.c -lm &&
 	"$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp" train.c data.c model.c pool.c -lm &&
+	STEPSCOPE_LINK_HOOKS=0 "$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp-pre" train.c data.c model.c pool.c -lm &&
 	$CC $MFLAGS $INST $EXCL -I"$top/instrument" -o "$W/mlp-uftrace" train.c data.c model.c pool.c -lm)
 
 # configs: a step window that never opens, and the whole run recorded
@@ -186,8 +195,8 @@ bytes b-recurse $((2 * (N / 2 / D * D))) env LD_PRELOAD="$RT" "$W/b-recurse" "$(
 kind=bytes
 MA="--steps $E2E_STEPS"
 hot mlp "$E2E_RUNS" "$W/mlp-plain $MA" \
-	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libempty.so $W/mlp $MA" \
-	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libfloor.so $W/mlp $MA" \
+	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libempty.so $W/mlp-pre $MA" \
+	"env STEPSCOPE_DISABLE=1 LD_PRELOAD=$W/libfloor.so $W/mlp-pre $MA" \
 	"env STEPSCOPE_CONFIG=$W/idle-mlp.yaml $W/mlp $MA" \
 	"env STEPSCOPE_CONFIG=$W/all.yaml $W/mlp $MA" \
 	"${uft:+uftrace record -d $W/uftrace.data $W/mlp-uftrace $MA}"

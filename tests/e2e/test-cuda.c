@@ -97,7 +97,10 @@ static void test_build(void **state)
 	make_example(t, "PROFILE=1");
 	SS_E2E_SH_OK(t, "readelf -d src/train | grep NEEDED | "
 		     "grep -q 'libstepscope\\.so'");
-	SS_E2E_SH_OK(t, "nm src/train | grep -q ' U __cyg_profile_func_enter'"
+	/* instrumented, with the hooks linked in (libstepscope-hooks.a),
+	 * which go on into libstepscope.so */
+	SS_E2E_SH_OK(t, "nm src/train | grep -q ' t __cyg_profile_func_enter$'"
+		     " && nm -D src/train | grep -q ' U stepscope__hook_enter$'"
 		     " && nm src/train | grep -q ' T train_step$'");
 	/* back to plain and again to profile: nothing is recompiled */
 	make_example(t, "");

@@ -12,6 +12,9 @@
  * whole run, not one pair per call.  filter.min_duration_us drops the
  * library's short calls as it does the program's, though their ENTER is a
  * long record.
+ * The program and the library call the hooks stepscope-cc linked into
+ * each directly (no PLT, not exported), and one runtime records both: one
+ * trace file, every call counted once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +59,77 @@ static void test_shared(void **state)
 			     "'%s': expected args.file \"...%sLINE\", got %s",
 			     s->name, want, s->file ? s->file : "none");
 	}
+	ss_e2e_pass(t);
+}
+
+/* Issue 28: stepscope-cc links the hooks into the executable and the
+ * library (runtime/exe/hooks-exe.c).  Their calls to them are direct
+ * calls, neither exports them nor calls them through a PLT, both go on
+ * into libstepscope.so, and the one runtime records both into one file,
+ * every call exactly. */
+static void test_hooks_in_program(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t,
+		     "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -shared -fPIC "
+		     "-o libssfix.so \"$SS_E2E_SRC/tests/e2e/lib-shared.c\"",
+		     t->v->cc, t->v->opt);
+	ss_e2e_build(t, "uselib", "-L. -lssfix -Wl,-rpath,\"$PWD\"");
+	static const char *const hooks[] = { "__cyg_profile_func_enter",
+					     "__cyg_profile_func_exit" };
+	static const char *const mods[] = { "s-uselib", "libssfix.so" };
+	for (int m = 0; m < 2; m++) {
+		for (int i = 0; i < 2; i++) {
+			SS_E2E_SH_OK(t, "objdump -d --no-show-raw-insn %s | "
+					"grep -c 'call .*<%s>$' || true", mods[m], hooks[i]);
+			SS_E2E_CHECK(t, atoi(t->out) >= 2,
+				     "%s: expected direct calls to %s, objdump counts %s",
+				     mods[m], hooks[i], t->out);
+			SS_E2E_SH_OK(t, "objdump -d %s | grep -c '%s@plt' || true",
+				     mods[m], hooks[i]);
+			SS_E2E_CHECK(t, atoi(t->out) == 0,
+				     "%s: expected no call to %s through the PLT, "
+				     "objdump counts %s", mods[m], hooks[i], t->out);
+			SS_E2E_SH_OK(t, "nm -D %s | grep -c ' %s$' || true", mods[m],
+				     hooks[i]);
+			SS_E2E_CHECK(t, atoi(t->out) == 0,
+				     "%s: expected %s neither exported nor imported, "
+				     "nm -D shows it:\n%s", mods[m], hooks[i], t->out);
+		}
+	}
+	/* both go on into the one runtime (each module's first call does;
+	 * disabled, so that no background thread's lines cut into these) */
+	SS_E2E_SH_OK(t, "STEPSCOPE_DISABLE=1 LD_DEBUG=bindings ./s-uselib 2>&1 >/dev/null | "
+			"grep -E '(s-uselib|libssfix.so).*stepscope__hook_enter' | "
+			"grep libstepscope | sed -E 's/.*binding file ([^ ]*).*/\\1/' | "
+			"sed 's|.*/||' | sort -u");
+	SS_E2E_CHECK(t, !strcmp(t->out, "libssfix.so\ns-uselib\n"),
+		     "expected s-uselib and libssfix.so bound to libstepscope's "
+		     "stepscope__hook_enter, LD_DEBUG=bindings says:\n%s", t->out);
+	SS_E2E_EXPECT_STATUS(t, ss_e2e_record(t, "rec", "uselib", NULL), 0);
+	SS_E2E_SH_OK(t, "ls rec/*.sstrace | wc -l");
+	SS_E2E_CHECK(t, atoi(t->out) == 1,
+		     "expected one trace file (one runtime recording), got %s",
+		     t->out);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec");
+	SS_E2E_EXPECT_NESTED(t, tr);
+	SS_E2E_EXPECT_CALLS(t, tr, "main", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "lib_outer", 0, 4);
+	SS_E2E_EXPECT_CALLS(t, tr, "lib_inner", 0, 4 * 3);
+	SS_E2E_EXPECT_CALLS(t, tr, "lib_apply", 0, 5);
+	SS_E2E_EXPECT_CALLS(t, tr, "cb_square", 0, 5);
+	SS_E2E_EXPECT_COUNT(t, tr, NULL, "function", 0, 1 + 4 + 12 + 5 + 5);
+	SS_E2E_EXPECT_INSIDE(t, tr, "cb_square", "lib_apply");
+	/* STEPSCOPE_LINK_HOOKS=0: the program calls the runtime's through
+	 * its PLT, as before */
+	SS_E2E_SH_OK(t, "STEPSCOPE_LINK_HOOKS=0 \"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s "
+			"-o s-uselib-plt \"$SS_E2E_SRC/tests/e2e/s-uselib.c\" "
+			"-I\"$SS_E2E_SRC/tests/e2e\" -L. -lssfix -Wl,-rpath,\"$PWD\" && "
+			"objdump -d s-uselib-plt | grep -c 'call.*<__cyg_profile_func_enter@plt>' || true",
+		     t->v->cc, t->v->opt);
+	SS_E2E_CHECK(t, atoi(t->out) >= 2,
+		     "STEPSCOPE_LINK_HOOKS=0: expected the program's calls through "
+		     "the PLT, objdump counts %s", t->out);
 	ss_e2e_pass(t);
 }
 
@@ -148,6 +222,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_shared),
+		SS_E2E_VARIANTS(test_hooks_in_program),
 		SS_E2E_TEST(test_stripped_warned_once),
 		SS_E2E_VARIANTS(test_far_calls_no_syscalls),
 		SS_E2E_VARIANTS(test_min_duration_library),
