@@ -43,7 +43,7 @@ mkdir -p "$kit/bin" "$kit/lib" "$kit/include" "$kit/src/cuda-mlp" "$kit/src/cubl
 
 echo "  KIT     $kit"
 cp "$b/bin/stepscope" "$b/bin/stepscope-cc" "$kit/bin/"
-cp -P "$b"/lib/libstepscope.so* "$kit/lib/"
+cp -P "$b"/lib/libstepscope.so* "$b"/lib/libstepscope-hooks.a "$kit/lib/"
 cp instrument/stepscope.h "$kit/include/"
 cp tests/gpu/device-check.sh "$kit/"
 cp examples/cuda-mlp/*.cu examples/cuda-mlp/*.h examples/cuda-mlp/Makefile \

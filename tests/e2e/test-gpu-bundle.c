@@ -59,7 +59,7 @@ static void test_dry_run(void **state)
 		     "gpu-bundle.tar.gz: %ld bytes, expected at most 60 MiB", size);
 	SS_E2E_SH_OK(t, "mkdir kit && tar -C kit -xzf " BUNDLE " && cd kit/" KIT " && "
 			"for f in device-check.sh bin/stepscope bin/stepscope-cc bin/gpu-check "
-			"lib/libstepscope.so.0 lib/libdw.so.1 lib/libelf.so.1 lib/libcjson.so.1 "
+			"lib/libstepscope.so.0 lib/libstepscope-hooks.a lib/libdw.so.1 lib/libelf.so.1 lib/libcjson.so.1 "
 			"lib/libyaml-0.so.2 lib/libunwind.so.8 include/stepscope.h "
 			"src/cuda-mlp/train.cu src/cublas-train/cublas-train.cu "
 			"dry/bin/fake-train dry/bin/nvidia-smi dry/lib/libcudart.so "
