@@ -95,6 +95,7 @@ struct ss_slices_fstack {
 struct ss_slices_walk {
 	struct ss_slicer *sl;
 	uint64_t tid;
+	const struct ss_rthread *t;
 	ss_slice_fn fn;
 	void *ctx;
 	struct ss_slices_fstack calls, ranges;

@@ -54,6 +54,36 @@ static const struct ss_slices_step *ss_slices_step_at(const struct ss_slicer *sl
 	return lo ? &sl->steps[lo - 1] : NULL;
 }
 
+static int ss_slices_step_is(const struct ss_slices_step *s, const struct ss_rthread *t)
+{
+	if (s->serial && t->serial)
+		return s->serial == t->serial;
+	return s->tid == t->tid;
+}
+
+/* Whether [begin, end] lies inside one of the ProfilerStep slices that
+ * ss_slicer_thread hands out for w's thread: the step record at or before
+ * begin is a RECORD step of this thread and the next record (the step's
+ * end) is at or after end.  A slice clipped at its begin began before
+ * its window, so before any step in it. */
+static int ss_slices_in_step(const struct ss_slices_walk *w, uint64_t begin,
+			     uint64_t end, unsigned flags)
+{
+	const struct ss_slicer *sl = w->sl;
+	const struct ss_slices_step *st;
+	size_t i;
+
+	if (!w->t || (flags & SS_SLICE_CLIPPED_BEGIN))
+		return 0;
+	st = ss_slices_step_at(sl, begin);
+	if (!st || st->action != SS_STEP_RECORD || !ss_slices_step_is(st, w->t))
+		return 0;
+	if (w->stop_ns && st->ns >= w->stop_ns)
+		return 0;
+	i = (size_t)(st - sl->steps);
+	return i + 1 >= sl->nsteps || end <= sl->steps[i + 1].ns;
+}
+
 /* The innermost frame of stack st (from 1) that is one of the `depth`
  * open calls below the slice, matched by function address; 0 if none.
  * When frame 0 is not the slice's function `self` but one of the open
@@ -135,6 +165,8 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 			 (unsigned long long)key);
 		sp->name = buf;
 	}
+	if (cat == SS_SLICE_FUNCTION || cat == SS_SLICE_RANGE)
+		sp->in_step = ss_slices_in_step(w, begin, end, flags);
 	st = ss_slices_step_at(sl, begin);
 	if (st) {
 		sp->has_step = 1;
@@ -374,13 +406,6 @@ static void ss_slices_close_window(struct ss_slices_walk *w, uint64_t ns)
 	ss_slices_close_all(w, &w->calls, SS_SLICE_FUNCTION, ns);
 }
 
-static int ss_slices_step_is(const struct ss_slices_step *s, const struct ss_rthread *t)
-{
-	if (s->serial && t->serial)
-		return s->serial == t->serial;
-	return s->tid == t->tid;
-}
-
 /* Frames open on this thread when window `wi` opened. */
 static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 				 const struct ss_rthread *t)
@@ -448,6 +473,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	memset(&w, 0, sizeof(w));
 	w.sl = sl;
 	w.tid = t->tid;
+	w.t = t;
 	w.fn = fn;
 	w.ctx = ctx;
 	ss_reader_events_begin(r, thread, &it);

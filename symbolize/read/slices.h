@@ -64,6 +64,12 @@ struct ss_slice {
 	int has_step;           /* step/cycle below are known */
 	uint64_t step;          /* step the slice began in */
 	uint32_t cycle;         /* schedule cycle of that step */
+	/* FUNCTION, RANGE: it lies inside one of the ProfilerStep slices of
+	 * its thread (begins at or after the step's begin, ends at or before
+	 * its end, not clipped at its begin); those step slices are handed
+	 * out only after all of the thread's other slices, so this is how a
+	 * consumer that builds as slices close (flame graphs) knows. */
+	int in_step;
 	const struct ss_stack *stack; /* FUNCTION, with record.stack; or NULL */
 	/* With a stack: index in it of the innermost frame (from 1) that is an
 	 * instrumented call open below this one on its thread (its caller, or
