@@ -35,6 +35,7 @@ struct ss_agg_pend {
 	int kind;                    /* enum ss_agg_kind */
 	uint32_t id;
 	int has_step;
+	int in_step;                 /* ss_slice.in_step */
 	unsigned nnative;
 	uint32_t native[SS_AGG_NATIVE_MAX]; /* outermost first */
 };

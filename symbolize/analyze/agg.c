@@ -361,12 +361,52 @@ static struct ss_agg_node *ss_agg_wrap_native(struct ss_agg *a, struct ss_agg_no
 	return node;
 }
 
+/* A "ProfilerStep" frame above node (a slice inside a step and the
+ * native frames above it), of its total; node itself if out of memory. */
+static struct ss_agg_node *ss_agg_wrap_step(struct ss_agg *a, struct ss_agg_node *node,
+					    uint64_t dur)
+{
+	uint32_t id = ss_agg_intern(a, "ProfilerStep", 1);
+	struct ss_agg_node *w;
+
+	if (id == UINT32_MAX || !(w = ss_agg_node_new(a, id)))
+		return node;
+	w->native = SS_AGG_FRAME_STEP;
+	w->total_ns = dur;
+	w->child = node;
+	return w;
+}
+
+/* The flame forest of a slice inside a step, from its children's: they
+ * are inside the step as well, so their "ProfilerStep" frames go (their
+ * children take their place); the slice's own goes above it. */
+static struct ss_agg_node *ss_agg_unstep(struct ss_agg *a, struct ss_agg_node *forest)
+{
+	struct ss_agg_node *out = NULL, *n, *next;
+
+	for (n = forest; n; n = next) {
+		next = n->next;
+		n->next = NULL;
+		if (n->native == SS_AGG_FRAME_STEP) {
+			ss_agg_merge(a, &out, n->child);
+			n->child = NULL;
+			ss_agg_node_put(a, n);
+		} else {
+			ss_agg_merge(a, &out, n);
+		}
+	}
+	return out;
+}
+
 /* The self time of closed slice s: its time in no call and no range that
  * closed inside it, whatever their kind.  Function rows and range rows
  * then share out each thread's time once: a range pushed in a call (the
  * OpenMP end barrier's wait, a user's "forward") is the range's self time,
  * not the call's as well.  The same walk builds the thread's flame tree,
- * calls and ranges together.  Consecutive siblings (same nest, disjoint)
+ * calls and ranges together, a "ProfilerStep" frame above each slice
+ * inside a step (the slicer's in_step) that its caller's enclosing slice
+ * removes again when it lies inside the step too: the frame stays only
+ * under the frames that span steps (main, the loop) or on the root.  Consecutive siblings (same nest, disjoint)
  * merge, as in ss_agg_close. */
 static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 				const struct ss_agg_pend *s)
@@ -384,15 +424,21 @@ static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 			ss_agg_merge(a, &forest, o->forest);
 	}
 	self = dur > busy ? dur - busy : 0;
+	if (s->in_step)
+		forest = ss_agg_unstep(a, forest);
 	node = ss_agg_node_new(a, s->id);
-	if (!node)
+	if (!node) {
+		ss_agg_tree_free(forest);
 		return self;
+	}
 	node->native = s->kind == SS_AGG_RANGE ? SS_AGG_FRAME_RANGE : SS_AGG_FRAME_CALL;
 	node->calls = (s->flags & SS_SLICE_CLIPPED_BEGIN) ? 0 : 1;
 	node->self_ns = self;
 	node->total_ns = dur;
 	node->child = forest;
 	node = ss_agg_wrap_native(a, node, s, dur);
+	if (s->in_step)
+		node = ss_agg_wrap_step(a, node, dur);
 	o = t->nown ? &t->own[t->nown - 1] : NULL;
 	if (o && o->nest == s->nest && o->end <= s->begin &&
 	    !(s->flags & SS_SLICE_CLIPPED_BEGIN)) {
@@ -603,6 +649,7 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 	p->id = id;
 	p->has_step = s->has_step;
 	p->step = s->step;
+	p->in_step = s->in_step;
 	p->nnative = 0;
 	if (kind == SS_AGG_FUNCTION && s->stack)
 		ss_agg_native(a, p, s);

@@ -67,13 +67,18 @@ uint64_t ss_agg_row_avg(const struct ss_agg_row *r);
  * under it; docs/stacks.md). */
 /* What a node stands for (its `native` field).  The function trees hold
  * calls and native frames; the flame trees (ss_agg_flame_tree) also user
- * ranges, in the call path where they were pushed, and one frame per
- * thread name above each thread's calls. */
+ * ranges, in the call path where they were pushed, "ProfilerStep" above
+ * the calls inside steps, and one frame per thread name above each
+ * thread's calls. */
 enum ss_agg_frame {
 	SS_AGG_FRAME_CALL = 0,
 	SS_AGG_FRAME_NATIVE = 1,  /* code without hooks, from a native stack */
 	SS_AGG_FRAME_RANGE = 2,
 	SS_AGG_FRAME_THREAD = 3,
+	/* "ProfilerStep": the recorded steps of a thread, one frame for all
+	 * of them, above the outermost calls and ranges that lie inside a
+	 * step (ss_slice.in_step); self 0 */
+	SS_AGG_FRAME_STEP = 4,
 };
 
 struct ss_agg_node {
@@ -142,7 +147,10 @@ struct ss_agg_thread_tree {
 size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out);
 /* The trees for pictures (flame graphs, folded stacks): calls and the
  * user ranges between them, so each node's self time is the one of the
- * report's rows.  ss_agg_flame_tree: every thread under a frame named for
+ * report's rows; a "ProfilerStep" frame (SS_AGG_FRAME_STEP) above the
+ * outermost calls and ranges inside a recorded step, under the frames
+ * that span the steps (docs/report.md, "Steps").  ss_agg_flame_tree:
+ * every thread under a frame named for
  * it (threads of one name merged; root named UINT32_MAX);
  * ss_agg_flame_threads: as ss_agg_thread_trees, one per thread. */
 const struct ss_agg_node *ss_agg_flame_tree(struct ss_agg *a);

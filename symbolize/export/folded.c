@@ -7,7 +7,9 @@
  *
  * Design: an aggregator (agg.c) builds the calling-context tree of every
  * thread as slices arrive, user ranges included where they were pushed
- * (their time is theirs, not their caller's, as in the report); end walks
+ * (their time is theirs, not their caller's, as in the report), and a
+ * "ProfilerStep" frame above the calls inside a recorded step (from
+ * ss_slice.in_step, under the frames that span the steps); end walks
  * each thread's tree with the thread's
  * name as the root frame (so workers show as "worker-3;run;..." rather
  * than loose functions), merges equal paths (threads of one name) and

@@ -5,8 +5,9 @@
  * fonts or links, so a file opens anywhere and works offline.  Frame
  * colors are a warm palette indexed by a hash of the function name, so a
  * function keeps its color across runs; user ranges are green, native
- * frames blue, and the frame of each thread (the merged graph puts every
- * thread's calls under one) grey.
+ * frames blue, the frame of each thread (the merged graph puts every
+ * thread's calls under one) grey, and "ProfilerStep" (every recorded
+ * step of a thread, above the calls inside them) lavender.
  *
  * Must never: emit unescaped names (they become XML text), or depend on
  * the order threads were read in (the tree's children are drawn sorted by
@@ -98,7 +99,8 @@ static void ss_svg_frame(struct ss_svg_flame *fl, const struct ss_agg_node *n,
 	fprintf(fl->f, " (%stotal %s, %.2f%%, self %s, %llu calls)</title>",
 		n->native == SS_AGG_FRAME_NATIVE ? "no hooks, from native stacks: " :
 		n->native == SS_AGG_FRAME_RANGE ? "range: " :
-		n->native == SS_AGG_FRAME_THREAD ? "thread: " : "",
+		n->native == SS_AGG_FRAME_THREAD ? "thread: " :
+		n->native == SS_AGG_FRAME_STEP ? "every recorded step: " : "",
 		ss_agg_fmt_time(n->total_ns, t1, sizeof(t1)),
 		fl->all ? 100.0 * (double)n->total_ns / (double)fl->all : 0.0,
 		ss_agg_fmt_time(n->self_ns, t2, sizeof(t2)),
@@ -107,6 +109,10 @@ static void ss_svg_frame(struct ss_svg_flame *fl, const struct ss_agg_node *n,
 		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
 			"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
 			x, y, w, SS_SVG_FRAME_H - 1, 200 + h % 30, 200 + h % 30, 200 + h % 30);
+	else if (n->native == SS_AGG_FRAME_STEP)  /* the steps: lavender */
+		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+			"fill=\"rgb(190,170,230)\" rx=\"2\"/>",
+			x, y, w, SS_SVG_FRAME_H - 1);
 	else if (n->native == SS_AGG_FRAME_RANGE)  /* user ranges: greens */
 		fprintf(fl->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
 			"fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",

@@ -16,8 +16,12 @@
  *     holds all the time, and every Avg lies between Min and Max.
  *   test_flame: s-trainer-omp's folded stacks hold the barrier's wait
  *     under matmul_forward (and their values add up to report's self
- *     total); in the merged SVG flame graph only thread frames sit on the
- *     root, one per thread, so workers' functions are not beside main.
+ *     total); every line of a call inside a recorded step goes through
+ *     "main;ProfilerStep;", the others (main's own time, the workers)
+ *     through no ProfilerStep, also when the window of two steps clips
+ *     main; in the merged SVG flame graph only thread frames sit on the
+ *     root, one per thread, so workers' functions are not beside main,
+ *     and there is one ProfilerStep frame.
  *   test_no_hooks: s-trainer-omp built with plain gcc (no hooks) and
  *     recorded: running no step, stderr is one line that says the
  *     program has no -finstrument-functions hooks and how to rebuild;
@@ -303,25 +307,49 @@ static void test_clones(void **state)
 	ss_e2e_pass(t);
 }
 
-static void test_flame(void **state)
+/* Folded stacks of `rec` (s-trainer-omp): their values add up exactly to
+ * report's self total, every line of a call inside a recorded step (all
+ * of train_step's, on the main thread) goes through one "ProfilerStep"
+ * frame right under main, which spans the steps, and the others (main's
+ * own time; the workers, which have no step slices) through none. */
+static void check_folded(struct ss_e2e *t, const char *what)
 {
-	struct ss_e2e *t = ss_e2e_begin(state);
 	unsigned long long folded = 0, total;
+	int in = 0, out = 0, bad = 0;
+	char first[1024] = "";
 	const char *l;
-	int roots = 0, threads = 0, under = 0;
 
-	record_trainer(t, NULL);
 	SS_E2E_SH_OK(t, SS " symbolize -q --format folded -o - rec");
-	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, "s-trainer-omp;main;train_step;layer;"
-					  "matmul_forward;" WAIT " ") == 1,
-		     "folded: expected the line of the barrier's wait under "
-		     "matmul_forward, got:\n%s", t->out);
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, "s-trainer-omp;main;ProfilerStep;train_step;"
+					  "layer;matmul_forward;" WAIT " ") == 1,
+		     "folded (%s): expected the line of the barrier's wait under "
+		     "matmul_forward, in the steps, got:\n%s", what, t->out);
 	for (l = t->out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
 		const char *sp = l + strcspn(l, "\n");
+		char path[1024];
+		const char *st;
 		while (sp > l && sp[-1] != ' ')
 			sp--;
 		folded += strtoull(sp, NULL, 10);
+		if (sp - l < 1 || (size_t)(sp - l) > sizeof(path))
+			continue;
+		memcpy(path, l, (size_t)(sp - l - 1));
+		path[sp - l - 1] = 0;
+		st = strstr(path, "ProfilerStep");
+		if (strstr(path, ";train_step") ?
+		    (in++, strncmp(path, "s-trainer-omp;main;ProfilerStep;train_step",
+				   strlen("s-trainer-omp;main;ProfilerStep;train_step")) ||
+			   strstr(st + 1, "ProfilerStep")) :
+		    (out++, st != NULL)) {
+			if (!bad++)
+				snprintf(first, sizeof(first), "%s", path);
+		}
 	}
+	SS_E2E_CHECK(t, in >= 6 && out >= 8 && !bad,
+		     "folded (%s): expected >= 6 lines in the steps (train_step "
+		     "and below), >= 8 outside (main, 7 workers), none misplaced; "
+		     "got %d, %d, %d misplaced (first: \"%s\"):\n%s", what, in, out,
+		     bad, first, t->out);
 	SS_E2E_SH_OK(t, SS " report -q --format json -o r.json rec");
 	{
 		cJSON *j = ss_e2e_load_json(t, "r.json");
@@ -329,9 +357,18 @@ static void test_flame(void **state)
 			cJSON_GetObjectItem(j, "self_total_ns"));
 		cJSON_Delete(j);
 	}
-	SS_E2E_CHECK(t, folded == total, "folded values add up to %llu ns, "
-		     "report's self total is %llu ns", folded, total);
+	SS_E2E_CHECK(t, folded == total, "folded (%s): values add up to %llu ns, "
+		     "report's self total is %llu ns", what, folded, total);
+}
 
+static void test_flame(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *l;
+	int roots = 0, threads = 0, under = 0;
+
+	record_trainer(t, NULL);
+	check_folded(t, "the whole run");
 	/* "Y KIND NAME" per frame, KIND "thread" or "-"; root "all" is the
 	 * lowest (largest y), its children 16 px above */
 	SS_E2E_SH_OK(t, SS " flame -q -o f.svg rec && grep -o '<g><title>[^<]*</title>"
@@ -357,6 +394,15 @@ static void test_flame(void **state)
 		     "flame: expected 8 frames on the root, all threads (main and 7 "
 		     "workers), main above one of them; got %d, %d threads, main %d:\n%s",
 		     roots, threads, under, t->out);
+	SS_E2E_SH_OK(t, "grep -o '<g><title>ProfilerStep (every recorded step: ' f.svg | wc -l");
+	SS_E2E_CHECK(t, atoi(t->out) == 1, "flame: expected one ProfilerStep frame "
+		     "(the steps of the main thread), got %s", t->out);
+
+	/* a window of two steps: main, clipped at both ends, is no step's */
+	SS_E2E_SH_OK(t, "rm -rf rec");
+	record_trainer(t, "step:\\n  function: train_step\\nschedule:\\n  "
+		       "wait: 1\\n  warmup: 1\\n  active: 2\\n  repeat: 1\\n");
+	check_folded(t, "a window of two steps");
 	ss_e2e_pass(t);
 }
 

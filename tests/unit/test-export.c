@@ -9,8 +9,9 @@
  *     npm package speedscope's own file-format-schema.json, one evented
  *     profile per thread named after it, steps as the top level (a call
  *     running across two steps shows under both);
- *   - folded: every thread's stacks start at the thread's name, and the
- *     command says the values are nanoseconds, not samples.
+ *   - folded: every thread's stacks start at the thread's name, what
+ *     lies inside a step of its thread goes through "ProfilerStep" (under
+ *     the call that spans the steps), and the command says the values are nanoseconds, not samples.
  *
  * The speedscope check installs `speedscope` and `ajv` with npm into
  * build/npm on first use; it skips (saying why) without node or npm, or
@@ -223,10 +224,12 @@ static void test_folded(void **state)
 	assert_non_null(t);
 	assert_non_null(e);
 	/* each thread's stacks under its name, the range where it was
-	 * pushed (its 100 ns are not ss_x_outer's); self time in ns, said so */
+	 * pushed (its 100 ns are not ss_x_outer's); what lies inside a step
+	 * of its thread under ProfilerStep, below ss_x_outer, which spans
+	 * both steps (the worker has no steps); self time in ns, said so */
 	assert_string_equal(t, "main-thread;ss_x_outer 2300\n"
-			       "main-thread;ss_x_outer;bad\xff name 100\n"
-			       "main-thread;ss_x_outer;ss_x_inner 1600\n"
+			       "main-thread;ss_x_outer;ProfilerStep;bad\xff name 100\n"
+			       "main-thread;ss_x_outer;ProfilerStep;ss_x_inner 1600\n"
 			       "w\xc3rker;ss_x_inner 100\n");
 	assert_non_null(strstr(e, "folded values are self time in nanoseconds, not samples"));
 	free(t);

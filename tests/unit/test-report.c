@@ -316,10 +316,10 @@ static void test_folded(void **state)
 	assert_non_null(t);
 	assert_string_equal(t,
 		"trainer;ss_t_outer 1200\n"
-		"trainer;ss_t_outer;ss_t_leaf 200\n"
-		"trainer;ss_t_outer;ss_t_rec 300\n"
-		"trainer;ss_t_outer;ss_t_rec;ss_t_rec 200\n"
-		"trainer;ss_t_outer;ss_t_rec;ss_t_rec;ss_t_leaf 100\n");
+		"trainer;ss_t_outer;ProfilerStep;ss_t_leaf 200\n"
+		"trainer;ss_t_outer;ProfilerStep;ss_t_rec 300\n"
+		"trainer;ss_t_outer;ProfilerStep;ss_t_rec;ss_t_rec 200\n"
+		"trainer;ss_t_outer;ProfilerStep;ss_t_rec;ss_t_rec;ss_t_leaf 100\n");
 	free(t);
 }
 
@@ -397,8 +397,10 @@ static void test_flame_svg(void **state)
 	t = ss_ut_slurp(path);
 	assert_non_null(t);
 	check_xml(t, "rect", &rects);
-	/* background + all, the thread, outer, leaf, rec, rec, leaf */
-	assert_int_equal(rects, 8);
+	/* background + all, the thread, outer, ProfilerStep (leaf and rec lie
+	 * in step 0, outer spans both), leaf, rec, rec, leaf */
+	assert_int_equal(rects, 9);
+	assert_non_null(strstr(t, "<title>ProfilerStep (every recorded step: total 800ns"));
 	assert_non_null(strstr(t, "<title>ss_t_rec (total 600ns, 30.00%, self 300ns, 1 calls)</title>"));
 	free(t);
 }
