@@ -80,12 +80,13 @@ static void check_inlined(struct ss_e2e *t, const char *caller,
 			"folded -o f.folded rec2 >/dev/null && "
 			"sed 's/ [0-9]*$//' f.folded | grep -v '^s-step-inlined;main$' | sort");
 	/* (each line starts at the thread's name; main alone has a line when
-	 * it had self time in the window) */
-	const char *want = in_main ? "s-step-inlined;main;train_step\n"
-				     "s-step-inlined;main;train_step;work\n"
+	 * it had self time in the window; the recorded steps' calls go
+	 * through one ProfilerStep frame under what spans the steps) */
+	const char *want = in_main ? "s-step-inlined;main;ProfilerStep;train_step\n"
+				     "s-step-inlined;main;ProfilerStep;train_step;work\n"
 				   : "s-step-inlined;main;loop\n"
-				     "s-step-inlined;main;loop;train_step\n"
-				     "s-step-inlined;main;loop;train_step;work\n";
+				     "s-step-inlined;main;loop;ProfilerStep;train_step\n"
+				     "s-step-inlined;main;loop;ProfilerStep;train_step;work\n";
 	SS_E2E_CHECK(t, !strcmp(t->out, want), "folded stacks: expected\n%s"
 		     "got\n%s", want, t->out);
 	SS_E2E_SH_OK(t, "rm -rf rec rec2 f.folded");
