@@ -123,9 +123,13 @@ struct ss_agg {
 	int oom;
 };
 
+/* agg-tree.c: names, nodes, sibling lists */
 uint64_t ss_agg_mix(uint64_t x);
 uint32_t ss_agg_intern(struct ss_agg *a, const char *s, int add);
 struct ss_agg_node *ss_agg_node_new(struct ss_agg *a, uint32_t name);
+void ss_agg_node_put(struct ss_agg *a, struct ss_agg_node *n);
+void ss_agg_tree_free(struct ss_agg_node *n);
+void ss_agg_merge(struct ss_agg *a, struct ss_agg_node **dst, struct ss_agg_node *src);
 void ss_agg_merge_copy(struct ss_agg *a, struct ss_agg_node **dst,
 		       const struct ss_agg_node *src);
 struct ss_agg_fstat *ss_agg_fstat(struct ss_agg *a, struct ss_agg_thread *t,
