@@ -3,7 +3,7 @@
  * report.html; the page must be self-contained (no http(s) resource, no
  * script), hold the summary table, the step plot and the flame graph, and
  * render in headless Chromium without console errors to a screenshot that
- * is neither blank nor solid (the PNG is decoded here with zlib and its
+ * is neither blank nor solid (the PNG is decoded by tests/lib/png.c and its
  * non-white pixels counted, the same on every machine).
  *
  * Fails, saying so, when chromium is absent (Debian package chromium;
@@ -17,106 +17,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <cmocka.h>
 
 #include "e2e.h"
+#include "png.h"
 
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static int paeth(int a, int b, int c)
-{
-	int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-	return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
-/* The fraction of pixels of the 8-bit RGB or RGBA, non-interlaced PNG at
- * PATH (what Chromium writes) that are not white once laid over white:
- * luma below 97%, as ImageMagick's `-colorspace gray -threshold 97%`.
- * -1 with WHY filled in when the file is something else. */
+/* The fraction of pixels of the PNG at PATH (what Chromium writes) that
+ * are not white once laid over white: luma below 97%, as ImageMagick's
+ * `-colorspace gray -threshold 97%`.  -1 with WHY filled in when the file
+ * cannot be read (tests/lib/png.c). */
 static double png_ink(const char *path, char *why, size_t nwhy)
 {
-	FILE *f = fopen(path, "rb");
-	unsigned char *png = NULL, *idat = NULL, *raw = NULL;
-	size_t n = 0, nidat = 0, cap = 0;
-	uint32_t w = 0, h = 0, bpp = 0;
-	double ink = -1;
-
-	snprintf(why, nwhy, "not a PNG");
-	if (!f)
-		return -1;
-	for (size_t r = 1; r > 0; n += r) {
-		if (n + 65536 > cap && !(png = realloc(png, cap = 2 * cap + 65536)))
-			abort();
-		r = fread(png + n, 1, cap - n, f);
-	}
-	fclose(f);
-	if (n < 8 || memcmp(png, "\x89PNG\r\n\x1a\n", 8))
-		goto out;
-	for (size_t at = 8; at + 12 <= n; ) {
-		uint32_t len = be32(png + at);
-		const unsigned char *d = png + at + 8;
-		if (len > n - at - 12)
-			goto out;
-		if (!memcmp(png + at + 4, "IHDR", 4) && len >= 13) {
-			w = be32(d), h = be32(d + 4);
-			bpp = d[9] == 6 ? 4 : d[9] == 2 ? 3 : 0;
-			if (d[8] != 8 || !bpp || d[12] != 0 || !w || !h || w > 16384 || h > 16384) {
-				snprintf(why, nwhy, "PNG of depth %d, colour type %d, interlace %d: "
-					 "only 8-bit RGB(A) without interlace is read", d[8], d[9], d[12]);
-				goto out;
-			}
-		} else if (!memcmp(png + at + 4, "IDAT", 4)) {
-			if (!(idat = realloc(idat, nidat + len + 1)))
-				abort();
-			memcpy(idat + nidat, d, len);
-			nidat += len;
-		}
-		at += 12 + (size_t)len;
-	}
-	size_t stride = (size_t)w * bpp, want = (size_t)h * (stride + 1);
-	uLongf got = want;
-	if (!bpp || !(raw = malloc(want)))
-		goto out;
-	if (uncompress(raw, &got, idat, nidat) != Z_OK || got != want) {
-		snprintf(why, nwhy, "PNG image data does not inflate to %ux%u pixels", w, h);
-		goto out;
-	}
+	unsigned char *rgb;
+	uint32_t w, h;
 	size_t dark = 0;
-	for (uint32_t y = 0; y < h; y++) {
-		unsigned char *row = raw + y * (stride + 1), *cur = row + 1;
-		const unsigned char *up = y ? cur - (stride + 1) : NULL;
-		for (size_t i = 0; i < stride; i++) {
-			int a = i >= bpp ? cur[i - bpp] : 0, b = up ? up[i] : 0;
-			int c = up && i >= bpp ? up[i - bpp] : 0;
-			switch (row[0]) {
-			case 0: break;
-			case 1: cur[i] += a; break;
-			case 2: cur[i] += b; break;
-			case 3: cur[i] += (a + b) / 2; break;
-			case 4: cur[i] += paeth(a, b, c); break;
-			default:
-				snprintf(why, nwhy, "PNG row %u has filter %d", y, row[0]);
-				goto out;
-			}
-		}
-		for (size_t x = 0; x < stride; x += bpp) {
-			double al = bpp == 4 ? cur[x + 3] / 255.0 : 1, v[3];
-			for (int k = 0; k < 3; k++)
-				v[k] = cur[x + k] * al + 255 * (1 - al);
-			dark += 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 0.97 * 255;
-		}
+
+	if (ss_png_rgb(path, &rgb, &w, &h, why, nwhy))
+		return -1;
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		const unsigned char *p = rgb + 3 * i;
+		dark += 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2] < 0.97 * 255;
 	}
-	ink = (double)dark / ((double)w * h);
-out:
-	free(png);
-	free(idat);
-	free(raw);
-	return ink;
+	free(rgb);
+	return (double)dark / ((double)w * h);
 }
 
 static void test_html_renders(void **state)
