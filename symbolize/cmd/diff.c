@@ -294,21 +294,6 @@ static void ss_diff_csv_stat(FILE *f, const struct ss_diff_stat *s)
 	ss_diff_csv_num(f, s->pct);
 }
 
-static void ss_diff_csv_name(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void ss_diff_csv(FILE *f, const struct ss_diff_args *g,
 			const struct ss_diff_stat *st, const struct ss_diff_row *rows,
 			size_t n)
@@ -323,7 +308,7 @@ static void ss_diff_csv(FILE *f, const struct ss_diff_args *g,
 	fprintf(f, ",%.3g,%d\n", st->p, st->significant);
 	for (i = 0; i < shown; i++) {
 		const struct ss_diff_row *r = &rows[i];
-		ss_diff_csv_name(f, r->name);
+		ss_out_csv_field(f, r->name);
 		fprintf(f, ",%s,%.4g,%.4g", ss_diff_kind_name(r->kind), r->calls_base,
 			r->calls_new);
 		ss_diff_csv_stat(f, &r->self);

@@ -290,21 +290,6 @@ static void ss_report_steps_text(FILE *f, struct ss_agg *a)
 	}
 }
 
-static void ss_report_csv_str(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o)
 {
 	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped\n",
@@ -315,12 +300,12 @@ static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o)
 static void ss_report_csv_head(FILE *f, const struct ss_agg_row *r,
 			       const struct ss_report_opts *o)
 {
-	ss_report_csv_str(f, r->name);
+	ss_out_csv_field(f, r->name);
 	fprintf(f, ",%s,", r->kind == SS_AGG_RANGE ? "range" : "function");
 	if (o->threads) {
 		fprintf(f, "%llu,%llu,", (unsigned long long)r->pid,
 			(unsigned long long)r->tid);
-		ss_report_csv_str(f, r->thread ? r->thread : "");
+		ss_out_csv_field(f, r->thread ? r->thread : "");
 		fputc(',', f);
 	}
 }

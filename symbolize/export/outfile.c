@@ -120,3 +120,18 @@ void ss_out_abort(struct ss_out *o)
 	o->path = NULL;
 	o->name = "";
 }
+
+void ss_out_csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}

@@ -36,4 +36,8 @@ int ss_out_commit(struct ss_out *o, int werr, char *err, size_t errlen);
  * only frees.  Safe on a zeroed struct and twice. */
 void ss_out_abort(struct ss_out *o);
 
+/* One CSV field: s as it is, or in double quotes (quotes doubled) when it
+ * holds a comma, a quote or a line break (RFC 4180). */
+void ss_out_csv_field(FILE *f, const char *s);
+
 #endif /* SS_OUTFILE_H */
