@@ -225,7 +225,28 @@ static int ss_agg_cmp_tt(const void *x, const void *y)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out)
+/* The forest under one root named SS_AGG_ROOT, built once into *cache
+ * (NULL: no forest, or no memory). */
+static struct ss_agg_node *ss_agg_rooted(struct ss_agg *a, struct ss_agg_node **cache,
+					 const struct ss_agg_node *forest)
+{
+	const struct ss_agg_node *c;
+
+	if (*cache || !forest)
+		return *cache;
+	*cache = ss_agg_node_new(a, SS_AGG_ROOT);
+	if (!*cache)
+		return NULL;
+	ss_agg_merge_copy(a, &(*cache)->child, forest);
+	for (c = forest; c; c = c->next)
+		(*cache)->total_ns += c->total_ns;
+	return *cache;
+}
+
+/* Each thread's call tree (flame 0) or flame tree (flame 1), by pid and
+ * tid. */
+static size_t ss_agg_threads_rooted(struct ss_agg *a, struct ss_agg_thread_tree **out,
+				    int flame)
 {
 	struct ss_agg_thread_tree *tt;
 	size_t i, n = 0;
@@ -236,21 +257,14 @@ size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out)
 		return 0;
 	for (i = 0; i < a->nthreads; i++) {
 		struct ss_agg_thread *t = &a->threads[i];
-		const struct ss_agg_node *c;
-		if (!t->b[0].root)
+		struct ss_agg_node *root = flame ? ss_agg_rooted(a, &t->flame, t->own_root)
+						 : ss_agg_rooted(a, &t->tree, t->b[0].root);
+		if (!root)
 			continue;
-		if (!t->tree) {
-			t->tree = ss_agg_node_new(a, SS_AGG_ROOT);
-			if (!t->tree)
-				break;
-			ss_agg_merge_copy(a, &t->tree->child, t->b[0].root);
-			for (c = t->b[0].root; c; c = c->next)
-				t->tree->total_ns += c->total_ns;
-		}
 		tt[n].pid = t->pid;
 		tt[n].tid = t->tid;
 		tt[n].thread = t->name;
-		tt[n].root = t->tree;
+		tt[n].root = root;
 		n++;
 	}
 	qsort(tt, n, sizeof(*tt), ss_agg_cmp_tt);
@@ -258,44 +272,14 @@ size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out)
 	return n;
 }
 
-/* The flame tree of thread t (root named SS_AGG_ROOT), built once. */
-static struct ss_agg_node *ss_agg_thread_flame(struct ss_agg *a, struct ss_agg_thread *t)
+size_t ss_agg_thread_trees(struct ss_agg *a, struct ss_agg_thread_tree **out)
 {
-	const struct ss_agg_node *c;
-
-	if (t->flame || !t->own_root)
-		return t->flame;
-	t->flame = ss_agg_node_new(a, SS_AGG_ROOT);
-	if (!t->flame)
-		return NULL;
-	ss_agg_merge_copy(a, &t->flame->child, t->own_root);
-	for (c = t->own_root; c; c = c->next)
-		t->flame->total_ns += c->total_ns;
-	return t->flame;
+	return ss_agg_threads_rooted(a, out, 0);
 }
 
 size_t ss_agg_flame_threads(struct ss_agg *a, struct ss_agg_thread_tree **out)
 {
-	struct ss_agg_thread_tree *tt;
-	size_t i, n = 0;
-
-	*out = NULL;
-	tt = calloc(a->nthreads ? a->nthreads : 1, sizeof(*tt));
-	if (!tt)
-		return 0;
-	for (i = 0; i < a->nthreads; i++) {
-		struct ss_agg_thread *t = &a->threads[i];
-		if (!ss_agg_thread_flame(a, t))
-			continue;
-		tt[n].pid = t->pid;
-		tt[n].tid = t->tid;
-		tt[n].thread = t->name;
-		tt[n].root = t->flame;
-		n++;
-	}
-	qsort(tt, n, sizeof(*tt), ss_agg_cmp_tt);
-	*out = tt;
-	return n;
+	return ss_agg_threads_rooted(a, out, 1);
 }
 
 /* Each thread's calls under a frame of its name: a worker's functions are
