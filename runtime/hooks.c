@@ -160,28 +160,41 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
  * no frame pointer here), and the rest is a tail call. */
 #define SS_FAST __attribute__((optimize("omit-frame-pointer")))
 
+/* What a hook does once the gate (g) or the step function (w) says it
+ * must: count (stats only: stats.h, no clock), or the slow path.  Shared
+ * by the hooks here and stepscope__hook_enter/exit below. */
+static inline __attribute__((always_inline)) void ss_hook_enter_go(void *fn, void *site,
+								     int g, void *w)
+{
+	if (g == SS_GATE_STATS && fn != w)
+		ss_stats_hook_enter(fn);
+	else
+		ss_hook_enter_slow(fn, site);
+}
+
+static inline __attribute__((always_inline)) void ss_hook_exit_go(void *fn, void *site,
+								    int g, void *w)
+{
+	if (g == SS_GATE_STATS && fn != w)
+		ss_stats_hook_exit(fn);
+	else
+		ss_hook_exit_slow(fn, site);
+}
+
 SS_FAST static void ss_hook_enter(void *fn, void *site)
 {
 	void *w = ss_hot.watch;
 	int g = ss_hot.gate;
-	if (ss_unlikely((fn == w) | (g != 0))) {
-		if (g == SS_GATE_STATS && fn != w)
-			ss_stats_hook_enter(fn); /* stats only: stats.h, no clock */
-		else
-			ss_hook_enter_slow(fn, site);
-	}
+	if (ss_unlikely((fn == w) | (g != 0)))
+		ss_hook_enter_go(fn, site, g, w);
 }
 
 SS_FAST static void ss_hook_exit(void *fn, void *site)
 {
 	void *w = ss_hot.watch;
 	int g = ss_hot.gate;
-	if (ss_unlikely((fn == w) | (g != 0))) {
-		if (g == SS_GATE_STATS && fn != w)
-			ss_stats_hook_exit(fn);
-		else
-			ss_hook_exit_slow(fn, site);
-	}
+	if (ss_unlikely((fn == w) | (g != 0)))
+		ss_hook_exit_go(fn, site, g, w);
 }
 
 /* IFUNC resolvers: the dynamic loader calls one whenever it binds a
@@ -240,18 +253,12 @@ SS_EXPORT const void *stepscope__hooks_attach(unsigned abi)
 /* The linked hooks tested the gate already: only the dispatch is left. */
 SS_EXPORT SS_FAST void stepscope__hook_enter(void *fn, void *site)
 {
-	if (ss_hot.gate == SS_GATE_STATS && fn != ss_hot.watch)
-		ss_stats_hook_enter(fn);
-	else
-		ss_hook_enter_slow(fn, site);
+	ss_hook_enter_go(fn, site, ss_hot.gate, ss_hot.watch);
 }
 
 SS_EXPORT SS_FAST void stepscope__hook_exit(void *fn, void *site)
 {
-	if (ss_hot.gate == SS_GATE_STATS && fn != ss_hot.watch)
-		ss_stats_hook_exit(fn);
-	else
-		ss_hook_exit_slow(fn, site);
+	ss_hook_exit_go(fn, site, ss_hot.gate, ss_hot.watch);
 }
 
 /* The gate is not plain 1.  4: recording stopped (buffer.c), mark it in
