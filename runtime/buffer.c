@@ -368,6 +368,7 @@ uint64_t *ss_buf_put_block(struct ss_thread *t, uint64_t *e, uint64_t now, uint6
 /* Recording stopped: the mark, in the words every block keeps free. */
 void ss_buf_put_stop(struct ss_thread *t)
 {
+	ss_buf_fill(t, t->pos); /* an interrupted claim below the mark */
 	uint64_t now = ss_clock_now();
 	if (now - t->tbase >= (UINT64_C(1) << 32))
 		now = t->tbase; /* no room for a new base: stamp it at the base */

@@ -298,8 +298,6 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		return;
 	}
 	t->in_slow = 1;
-	if (t->blk && t->pos && t->pos <= t->end + SS_RESERVE)
-		ss_buf_fill(t, t->pos); /* an interrupted claim: never a hole */
 	/* a block switch takes no lock: the background thread may hold
 	 * ss_rt.lock while it reserves file space (the maps are looked at
 	 * there too, pool.c) */
@@ -372,7 +370,6 @@ void ss_buf_mark_stop(struct ss_thread *t)
 	ss_buf_hold_signals(&old);
 	t->in_slow = 1;
 	if (t->blk && ss_rt.stopped && t->pos <= t->end) {
-		ss_buf_fill(t, t->pos);
 		ss_buf_put_stop(t);
 		finish_block(t);
 	}

@@ -248,19 +248,15 @@ static void owner_claim(void)
 	char *cur = getenv("STEPSCOPE__OWNER");
 	if (cur && !strcmp(cur, owner))
 		return;
-	/* `record` reserves room for the mark (SS_OWNER_ROOM characters):
-	 * written in place, no setenv, which would allocate with the
-	 * program's malloc and take the environment's lock */
+	/* `record` reserves room for the mark (64 '-'), and an earlier
+	 * image's mark is as long as ours: written in place, no setenv,
+	 * which would allocate with the program's malloc and take the
+	 * environment's lock */
 	size_t n = strlen(owner);
-	if (cur && strlen(cur) >= n && strspn(cur, "-") == strlen(cur)) {
+	if (cur && strlen(cur) >= n)
 		memcpy(cur, owner, n + 1);
-		return;
-	}
-	if (cur && strlen(cur) >= n && cur[n] == 0) {
-		memcpy(cur, owner, n + 1); /* an earlier image's mark, same length */
-		return;
-	}
-	setenv("STEPSCOPE__OWNER", owner, 1);
+	else
+		setenv("STEPSCOPE__OWNER", owner, 1);
 }
 
 static void runtime_start(void);
