@@ -163,37 +163,51 @@ static void ss_dh_flame(struct ss_dh *d)
 	fprintf(d->f, "</svg>\n");
 }
 
+/* One step's bar at x, its time v on a scale of `max` over height h; a
+ * step past the scale is drawn to the top with a dark cap. */
+static void ss_dh_bar(FILE *f, double x, double w, double v, double max, double top,
+		      double h, const char *fill, const char *run, size_t i)
+{
+	double bh = fmin(v, max) / max * h;
+	char t[32];
+
+	fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\">"
+		"<title>%s step %zu: %s%s</title></rect>\n", x, top + h - bh, w, bh, fill, run, i,
+		ss_dh_t(v, t, sizeof(t)), v > max ? " (past the scale)" : "");
+	if (v > max)
+		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"3\" fill=\"#222\"/>\n",
+			x, top, w);
+}
+
 /* Both runs' step times, one pair of bars per step index (BASE grey-blue,
- * NEW orange), with their medians as lines. */
+ * NEW orange), with their medians as lines.  The scale is the longest
+ * step, but at most 3 times the larger median: one step the machine
+ * preempted must not flatten all the others; longer ones are cut. */
 static void ss_dh_steps(FILE *f, const struct ss_diff_run *a,
 			const struct ss_diff_run *b, const struct ss_diff_stat *st)
 {
 	size_t n = a->nsteps > b->nsteps ? a->nsteps : b->nsteps, i;
-	double max = 1, bw, h = 220, top = 10;
+	double max = 1, bw, h = 220, top = 10, cap = 3 * fmax(st->base, st->new_);
 	char t[32];
 
 	for (i = 0; i < a->nsteps; i++)
 		max = fmax(max, (double)a->step_ns[i]);
 	for (i = 0; i < b->nsteps; i++)
 		max = fmax(max, (double)b->step_ns[i]);
+	if (cap >= 1 && cap < max)
+		max = cap;
 	bw = n ? (double)(SS_DH_WIDTH - 60) / (double)n : 1;
 	fprintf(f, "<svg id=\"steps\" xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" "
 		"viewBox=\"0 0 %d %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
 		SS_DH_WIDTH, h + 30);
 	for (i = 0; i < n; i++) {
 		double x = 50 + (double)i * bw;
-		if (i < a->nsteps) {
-			double bh = (double)a->step_ns[i] / max * h;
-			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#6b8fb5\">"
-				"<title>BASE step %zu: %s</title></rect>\n", x, top + h - bh,
-				bw * 0.45, bh, i, ss_dh_t((double)a->step_ns[i], t, sizeof(t)));
-		}
-		if (i < b->nsteps) {
-			double bh = (double)b->step_ns[i] / max * h;
-			fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#e8833a\">"
-				"<title>NEW step %zu: %s</title></rect>\n", x + bw * 0.45, top + h - bh,
-				bw * 0.45, bh, i, ss_dh_t((double)b->step_ns[i], t, sizeof(t)));
-		}
+		if (i < a->nsteps)
+			ss_dh_bar(f, x, bw * 0.45, (double)a->step_ns[i], max, top, h,
+				  "#6b8fb5", "BASE", i);
+		if (i < b->nsteps)
+			ss_dh_bar(f, x + bw * 0.45, bw * 0.45, (double)b->step_ns[i], max, top, h,
+				  "#e8833a", "NEW", i);
 	}
 	fprintf(f, "<line x1=\"50\" x2=\"%d\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"#1d4f80\" stroke-dasharray=\"4 3\"/>\n",
 		SS_DH_WIDTH - 10, top + h - st->base / max * h, top + h - st->base / max * h);
