@@ -370,6 +370,32 @@ static inline uint64_t ss_clock_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The clock read in program order: the processor may run an rdtsc ahead
+ * of the instructions before it (and let later ones run ahead of it), so
+ * a step mark read plainly can come out a few ticks before the EXIT the
+ * thread stored just before it (seen: a call ending 1 ns after the
+ * ProfilerStep it began in).  The fences keep the read after every earlier
+ * instruction and before every later one, the next event's read included.
+ * For the rare marks that events are ordered against, not for events. */
+static inline uint64_t ss_clock_now_ordered(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (ss_likely(ss_hot.use_tsc)) {
+		_mm_lfence();
+		uint64_t v = __rdtsc();
+		_mm_lfence();
+		return v;
+	}
+#elif defined(__aarch64__)
+	if (ss_likely(ss_hot.use_tsc)) {
+		uint64_t v;
+		__asm__ volatile("isb; mrs %0, cntvct_el0; isb" : "=r"(v) : : "memory");
+		return v;
+	}
+#endif
+	return ss_clock_now();
+}
+
 /* Words kept free at the end of every block: a STOP mark always fits. */
 #define SS_RESERVE 2
 #define SS_ABASE(fn) ((fn) > (UINT64_C(1) << 29) ? (fn) - (UINT64_C(1) << 29) : 0)

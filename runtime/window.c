@@ -152,7 +152,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_buf_ready(t);
 		ss_ring_prepare(); /* the other threads' rings */
 		ss_pool_fill(ss_rt.chunk_bytes); /* chunks for rings that overflow */
-		uint64_t begin = ss_clock_now();
+		uint64_t begin = ss_clock_now_ordered();
 		struct ss_meta_window_open w = { t->tid, t->serial, step, begin };
 		ss_meta_write_ts(SS_META_WINDOW_OPEN, ts, &w, sizeof(w), NULL, 0);
 		ss_meta_write_ts(SS_META_STEP, begin, &m, sizeof(m), NULL, 0);
@@ -204,7 +204,7 @@ int ss_window_init(void)
 	} else if (c->mode != SS_SCHED_ALL) {
 		/* stepscope_step() mode: the program starts in step 0 */
 		pthread_mutex_lock(&ss_rt.lock);
-		ss_window_begin_step(&ss_tls, 0, ss_clock_now());
+		ss_window_begin_step(&ss_tls, 0, ss_clock_now_ordered());
 		pthread_mutex_unlock(&ss_rt.lock);
 	}
 	return 0;
@@ -221,7 +221,7 @@ __attribute__((noinline)) void ss_window_on_enter(void)
 		return;
 	if (t->step_depth++ > 0)
 		return; /* recursive entry: same step */
-	uint64_t ts = ss_clock_now();
+	uint64_t ts = ss_clock_now_ordered();
 	t->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	ss_fork_resume();
@@ -248,7 +248,7 @@ __attribute__((noinline)) void ss_window_api_step(void)
 		return;
 	if (ss_rt.cfg.step_function[0])
 		return; /* step.function decides the steps */
-	uint64_t ts = ss_clock_now();
+	uint64_t ts = ss_clock_now_ordered();
 	t->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (!ss_rt.have_step) /* whole-run mode: step 0 began at start */
