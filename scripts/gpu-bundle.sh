@@ -14,7 +14,8 @@
 #                    is not glibc's (libdw, libelf, libbfd, libyaml, libcjson,
 #                    libunwind, what they pull in)
 #   include/         stepscope.h
-#   src/             examples/cuda-mlp and tests/gpu/cublas-train.cu
+#   src/             examples/cuda-mlp (with examples/common) and
+#                    tests/gpu/cublas-train.cu
 #   dry/             for --cpu-dry-run: the stand-in libcudart+CUPTI and
 #                    NVML (tests/e2e), fake-train built through stepscope-cc,
 #                    a stand-in nvidia-smi
@@ -38,7 +39,7 @@ command -v patchelf >/dev/null 2>&1 ||
 top=$b/gpu-bundle
 kit=$top/stepscope-gpu-kit
 rm -rf "$top"
-mkdir -p "$kit/bin" "$kit/lib" "$kit/include" "$kit/src/cuda-mlp" "$kit/src/cublas-train" \
+mkdir -p "$kit/bin" "$kit/lib" "$kit/include" "$kit/src/cuda-mlp" "$kit/src/common" "$kit/src/cublas-train" \
 	"$kit/dry/bin" "$kit/dry/lib"
 
 echo "  KIT     $kit"
@@ -48,6 +49,7 @@ cp instrument/stepscope.h "$kit/include/"
 cp tests/gpu/device-check.sh "$kit/"
 cp examples/cuda-mlp/*.cu examples/cuda-mlp/*.h examples/cuda-mlp/Makefile \
 	examples/cuda-mlp/README.md "$kit/src/cuda-mlp/"
+cp examples/common/* "$kit/src/common/"
 cp tests/gpu/cublas-train.cu "$kit/src/cublas-train/"
 cp docs/cuda.md "$kit/README.md"
 

@@ -14,18 +14,16 @@
  * here" from a failure.  Never: read files or the clock for anything but
  * timing (a --seed gives the same run every time).
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include <stepscope.h>
 
 #include "check.h"
 #include "data.h"
 #include "model.h"
+#include "train-cli.h"
 
 #define NCLASSES 3
 #define EXIT_NO_DEVICE 3
@@ -57,35 +55,17 @@ static const char usage[] =
 	"  --log-every N   print the mean loss every N steps (default 50)\n"
 	"Exits 3, saying why in one line, when there is no CUDA device.\n";
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int parse_int(const char *opt, const char *val, int min, int max,
-		     int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || end == val || *end || v < min || v > max) {
-		fprintf(stderr,
-			"train: %s needs an integer from %d to %d, got '%s'\n",
-			opt, min, max, val);
-		return 2;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	int i;
+	const struct cli_option opts[] = {
+		{ "--steps", CLI_INT, 1, INT_MAX, &o->steps },
+		{ "--hidden", CLI_INT, 1, 65536, &o->hidden },
+		{ "--batch", CLI_INT, 1, 1 << 20, &o->batch },
+		{ "--lr", CLI_POSITIVE, 0, 0, &o->lr },
+		{ "--seed", CLI_SEED, 0, 0, &o->seed },
+		{ "--eval-every", CLI_INT, 0, INT_MAX, &o->eval_every },
+		{ "--log-every", CLI_INT, 1, INT_MAX, &o->log_every },
+	};
 
 	o->steps = 500;
 	o->hidden = 128;
@@ -95,61 +75,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->log_every = 50;
 	o->lr = 0.01f;
 	o->seed = 1;
-	for (i = 1; i < argc; i++) {
-		const char *opt = argv[i], *val;
-		char *end;
-		int ret;
-
-		if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
-			fputs(usage, stdout);
-			exit(0);
-		}
-		if (strncmp(opt, "--", 2)) {
-			fprintf(stderr, "train: unexpected argument '%s' "
-					"(train --help lists the options)\n",
-				opt);
-			return 2;
-		}
-		val = i + 1 < argc ? argv[++i] : NULL;
-		if (!val) {
-			fprintf(stderr, "train: missing value for %s\n", opt);
-			return 2;
-		}
-		if (!strcmp(opt, "--steps"))
-			ret = parse_int(opt, val, 1, INT_MAX, &o->steps);
-		else if (!strcmp(opt, "--hidden"))
-			ret = parse_int(opt, val, 1, 65536, &o->hidden);
-		else if (!strcmp(opt, "--batch"))
-			ret = parse_int(opt, val, 1, 1 << 20, &o->batch);
-		else if (!strcmp(opt, "--eval-every"))
-			ret = parse_int(opt, val, 0, INT_MAX, &o->eval_every);
-		else if (!strcmp(opt, "--log-every"))
-			ret = parse_int(opt, val, 1, INT_MAX, &o->log_every);
-		else if (!strcmp(opt, "--lr")) {
-			o->lr = strtof(val, &end);
-			ret = end == val || *end || !(o->lr > 0.0f);
-			if (ret)
-				fprintf(stderr, "train: --lr needs a positive "
-						"number, got '%s'\n",
-					val);
-		} else if (!strcmp(opt, "--seed")) {
-			errno = 0;
-			o->seed = strtoul(val, &end, 0);
-			ret = errno || end == val || *end;
-			if (ret)
-				fprintf(stderr, "train: --seed needs an "
-						"unsigned integer, got '%s'\n",
-					val);
-		} else {
-			fprintf(stderr, "train: unknown option '%s' "
-					"(train --help lists them)\n",
-				opt);
-			ret = 2;
-		}
-		if (ret)
-			return 2;
-	}
-	return 0;
+	return cli_parse(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
 }
 
 /* The first CUDA call: 0 with the device's name, or EXIT_NO_DEVICE after
@@ -231,9 +157,10 @@ int main(int argc, char **argv)
 	struct mlp model;
 	struct adam opt = { 0.0f, 0.9f, 0.999f, 1e-8f, 0 };
 	char device[320];
-	double t0, elapsed, loss_sum = 0.0;
+	struct train_log console = {};
+	double t0, elapsed;
 	float acc, *host_logits;
-	int step, ret, log, ev, last_log = 0;
+	int step, ret;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
@@ -271,35 +198,22 @@ int main(int argc, char **argv)
 	       "activations\n",
 	       device, (double)model.device_bytes / 1024.0);
 	fflush(stdout);
+	console.steps = o.steps;
+	console.log_every = o.log_every;
 	t0 = now_seconds();
 	for (step = 1; step <= o.steps; step++) {
 		const struct batch *batch;
+		float loss;
 
 		{
 			STEPSCOPE_RANGE("data");
 			batch = loader_next_batch(&loader);
 		}
-		loss_sum += train_step(&model, &opt, batch);
-
-		log = step % o.log_every == 0 || step == o.steps;
-		ev = o.eval_every && step % o.eval_every == 0;
-		if (log) {
-			printf("step %5d  epoch %3d  loss %.4f", step,
-			       loader.epoch, loss_sum / (step - last_log));
-			loss_sum = 0.0;
-			last_log = step;
-		} else if (ev) {
-			printf("step %5d  epoch %3d              ", step,
-			       loader.epoch);
-		}
-		if (ev)
-			printf("  eval acc %5.1f%%",
-			       100.0f * evaluate(&model, &eval_dev,
-						 host_logits));
-		if (log || ev) {
-			printf("\n");
-			fflush(stdout);
-		}
+		loss = train_step(&model, &opt, batch);
+		train_log_step(&console, step, loader.epoch, loss,
+			       o.eval_every && step % o.eval_every == 0 ?
+				       evaluate(&model, &eval_dev, host_logits) :
+				       -1.0f);
 	}
 	CUDA_CHECK(cudaDeviceSynchronize());
 	elapsed = now_seconds() - t0;

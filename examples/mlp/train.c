@@ -12,19 +12,17 @@
  * deterministic for a --seed), or depend on stepscope to build.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include <stepscope.h>
 
 #include "data.h"
 #include "model.h"
 #include "pool.h"
+#include "train-cli.h"
 
 #define NCLASSES 3
 
@@ -54,56 +52,18 @@ static const char usage[] =
 	"(default 100)\n"
 	"  --log-every N   print the mean loss every N steps (default 50)\n";
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int bad_value(const char *opt, const char *val, const char *want)
-{
-	fprintf(stderr, "train: %s needs %s, got '%s'\n", opt, want, val);
-	return 2;
-}
-
-static int parse_int(const char *opt, const char *val, int min, int max,
-		     int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(val, &end, 10);
-	if (errno || end == val || *end || v < min || v > max) {
-		char want[64];
-
-		snprintf(want, sizeof(want), "an integer from %d to %d", min,
-			 max);
-		return bad_value(opt, val, want);
-	}
-	*out = (int)v;
-	return 0;
-}
-
-static int is_option(const char *s)
-{
-	static const char *const names[] = {
-		"--steps", "--hidden", "--threads",    "--seed",
-		"--batch", "--lr",     "--eval-every", "--log-every",
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i]))
-			return 1;
-	return 0;
-}
-
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	int i, ret;
+	const struct cli_option opts[] = {
+		{ "--steps", CLI_INT, 1, INT_MAX, &o->steps },
+		{ "--hidden", CLI_INT, 1, 8192, &o->hidden },
+		{ "--threads", CLI_INT, 1, 64, &o->threads },
+		{ "--seed", CLI_SEED, 0, 0, &o->seed },
+		{ "--batch", CLI_INT, 1, 1 << 20, &o->batch },
+		{ "--lr", CLI_POSITIVE, 0, 0, &o->lr },
+		{ "--eval-every", CLI_INT, 0, INT_MAX, &o->eval_every },
+		{ "--log-every", CLI_INT, 1, INT_MAX, &o->log_every },
+	};
 
 	*o = (struct options){ .steps = 600,
 			       .hidden = 128,
@@ -114,55 +74,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			       .log_every = 50,
 			       .lr = 0.003f,
 			       .seed = 1 };
-	for (i = 1; i < argc; i++) {
-		const char *opt = argv[i],
-			   *val = i + 1 < argc ? argv[i + 1] : NULL;
-		char *end;
-
-		if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
-			fputs(usage, stdout);
-			exit(0);
-		}
-		if (!is_option(opt)) {
-			fprintf(stderr,
-				"train: unknown option '%s' (train --help lists them)\n",
-				opt);
-			return 2;
-		}
-		if (!val) {
-			fprintf(stderr, "train: missing value for %s\n", opt);
-			return 2;
-		}
-		i++;
-		if (!strcmp(opt, "--steps"))
-			ret = parse_int(opt, val, 1, INT_MAX, &o->steps);
-		else if (!strcmp(opt, "--hidden"))
-			ret = parse_int(opt, val, 1, 8192, &o->hidden);
-		else if (!strcmp(opt, "--threads"))
-			ret = parse_int(opt, val, 1, 64, &o->threads);
-		else if (!strcmp(opt, "--batch"))
-			ret = parse_int(opt, val, 1, 1 << 20, &o->batch);
-		else if (!strcmp(opt, "--eval-every"))
-			ret = parse_int(opt, val, 0, INT_MAX, &o->eval_every);
-		else if (!strcmp(opt, "--seed")) {
-			errno = 0;
-			o->seed = strtoul(val, &end, 0);
-			ret = errno || end == val || *end ?
-				      bad_value(opt, val,
-						"an unsigned integer") :
-				      0;
-		} else if (!strcmp(opt, "--lr")) {
-			o->lr = strtof(val, &end);
-			ret = end == val || *end || !(o->lr > 0.0f) ?
-				      bad_value(opt, val, "a positive number") :
-				      0;
-		} else { /* --log-every */
-			ret = parse_int(opt, val, 1, INT_MAX, &o->log_every);
-		}
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return cli_parse(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
 }
 
 /* One training step: forward, loss, backward, optimizer.  Returns the loss. */
@@ -214,9 +126,10 @@ int main(int argc, char **argv)
 	struct pool *pool;
 	struct mlp model;
 	struct adam opt;
-	double t0, elapsed, loss_sum = 0.0;
+	struct train_log console;
+	double t0, elapsed;
 	float acc;
-	int step, ret, log, ev, last_log = 0;
+	int step, ret;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret)
@@ -254,34 +167,21 @@ int main(int argc, char **argv)
 	printf("mlp: spirals, %d classes, %d train / %d eval points; "
 	       "hidden %d, batch %d, %d threads, seed %lu\n",
 	       NCLASSES, train.n, eval.n, o.hidden, o.batch, o.threads, o.seed);
+	console = (struct train_log){ .steps = o.steps, .log_every = o.log_every };
 	t0 = now_seconds();
 	for (step = 1; step <= o.steps; step++) {
 		const struct batch *batch;
+		float loss;
 
 		{
 			STEPSCOPE_RANGE("data");
 			batch = loader_next_batch(&loader);
 		}
-		loss_sum += train_step(&model, &opt, batch);
-
-		log = step % o.log_every == 0 || step == o.steps;
-		ev = o.eval_every && step % o.eval_every == 0;
-		if (log) {
-			printf("step %5d  epoch %3d  loss %.4f", step,
-			       loader.epoch, loss_sum / (step - last_log));
-			loss_sum = 0.0;
-			last_log = step;
-		} else if (ev) {
-			printf("step %5d  epoch %3d              ", step,
-			       loader.epoch);
-		}
-		if (ev)
-			printf("  eval acc %5.1f%%",
-			       100.0f * evaluate(&model, &eval));
-		if (log || ev) {
-			printf("\n");
-			fflush(stdout);
-		}
+		loss = train_step(&model, &opt, batch);
+		train_log_step(&console, step, loader.epoch, loss,
+			       o.eval_every && step % o.eval_every == 0 ?
+				       evaluate(&model, &eval) :
+				       -1.0f);
 	}
 	elapsed = now_seconds() - t0;
 	acc = evaluate(&model, &eval);

@@ -44,11 +44,13 @@ static void need_nvcc(struct ss_e2e *t)
 	}
 }
 
-/* Copy the example into src/ (once) and build it there with `make ARGS`. */
+/* Copy the example into src/ and what it shares with examples/mlp into
+ * common/ beside it (once), and build it in src/ with `make ARGS`. */
 static void make_example(struct ss_e2e *t, const char *args)
 {
-	SS_E2E_SH_OK(t, "{ test -d src || { mkdir src && cp " EX "/Makefile "
-		     EX "/*.cu " EX "/*.h src/; }; } && %s make -C src %s "
+	SS_E2E_SH_OK(t, "{ test -d src || { mkdir src common && cp " EX "/Makefile "
+		     EX "/*.cu " EX "/*.h src/ && cp " EX "/../common/* common/; }; } && "
+		     "%s make -C src %s "
 		     "STEPSCOPE_CC=\"$SS_E2E_BUILD/bin/stepscope-cc\" "
 		     "CPPFLAGS=\"-I$SS_E2E_SRC/instrument\"",
 		     NVPATH, args);

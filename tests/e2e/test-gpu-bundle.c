@@ -61,7 +61,7 @@ static void test_dry_run(void **state)
 			"for f in device-check.sh bin/stepscope bin/stepscope-cc bin/gpu-check "
 			"lib/libstepscope.so.0 lib/libstepscope-hooks.a lib/libdw.so.1 lib/libelf.so.1 lib/libcjson.so.1 "
 			"lib/libyaml-0.so.2 lib/libunwind.so.8 include/stepscope.h "
-			"src/cuda-mlp/train.cu src/cublas-train/cublas-train.cu "
+			"src/cuda-mlp/train.cu src/common/train-cli.h src/cublas-train/cublas-train.cu "
 			"dry/bin/fake-train dry/bin/nvidia-smi dry/lib/libcudart.so "
 			"dry/lib/libnvml-fake.so; do test -e $f || echo \"missing $f\"; done; "
 			"ls lib/libbfd*.so >/dev/null");

@@ -171,7 +171,7 @@ export LD_LIBRARY_PATH
 # the linker looks for libstepscope's own libraries (libyaml) in the kit
 rpl="-Xlinker -rpath-link -Xlinker $kit/lib"
 mkdir -p "$work/cuda-mlp" && cp "$kit"/src/cuda-mlp/*.cu "$kit"/src/cuda-mlp/*.h "$work/cuda-mlp/"
-if (cd "$work/cuda-mlp" && $tmo "$kit/bin/stepscope-cc" "$nvcc" -O2 -std=c++17 $rpl -o train \
+if (cd "$work/cuda-mlp" && $tmo "$kit/bin/stepscope-cc" "$nvcc" -O2 -std=c++17 -I"$kit/src/common" $rpl -o train \
 	train.cu data.cu model.cu kernels.cu) >"$work/cuda-mlp.build" 2>&1; then
 	ok "cuda-mlp: built with stepscope-cc nvcc"
 	check_run cuda-mlp 0 "$work/cuda-mlp/train" --steps 6 --eval-every 0 --log-every 1
