@@ -317,19 +317,6 @@ static void ss_diff_csv(FILE *f, const struct ss_diff_args *g,
 	}
 }
 
-static void ss_diff_json_str(FILE *f, const char *s)
-{
-	char *e = malloc(6 * strlen(s) + 1);
-
-	if (!e) {
-		fputs("\"\"", f);
-		return;
-	}
-	e[ss_export_json_escape(e, s)] = 0;
-	fprintf(f, "\"%s\"", e);
-	free(e);
-}
-
 static void ss_diff_json_pct(FILE *f, double v)
 {
 	if (isnan(v))
@@ -351,11 +338,11 @@ static void ss_diff_json_run(FILE *f, const char *key, const struct ss_diff_run 
 	size_t i;
 
 	fprintf(f, "\"%s\":{\"dir\":", key);
-	ss_diff_json_str(f, r->dir);
+	ss_export_json_fputs(f, r->dir);
 	fputs(",\"prog\":", f);
-	ss_diff_json_str(f, r->prog);
+	ss_export_json_fputs(f, r->prog);
 	fputs(",\"step_function\":", f);
-	ss_diff_json_str(f, r->stepfn);
+	ss_export_json_fputs(f, r->stepfn);
 	fprintf(f, ",\"steps\":%zu,\"processes\":%zu,\"threads\":%zu,\"step_ns\":[",
 		r->nsteps, r->nprocs, r->nthreads);
 	for (i = 0; i < r->nsteps; i++)
@@ -378,14 +365,14 @@ static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 	ss_diff_json_stat(f, "step", st);
 	fputs(",\"note\":", f);
 	if (note)
-		ss_diff_json_str(f, note);
+		ss_export_json_fputs(f, note);
 	else
 		fputs("null", f);
 	fputs(",\"rows\":[", f);
 	for (i = 0; i < shown; i++) {
 		const struct ss_diff_row *r = &rows[i];
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
-		ss_diff_json_str(f, r->name);
+		ss_export_json_fputs(f, r->name);
 		fprintf(f, ",\"kind\":\"%s\",\"calls_base\":%.4g,\"calls_new\":%.4g,",
 			ss_diff_kind_name(r->kind), r->calls_base, r->calls_new);
 		ss_diff_json_stat(f, "self", &r->self);

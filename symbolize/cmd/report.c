@@ -22,6 +22,7 @@
 #include "agg.h"
 #include "cli.h"
 #include "cmds.h"
+#include "export.h"
 #include "run-check.h"
 #include "gpu-report.h"
 #include "ranks.h"
@@ -329,32 +330,17 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	}
 }
 
-static void ss_report_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /* Row k of a JSON array up to the times: {"name", "kind"[, pid, tid, thread]. */
 static void ss_report_json_head(FILE *f, const struct ss_agg_row *r, size_t k,
 				const struct ss_report_opts *o)
 {
 	fprintf(f, "%s\n{\"name\":", k ? "," : "");
-	ss_report_json_str(f, r->name);
+	ss_export_json_fputs(f, r->name);
 	fprintf(f, ",\"kind\":\"%s\"", r->kind == SS_AGG_RANGE ? "range" : "function");
 	if (o->threads) {
 		fprintf(f, ",\"pid\":%llu,\"tid\":%llu,\"thread\":",
 			(unsigned long long)r->pid, (unsigned long long)r->tid);
-		ss_report_json_str(f, r->thread ? r->thread : "");
+		ss_export_json_fputs(f, r->thread ? r->thread : "");
 	}
 }
 
@@ -369,7 +355,7 @@ static void ss_report_json_lost(FILE *f, const struct ss_agg *a)
 		fprintf(f, "%s{\"pid\":%llu,\"tid\":%llu,\"thread\":", k++ ? "," : ",\"lost\":[",
 			(unsigned long long)pid, (unsigned long long)tid);
 		if (name)
-			ss_report_json_str(f, name);
+			ss_export_json_fputs(f, name);
 		else
 			fprintf(f, "null");
 		fprintf(f, ",\"events\":%llu}", (unsigned long long)lost);
@@ -389,7 +375,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 
 	fprintf(f, "{\"self_total_ns\":%llu,\"steps\":%zu,\"processes\":%zu,\"threads\":%zu,\"sort\":",
 		(unsigned long long)sum, nsteps, ss_agg_nprocesses(a), ss_agg_nthreads(a));
-	ss_report_json_str(f, sortname);
+	ss_export_json_fputs(f, sortname);
 	if (o->over.known)
 		fprintf(f, ",\"overhead\":{\"pair_ns\":%llu,\"calls\":%llu,\"pct\":%.4f,\"compensated\":%s}",
 			(unsigned long long)o->over.pair_ns, (unsigned long long)o->calls,
@@ -401,7 +387,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		const char *why;
 		if (ss_agg_stopped(a, &step, &at, &why)) {
 			fprintf(f, ",\"stopped\":{\"why\":");
-			ss_report_json_str(f, why);
+			ss_export_json_fputs(f, why);
 			if (step != UINT64_MAX)
 				fprintf(f, ",\"step\":%llu", (unsigned long long)step);
 			fprintf(f, ",\"at_ns\":%llu}", (unsigned long long)at);
@@ -443,7 +429,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 				(unsigned long long)d);
 			for (j = 0; j < ntop; j++) {
 				fprintf(f, "%s", j ? "," : "");
-				ss_report_json_str(f, top[j]);
+				ss_export_json_fputs(f, top[j]);
 				fprintf(f, ":%llu", (unsigned long long)ss_agg_step_self(a, top[j], &steps[k]));
 			}
 			fprintf(f, "}}");
@@ -539,7 +525,7 @@ static void ss_report_whole_json(FILE *f, const struct ss_stats_result *res,
 		(unsigned long long)res->self_sum, (unsigned long long)res->steps,
 		res->nprocesses, res->nthreads, (unsigned long long)res->dropped,
 		(unsigned long long)res->sample_ns);
-	ss_report_json_str(f, sortname);
+	ss_export_json_fputs(f, sortname);
 	fprintf(f, ",\n\"rows\":[");
 	for (size_t k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];

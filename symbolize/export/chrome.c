@@ -757,6 +757,23 @@ size_t ss_export_json_escape(char *dst, const char *s)
 	return ss_chrome_escape(dst, s);
 }
 
+void ss_export_json_fputs(FILE *f, const char *s)
+{
+	char small[256], *e = small;
+	size_t n = ss_chrome_escape(NULL, s);
+
+	if (n >= sizeof(small) && !(e = malloc(n + 1))) {
+		fputs("\"\"", f);
+		return;
+	}
+	ss_chrome_escape(e, s);
+	fputc('"', f);
+	fwrite(e, 1, n, f);
+	fputc('"', f);
+	if (e != small)
+		free(e);
+}
+
 void ss_export_chrome_details(struct ss_exporter *e, int on)
 {
 	struct ss_chrome *c = e->ctx;

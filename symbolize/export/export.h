@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gpu.h"
 #include "slices.h"
@@ -70,6 +71,8 @@ struct ss_exporter *ss_export_speedscope_open(const char *path, char *err,
 /* The JSON string body of s into dst (room for 6 * strlen(s)), always
  * valid UTF-8; its length (dst NULL: only the length). */
 size_t ss_export_json_escape(char *dst, const char *s);
+/* s as a quoted JSON string on f (escaped as above; "" when out of memory). */
+void ss_export_json_fputs(FILE *f, const char *s);
 /* Free an exporter after end (or instead of it, on an error path). */
 void ss_exporter_free(struct ss_exporter *e);
 

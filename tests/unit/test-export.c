@@ -11,7 +11,8 @@
  *     running across two steps shows under both);
  *   - folded: every thread's stacks start at the thread's name, what
  *     lies inside a step of its thread goes through "ProfilerStep" (under
- *     the call that spans the steps), and the command says the values are nanoseconds, not samples.
+ *     the call that spans the steps), and the command says the values are nanoseconds, not samples;
+ *   - the JSON string writer of report and diff: quoted, escaped, valid UTF-8.
  *
  * The speedscope check installs `speedscope` and `ajv` with npm into
  * build/npm on first use; it skips (saying why) without node or npm, or
@@ -27,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "export.h"
 #include "trace-writer.h"
 #include "unit-util.h"
 
@@ -236,6 +238,32 @@ static void test_folded(void **state)
 	free(e);
 }
 
+/* report --format json and diff --format json write names with
+ * ss_export_json_fputs: quoted, escaped, valid UTF-8 whatever the bytes
+ * (a short name on the stack, a long one through malloc) */
+static void test_json_fputs(void **state)
+{
+	char *buf = NULL, *big;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	ss_export_json_fputs(f, "a\"b\\c\x01\x7f\xff\xc3\xa9");
+	fputc('\n', f);
+	big = malloc(1001);
+	assert_non_null(big);
+	memset(big, '"', 1000);
+	big[1000] = 0;
+	ss_export_json_fputs(f, big);
+	fclose(f);
+	assert_int_equal(len, strlen("\"a\\\"b\\\\c\\u0001\\u007f\\ufffd\xc3\xa9\"\n") + 2002);
+	assert_memory_equal(buf, "\"a\\\"b\\\\c\\u0001\\u007f\\ufffd\xc3\xa9\"\n\"\\\"\\\"", 33);
+	assert_memory_equal(buf + len - 3, "\\\"\"", 3);
+	free(big);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_chrome_details),
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_json_fputs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
