@@ -284,22 +284,28 @@ static void ss_slices_other(struct ss_slices_fstack *st, size_t before, size_t o
  * that close together go parent first.  The frame at `from` closes before
  * the one below it, which may end in the same clock tick (a 10 ns clock, a
  * handler's first call): when it also began in its caller's tick, it
- * begins 1 ns later, if it lasts that long.  A slice only ever shrinks,
- * inside a tick the clock could not split, and stays inside all around
- * it.  Frames clipped at a window's begin keep it: they close together,
+ * begins 1 ns later, if it lasts that long.  The same holds across the two
+ * stacks: a range a function opens as it starts (or a call made as a range
+ * opens) ends in the same tick as its caller and closes first, so any
+ * frame that began in the tick of the frame of the other kind below it
+ * (f->other) begins 1 ns later too.  A slice only ever shrinks, inside a
+ * tick the clock could not split, and stays inside all around it.
+ * Frames clipped at a window's begin keep it: they close together,
  * parent first, at the window's end. */
 static void ss_slices_close_group(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 				  enum ss_slice_cat cat, size_t from, uint64_t ns,
 				  unsigned first, unsigned rest)
 {
+	const struct ss_slices_fstack *o = st == &w->calls ? &w->ranges : &w->calls;
 	size_t n = st->n, k;
 
 	st->n = from;
 	for (k = from; k < n; k++) {
 		const struct ss_slices_frame *f = &st->f[k];
 		uint64_t begin = f->begin;
-		if (k == from && k && st->f[k - 1].begin == begin && ns > begin &&
-		    !(f->flags & SS_SLICE_CLIPPED_BEGIN))
+		int tie = (k == from && k && st->f[k - 1].begin == begin) ||
+			  (f->other && f->other <= o->n && o->f[f->other - 1].begin == begin);
+		if (tie && ns > begin && !(f->flags & SS_SLICE_CLIPPED_BEGIN))
 			begin++;
 		w->stack = f->stack;
 		ss_slices_emit(w, cat, f->key, begin, ns,
