@@ -152,6 +152,24 @@ static void ss_ss_event(struct ss_speedscope *p, int *first, char type, uint32_t
 	*first = 0;
 }
 
+/* Append s cut to [b, e] to the *n pieces in *all, growing it: 0, or -1
+ * out of memory. */
+static int ss_ss_piece(struct ss_ss_slice **all, size_t *n, size_t *cap, struct ss_ss_slice s,
+		       uint64_t b, uint64_t e)
+{
+	if (*n + 1 >= *cap) {
+		struct ss_ss_slice *m = realloc(*all, *cap * 2 * sizeof(**all));
+		if (!m)
+			return -1;
+		*all = m;
+		*cap *= 2;
+	}
+	s.begin = b;
+	s.end = e;
+	(*all)[(*n)++] = s;
+	return 0;
+}
+
 /* Cut the buffered slices at step boundaries and write the profile. */
 static void ss_ss_flush(struct ss_speedscope *p)
 {
@@ -202,11 +220,8 @@ static void ss_ss_flush(struct ss_speedscope *p)
 			if (steps[k].begin > cur + SS_EXPORT_STEP_GAP) {
 				/* before the step (the gap exporters leave
 				 * between steps is not "before") */
-				if (nall + 2 >= cap)
+				if (ss_ss_piece(&all, &nall, &cap, s, cur, steps[k].begin))
 					goto out;
-				all[nall] = s;
-				all[nall].begin = cur;
-				all[nall++].end = steps[k].begin;
 				pieces++;
 			}
 			pb = s.begin > steps[k].begin ? s.begin : steps[k].begin;
@@ -215,30 +230,14 @@ static void ss_ss_flush(struct ss_speedscope *p)
 				pe = pb;
 			if (pe == pb && s.end > s.begin)
 				continue;  /* touches the step only at an end */
-			if (nall + 2 >= cap) {
-				struct ss_ss_slice *n = realloc(all, cap * 2 * sizeof(*all));
-				if (!n)
-					goto out;
-				all = n;
-				cap *= 2;
-			}
-			all[nall] = s;
-			all[nall].begin = pb;
-			all[nall++].end = pe;
+			if (ss_ss_piece(&all, &nall, &cap, s, pb, pe))
+				goto out;
 			pieces++;
 			cur = pe;
 		}
 		if (s.end > cur + SS_EXPORT_STEP_GAP || !pieces) {  /* after the steps */
-			if (nall + 2 >= cap) {
-				struct ss_ss_slice *n = realloc(all, cap * 2 * sizeof(*all));
-				if (!n)
-					goto out;
-				all = n;
-				cap *= 2;
-			}
-			all[nall] = s;
-			all[nall].begin = pieces ? cur : s.begin;
-			all[nall++].end = s.end;
+			if (ss_ss_piece(&all, &nall, &cap, s, pieces ? cur : s.begin, s.end))
+				goto out;
 		}
 	}
 	qsort(all, nall, sizeof(*all), ss_ss_cmp);
