@@ -123,7 +123,7 @@ static void test_timer_no_split(void **state)
 /* SIGKILL while three threads record into 64 KiB blocks: what the file
  * holds is crash leftovers (blocks copied before the chunk's `used` was
  * written, blocks still in the rings), never damage, and every leaf call
- * the program saw return is there. */
+ * the program saw return is there or counted as lost (a busy machine). */
 static void test_kill_threads(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -137,8 +137,19 @@ static void test_kill_threads(void **state)
 	SS_E2E_CHECK(t, !strstr(t->err, "warning"), "symbolize warned about a killed run: %s",
 		     t->err);
 	size_t got = ss_e2e_count(tr, "leaf", NULL, 0);
-	SS_E2E_CHECK(t, count > 1000 && got >= (size_t)count && got <= (size_t)count + 3,
-		     "leaf: %ld calls returned in the program, %zu slices", count, got);
+	/* with no core free for the copy thread a ring can fill: the events
+	 * dropped are counted and said (docs/performance.md), never missing
+	 * unsaid; a leaf call is two events */
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report rec | "
+			"sed -n 's/^lost events: \\([0-9]*\\) on thread .*/\\1/p' | "
+			"awk '{ n += $1 } END { print n + 0 }'");
+	long lost = atol(t->out);
+	if (lost)
+		print_message("e2e: %ld events dropped and counted (a ring filled)\n", lost);
+	SS_E2E_CHECK(t, count > 1000 && got + (size_t)(lost + 1) / 2 >= (size_t)count &&
+			got <= (size_t)count + 3,
+		     "leaf: %ld calls returned in the program, %zu slices, %ld events lost",
+		     count, got, lost);
 	ss_e2e_pass(t);
 }
 
