@@ -190,7 +190,13 @@ enum ss_event_kind {
 struct ss_ring_header {
 	uint32_t block_bytes;        /* multiple of 64 */
 	uint32_t nblocks;
-	uint64_t reserved[7];
+	uint64_t lost;               /* events the owner dropped that no LOST
+	                              * record counts yet (the process may die
+	                              * before one is written): 0 = none */
+	uint64_t lost_seq;           /* the block number the LOST record for
+	                              * them gets; a reader that finds none
+	                              * counts `lost` as a block of that number */
+	uint64_t reserved[5];
 };
 _Static_assert(sizeof(struct ss_ring_header) == 64, "ring header size");
 

@@ -208,6 +208,7 @@ void ss_ring_write_lost_locked(struct ss_ring *r, int have_lock)
 	if (!copy_out(r, b, 6, have_lock)) {
 		atomic_fetch_add(&ss_rt.lost, r->lost);
 		r->lost = 0;
+		r->hdr->lost = 0; /* in the file as a block now */
 	}
 }
 

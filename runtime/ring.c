@@ -80,6 +80,7 @@ static struct ss_ring *ring_new(uint64_t size)
 	struct ss_ring_header *h = (struct ss_ring_header *)(c + 1);
 	h->block_bytes = r->bw * (uint32_t)sizeof(uint64_t);
 	h->nblocks = r->nb;
+	r->hdr = h;
 	r->blocks = (uint64_t *)(h + 1);
 	c->magic = SS_CHUNK_MAGIC;
 	c->kind = SS_CHUNK_RING;
@@ -153,6 +154,8 @@ static struct ss_ring *ring_get(struct ss_thread *t)
 	r->serial = t->serial;
 	r->c->tid = t->tid;
 	r->c->seq = 0;
+	r->hdr->lost = 0;
+	r->hdr->lost_seq = 0;
 	ss_clock_pair(&r->c->calib_ticks, &r->c->calib_ns);
 	atomic_signal_fence(memory_order_seq_cst);
 	r->c->serial = t->serial;
@@ -264,6 +267,20 @@ static uint64_t base_for(struct ss_thread *t, uint64_t word)
 	return t->abase;
 }
 
+/* One event dropped: counted on the thread, and in its ring's header in
+ * the file with the number of the block whose LOST record will count it
+ * (the next one begun), so that a process killed before that record is
+ * written still says what it dropped (the reader counts the header's
+ * number as that block; once the block exists, it is the one kept). */
+static void count_lost(struct ss_thread *t)
+{
+	__atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
+	if (t->ring) {
+		t->ring->hdr->lost_seq = t->bseq;
+		__atomic_fetch_add(&t->ring->hdr->lost, 1, __ATOMIC_RELAXED);
+	}
+}
+
 /* Slow path of ss_emit: the thread has no block or its block is full.
  * Stores `word` as the next block's first event, stamped after the switch
  * (the slow path is not the program's time) but before the signals held
@@ -277,7 +294,7 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 	 * SS_DROP_RETRY events, through it: it may copy blocks itself) */
 	if (t->drop && t->ring && !ss_ring_block_free(t->ring, t->ring->begun) && !t->in_slow &&
 	    (ss_hot.gate & SS_GATE_EVENTS) && (t->lost % SS_DROP_RETRY) != 0) {
-		__atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
+		count_lost(t);
 		return;
 	}
 	int saved = errno;
@@ -292,7 +309,7 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		 * boundary, a maps snapshot), or recording stopped meanwhile:
 		 * drop, but count it */
 		if (ss_hot.gate & SS_GATE_EVENTS)
-			__atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
+			count_lost(t);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		errno = saved;
 		return;
@@ -320,6 +337,8 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		if (e && t->lost) {
 			uint64_t n = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
 			e = ss_buf_put(t, e, SS_EV_WORD(SS_EV_LOST, n & SS_EV_ARG_MASK), now);
+			atomic_signal_fence(memory_order_seq_cst);
+			t->ring->hdr->lost = 0; /* said in the stream now */
 			atomic_fetch_add(&ss_rt.lost, n);
 		}
 		if (e && t->inherit)
@@ -334,7 +353,7 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		t->pos = ss_buf_put(t, e, word, now);
 		t->done = t->pos;
 	} else if (ss_hot.gate & SS_GATE_EVENTS) {
-		__atomic_fetch_add(&t->lost, 1, __ATOMIC_RELAXED);
+		count_lost(t);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	t->in_slow = 0;
@@ -390,6 +409,8 @@ void ss_ring_close(struct ss_thread *t)
 	r->lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
 	r->lost_seq = t->bseq++;
 	r->lost_ts = ss_clock_now();
+	r->hdr->lost_seq = r->lost_seq; /* the block the copier writes */
+	r->hdr->lost = r->lost;
 	atomic_store(&r->closing, 1);
 	ss_pool_start(ss_rt.chunk_bytes); /* wake it */
 }
@@ -407,6 +428,8 @@ void ss_ring_flush(struct ss_thread *self)
 		self->drop = 0;
 		uint64_t n = __atomic_exchange_n(&self->lost, 0, __ATOMIC_RELAXED);
 		ss_emit(SS_EV_WORD(SS_EV_LOST, n & SS_EV_ARG_MASK));
+		atomic_signal_fence(memory_order_seq_cst);
+		self->ring->hdr->lost = 0; /* in its current block */
 		atomic_fetch_add(&ss_rt.lost, n);
 	}
 	finish_block(self);
@@ -421,6 +444,8 @@ void ss_ring_flush(struct ss_thread *self)
 		r->lost = __atomic_exchange_n(&t->lost, 0, __ATOMIC_RELAXED);
 		r->lost_seq = __atomic_fetch_add(&t->bseq, 1, __ATOMIC_RELAXED);
 		r->lost_ts = ss_clock_now();
+		r->hdr->lost_seq = r->lost_seq;
+		r->hdr->lost = r->lost;
 		ss_ring_write_lost_locked(r, 0);
 		pthread_mutex_unlock(&r->mu);
 	}

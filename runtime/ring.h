@@ -15,6 +15,7 @@
 struct ss_ring {
 	struct ss_ring *next;           /* every ring of the process */
 	struct ss_chunk_header *c;      /* the RING chunk, mapped */
+	struct ss_ring_header *hdr;     /* in the chunk, after its header */
 	uint64_t *blocks;               /* block 0 */
 	uint64_t size;                  /* of the chunk */
 	uint64_t off;                   /* of the chunk in the file */

@@ -349,6 +349,38 @@ static int ss_reader_events_v2(struct ss_reader *r, struct ss_rchunk *c,
 
 /* The blocks of a RING chunk whose payload holds `room` bytes (c->len of
  * them in the file): ss_ring_header, then nblocks blocks. */
+/* A block the reader makes: the LOST record for events a thread dropped
+ * that its ring's header counts and no block of its stream says (the
+ * process died before it wrote one). */
+struct ss_rpending {
+	struct ss_rpending *next;
+	uint64_t w[6];
+};
+
+/* Add that block to the ring chunk c as block number `seq`.  If the
+ * runtime wrote the block after all (it may have, just before dying), the
+ * two share `seq` and the longer, the runtime's, is kept. */
+static int ss_reader_pending_lost(struct ss_reader *r, struct ss_rchunk *c, uint64_t lost,
+				  uint64_t seq)
+{
+	struct ss_rpending *p = calloc(1, sizeof(*p));
+	struct ss_chunk_header ch;
+
+	if (!p)
+		return -1;
+	memcpy(&ch, c->data - sizeof(ch), sizeof(ch));
+	p->next = r->pending;
+	r->pending = p;
+	p->w[0] = SS_CW_LONG(SS_EV_BLOCK, 3, 0);
+	p->w[1] = seq;
+	p->w[2] = ch.calib_ticks; /* when the ring was taken: a reader moves
+				    * it up to the thread's last time */
+	p->w[4] = SS_CW_LONG(SS_EV_LOST, 1, 0);
+	p->w[5] = lost & SS_EV_ARG_MASK;
+	c->nevents++;
+	return ss_reader_add_block(r, (const uint8_t *)p->w, sizeof(p->w), seq, 1);
+}
+
 static int ss_reader_scan_ring(struct ss_reader *r, struct ss_rchunk *c, uint64_t room)
 {
 	struct ss_ring_header rh;
@@ -382,6 +414,8 @@ static int ss_reader_scan_ring(struct ss_reader *r, struct ss_rchunk *c, uint64_
 			continue;
 		ss_reader_warn_record(r, c, b, &s);
 	}
+	if (rh.lost && ss_reader_pending_lost(r, c, rh.lost, rh.lost_seq))
+		return -1;
 	return 0;
 }
 
@@ -774,6 +808,11 @@ void ss_reader_free(struct ss_reader *r)
 		return;
 	if (r->map)
 		munmap((void *)r->map, r->size);
+	while (r->pending) {
+		struct ss_rpending *p = r->pending;
+		r->pending = p->next;
+		free(p);
+	}
 	for (i = 0; i < r->nthreads; i++)
 		free(r->threads[i].blocks);
 	free(r->threads);

@@ -52,6 +52,8 @@ struct ss_rthread {
 	uint64_t nevents;
 };
 
+struct ss_rpending;
+
 struct ss_reader {
 	char *path;
 	const uint8_t *map;
@@ -78,6 +80,8 @@ struct ss_reader {
 	                             * blocks to be grouped (1: truncated, 2:
 	                             * corrupt chunk) */
 	char warning[768];          /* the one-line warning, "" if none */
+	struct ss_rpending *pending; /* blocks made for drops a ring's header
+	                              * counts (ss_reader_scan_ring) */
 };
 
 /* Open and index `path`.  Returns NULL with a one-line message in err
