@@ -266,7 +266,8 @@ clean:
 # libFuzzer target for the raw reader and the slicer (clang); FUZZ_SECS of
 # fuzzing from the seeds in tests/fuzz/corpus, new inputs in build/fuzz/.
 FUZZ_SECS ?= 60
-FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-iter.c symbolize/read/compact.c \
+FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-group.c symbolize/read/reader-iter.c \
+             symbolize/read/compact.c \
              symbolize/read/slices.c symbolize/read/slices-walk.c \
              symbolize/names/sym.c symbolize/names/sym-space.c \
              symbolize/names/sym-dw.c symbolize/names/sym-bfd.c

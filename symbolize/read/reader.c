@@ -20,9 +20,10 @@
  * damage, then the offsets of later ones).  A file cut exactly between
  * chunks is found through the end record's event count.
  *
- * Files: this one maps, walks and indexes a file; compact.c decodes the
- * records of format version 2; reader-iter.c reads meta records and events
- * out of the index and converts time.
+ * Files: this one maps, walks and indexes a file; reader-group.c groups
+ * the blocks found per thread; compact.c decodes the records of format
+ * version 2; reader-iter.c reads meta records and events out of the index
+ * and converts time.
  *
  * Must never: read outside the mapping, loop on a zero or huge size,
  * crash on arbitrary bytes, or drop data without a warning.
@@ -602,94 +603,6 @@ static void ss_reader_warn_more(struct ss_reader *r)
 	if (r->nmore > SS_READER_MORE_SHOWN && n < sizeof(r->warning))
 		snprintf(r->warning + n, sizeof(r->warning) - n, " and %zu more places",
 			 r->nmore - SS_READER_MORE_SHOWN);
-}
-
-static uint64_t ss_reader_thread_key(const struct ss_rchunk *c)
-{
-	return c->serial ? c->serial : (c->tid | (UINT64_C(1) << 63));
-}
-
-static uint64_t ss_reader_block_key(const struct ss_reader *r, size_t i)
-{
-	return ss_reader_thread_key(&r->chunks[r->blocks[i].chunk]);
-}
-
-/* Blocks by thread, seq, then longest first (the copy a duplicate keeps),
- * then file order. */
-static int ss_reader_cmp_block(const void *a, const void *b, void *arg)
-{
-	const struct ss_reader *r = arg;
-	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
-	const struct ss_rblock *x = &r->blocks[ia], *y = &r->blocks[ib];
-	uint64_t kx = ss_reader_block_key(r, ia), ky = ss_reader_block_key(r, ib);
-
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (x->len != y->len && SS_READER_V2(r))
-		return x->len > y->len ? -1 : 1;
-	return x->data < y->data ? -1 : x->data > y->data;
-}
-
-/* Version 2 keeps one copy of a block found twice: the first of its
- * (thread, seq) in sort order, the longer.  Version 1 keeps every chunk. */
-static size_t ss_reader_dedup(const struct ss_reader *r, size_t *idx, size_t n)
-{
-	size_t i, m = 0;
-
-	if (!SS_READER_V2(r))
-		return n;
-	for (i = 0; i < n; i++) {
-		if (m && r->blocks[idx[m - 1]].seq == r->blocks[idx[i]].seq &&
-		    ss_reader_block_key(r, idx[m - 1]) == ss_reader_block_key(r, idx[i]))
-			continue;
-		idx[m++] = idx[i];
-	}
-	return m;
-}
-
-static int ss_reader_group(struct ss_reader *r)
-{
-	size_t *idx, n = r->nblocks, i, j;
-
-	idx = malloc((n + 1) * sizeof(*idx));
-	if (!idx)
-		return -1;
-	for (i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), ss_reader_cmp_block, r);
-	n = ss_reader_dedup(r, idx, n);
-	r->threads = calloc(n + 1, sizeof(*r->threads));
-	if (!r->threads) {
-		free(idx);
-		return -1;
-	}
-	if (SS_READER_V2(r))
-		r->nevents = 0;  /* each kept block once */
-	for (i = 0; i < n; i = j) {
-		struct ss_rthread *t = &r->threads[r->nthreads++];
-		const struct ss_rchunk *c = &r->chunks[r->blocks[idx[i]].chunk];
-		uint64_t key = ss_reader_block_key(r, idx[i]);
-
-		for (j = i; j < n && ss_reader_block_key(r, idx[j]) == key; j++)
-			;
-		t->serial = c->serial;
-		t->tid = c->tid;
-		t->blocks = malloc((j - i) * sizeof(size_t));
-		if (!t->blocks) {
-			free(idx);
-			return -1;
-		}
-		memcpy(t->blocks, idx + i, (j - i) * sizeof(size_t));
-		t->nblocks = j - i;
-		for (size_t k = i; k < j; k++)
-			t->nevents += r->blocks[idx[k]].nevents;
-		if (SS_READER_V2(r))
-			r->nevents += t->nevents;
-	}
-	free(idx);
-	return 0;
 }
 
 /* Version 2: the first damage's text, now that the events kept before it
