@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agg.h"
 #include "diff.h"
 #include "reader.h"
 #include "run.h"
@@ -757,4 +758,27 @@ long ss_diff_compare(const struct ss_diff_run *a, const struct ss_diff_run *b,
 	qsort(r, n, sizeof(*r), ss_diff_cmp_row);
 	*rows = r;
 	return (long)n;
+}
+
+char *ss_diff_fmt_time(double ns, char *buf, size_t len)
+{
+	return ss_agg_fmt_time(ns > 0 ? (uint64_t)llround(ns) : 0, buf, len);
+}
+
+char *ss_diff_fmt_dt(double ns, char *buf, size_t len)
+{
+	char t[32];
+
+	ss_agg_fmt_time((uint64_t)llround(fabs(ns)), t, sizeof(t));
+	snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", t);
+	return buf;
+}
+
+char *ss_diff_fmt_pct(const struct ss_diff_stat *s, char *buf, size_t len)
+{
+	if (isnan(s->pct))
+		snprintf(buf, len, s->new_ > 0 ? "new" : "-");
+	else
+		snprintf(buf, len, "%+.1f%%", s->pct);
+	return buf;
 }

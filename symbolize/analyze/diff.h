@@ -84,4 +84,12 @@ double ss_diff_mann_whitney(const double *x, size_t n, const double *y, size_t m
 /* Median of n values (sorts a copy); 0 for n 0. */
 double ss_diff_median(const double *v, size_t n);
 
+/* The text of diff's tables and page, into buf (returned): a time per
+ * step ("1.234ms"; negative shows as 0), a signed one ("+1.234ms",
+ * "-850ns"), and a change in % ("+12.3%", "new" when only NEW has it, "-"
+ * when neither). */
+char *ss_diff_fmt_time(double ns, char *buf, size_t len);
+char *ss_diff_fmt_dt(double ns, char *buf, size_t len);
+char *ss_diff_fmt_pct(const struct ss_diff_stat *s, char *buf, size_t len);
+
 #endif /* SS_DIFF_H */

@@ -186,32 +186,6 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 
 /* ------------------------------------------------------------ output */
 
-static char *ss_diff_t(double ns, char *buf, size_t len)
-{
-	return ss_agg_fmt_time(ns > 0 ? (uint64_t)llround(ns) : 0, buf, len);
-}
-
-/* A signed time: "+1.234ms", "-850ns". */
-static char *ss_diff_dt(double ns, char *buf, size_t len)
-{
-	char t[32];
-
-	ss_agg_fmt_time((uint64_t)llround(fabs(ns)), t, sizeof(t));
-	snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", t);
-	return buf;
-}
-
-static char *ss_diff_pct(const struct ss_diff_stat *s, char *buf, size_t len)
-{
-	double pct = s->pct;
-
-	if (isnan(pct))
-		snprintf(buf, len, s->new_ > 0 ? "new" : "-");
-	else
-		snprintf(buf, len, "%+.1f%%", pct);
-	return buf;
-}
-
 static const char *ss_diff_kind_name(enum ss_agg_kind k)
 {
 	return k == SS_AGG_RANGE ? "range" : "function";
@@ -243,8 +217,8 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 	if (note)
 		fprintf(f, "note: %s\n", note);
 	fprintf(f, "\nstep time (median): %s -> %s  %s  %s  %s (Mann-Whitney p=%.2g)\n\n",
-		ss_diff_t(st->base, t1, sizeof(t1)), ss_diff_t(st->new_, t2, sizeof(t2)),
-		ss_diff_dt(st->delta, t3, sizeof(t3)), ss_diff_pct(st, t4, sizeof(t4)),
+		ss_diff_fmt_time(st->base, t1, sizeof(t1)), ss_diff_fmt_time(st->new_, t2, sizeof(t2)),
+		ss_diff_fmt_dt(st->delta, t3, sizeof(t3)), ss_diff_fmt_pct(st, t4, sizeof(t4)),
 		st->significant ? "significant" : "not significant", st->p);
 	for (i = 0; i < shown; i++) {
 		size_t l = strlen(rows[i].name) + (rows[i].kind == SS_AGG_RANGE ? 8 : 0);
@@ -264,14 +238,14 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 		snprintf(calls, sizeof(calls), "%.4g->%.4g", r->calls_base, r->calls_new);
 		fprintf(f, "%-*.*s  %13s  %10s  %10s  %10s  %8s  %10s  %10s  %10s  %8s  %s\n",
 			(int)w, (int)w, name, calls,
-			ss_diff_t(r->self.base, t1, sizeof(t1)),
-			ss_diff_t(r->self.new_, t2, sizeof(t2)),
-			ss_diff_dt(r->self.delta, t3, sizeof(t3)),
-			ss_diff_pct(&r->self, t4, sizeof(t4)),
-			ss_diff_t(r->total.base, t5, sizeof(t5)),
-			ss_diff_t(r->total.new_, t6, sizeof(t6)),
-			ss_diff_dt(r->total.delta, t7, sizeof(t7)),
-			ss_diff_pct(&r->total, t8, sizeof(t8)),
+			ss_diff_fmt_time(r->self.base, t1, sizeof(t1)),
+			ss_diff_fmt_time(r->self.new_, t2, sizeof(t2)),
+			ss_diff_fmt_dt(r->self.delta, t3, sizeof(t3)),
+			ss_diff_fmt_pct(&r->self, t4, sizeof(t4)),
+			ss_diff_fmt_time(r->total.base, t5, sizeof(t5)),
+			ss_diff_fmt_time(r->total.new_, t6, sizeof(t6)),
+			ss_diff_fmt_dt(r->total.delta, t7, sizeof(t7)),
+			ss_diff_fmt_pct(&r->total, t8, sizeof(t8)),
 			r->self.significant ? "*" : r->total.significant ? "(*)" : "");
 	}
 	fprintf(f, "\nTimes are medians per step over the recorded steps (every thread); Calls/step is the mean.\n"

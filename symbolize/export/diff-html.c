@@ -32,29 +32,6 @@ struct ss_dh {
 	size_t frames;
 };
 
-static char *ss_dh_t(double ns, char *buf, size_t len)
-{
-	return ss_agg_fmt_time(ns > 0 ? (uint64_t)llround(ns) : 0, buf, len);
-}
-
-static char *ss_dh_dt(double ns, char *buf, size_t len)
-{
-	char t[32];
-
-	ss_agg_fmt_time((uint64_t)llround(fabs(ns)), t, sizeof(t));
-	snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", t);
-	return buf;
-}
-
-static char *ss_dh_pct(const struct ss_diff_stat *s, char *buf, size_t len)
-{
-	if (isnan(s->pct))
-		snprintf(buf, len, s->new_ > 0 ? "new" : "-");
-	else
-		snprintf(buf, len, "%+.1f%%", s->pct);
-	return buf;
-}
-
 /* The child of BASE node n (may be NULL) named like NEW's child c. */
 static const struct ss_agg_node *ss_dh_match(const struct ss_dh *d,
 					     const struct ss_agg_node *n,
@@ -115,9 +92,9 @@ static void ss_dh_frame(struct ss_dh *d, const struct ss_agg_node *n,
 	fprintf(d->f, "<g><title>");
 	ss_svg_text(d->f, ss_agg_name(d->b->agg, n->name));
 	fprintf(d->f, "\nself per step: %s -> %s (%s)\ntotal per step: %s -> %s",
-		ss_dh_t(bself, t1, sizeof(t1)), ss_dh_t(self, t2, sizeof(t2)),
-		ss_dh_dt(self - bself, t3, sizeof(t3)), ss_dh_t(btot, t4, sizeof(t4)),
-		ss_dh_t(tot, t5, sizeof(t5)));
+		ss_diff_fmt_time(bself, t1, sizeof(t1)), ss_diff_fmt_time(self, t2, sizeof(t2)),
+		ss_diff_fmt_dt(self - bself, t3, sizeof(t3)), ss_diff_fmt_time(btot, t4, sizeof(t4)),
+		ss_diff_fmt_time(tot, t5, sizeof(t5)));
 	fprintf(d->f, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
 		"fill=\"rgb(%u,%u,%u)\" stroke=\"#fff\" stroke-width=\"0.5\"/>",
 		x, y, w, SS_DH_FRAME - 1, red, green, blue);
@@ -173,7 +150,7 @@ static void ss_dh_bar(FILE *f, double x, double w, double v, double max, double 
 
 	fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\">"
 		"<title>%s step %zu: %s%s</title></rect>\n", x, top + h - bh, w, bh, fill, run, i,
-		ss_dh_t(v, t, sizeof(t)), v > max ? " (past the scale)" : "");
+		ss_diff_fmt_time(v, t, sizeof(t)), v > max ? " (past the scale)" : "");
 	if (v > max)
 		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"3\" fill=\"#222\"/>\n",
 			x, top, w);
@@ -213,7 +190,7 @@ static void ss_dh_steps(FILE *f, const struct ss_diff_run *a,
 		SS_DH_WIDTH - 10, top + h - st->base / max * h, top + h - st->base / max * h);
 	fprintf(f, "<line x1=\"50\" x2=\"%d\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"#b0500f\" stroke-dasharray=\"4 3\"/>\n",
 		SS_DH_WIDTH - 10, top + h - st->new_ / max * h, top + h - st->new_ / max * h);
-	fprintf(f, "<text x=\"2\" y=\"%.0f\">%s</text>\n", top + 4, ss_dh_t(max, t, sizeof(t)));
+	fprintf(f, "<text x=\"2\" y=\"%.0f\">%s</text>\n", top + 4, ss_diff_fmt_time(max, t, sizeof(t)));
 	fprintf(f, "<text x=\"2\" y=\"%.0f\">0</text>\n", top + h);
 	fprintf(f, "<text x=\"50\" y=\"%.0f\" fill=\"#1d4f80\">BASE (median dashed)</text>"
 		"<text x=\"250\" y=\"%.0f\" fill=\"#b0500f\">NEW (median dashed)</text>\n",
@@ -266,9 +243,9 @@ void ss_diff_html_write(FILE *f, const struct ss_diff_run *a,
 	}
 	fprintf(f, "<p id=\"step\">Step time (median): <b>%s &rarr; %s</b>, <span class=\"%s\">%s %s</span>, "
 		"%s (Mann-Whitney p=%.2g)</p>\n",
-		ss_dh_t(st->base, t1, sizeof(t1)), ss_dh_t(st->new_, t2, sizeof(t2)),
-		st->delta > 0 ? "up" : "down", ss_dh_dt(st->delta, t3, sizeof(t3)),
-		ss_dh_pct(st, t4, sizeof(t4)),
+		ss_diff_fmt_time(st->base, t1, sizeof(t1)), ss_diff_fmt_time(st->new_, t2, sizeof(t2)),
+		st->delta > 0 ? "up" : "down", ss_diff_fmt_dt(st->delta, t3, sizeof(t3)),
+		ss_diff_fmt_pct(st, t4, sizeof(t4)),
 		st->significant ? "<b>significant</b>" : "not significant", st->p);
 
 	fprintf(f, "<h2>Per function and range, per step</h2>\n<table id=\"diff\">\n"
@@ -283,11 +260,11 @@ void ss_diff_html_write(FILE *f, const struct ss_diff_run *a,
 			"<td class=\"%s\">%s</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td>"
 			"<td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			r->kind == SS_AGG_RANGE ? " [range]" : "", r->calls_base, r->calls_new,
-			ss_dh_t(r->self.base, t1, sizeof(t1)), ss_dh_t(r->self.new_, t2, sizeof(t2)),
-			r->self.delta > 0 ? "up" : "down", ss_dh_dt(r->self.delta, t3, sizeof(t3)),
-			r->self.delta > 0 ? "up" : "down", ss_dh_pct(&r->self, t4, sizeof(t4)),
-			ss_dh_t(r->total.base, t5, sizeof(t5)), ss_dh_t(r->total.new_, t6, sizeof(t6)),
-			ss_dh_dt(r->total.delta, t7, sizeof(t7)), ss_dh_pct(&r->total, t8, sizeof(t8)),
+			ss_diff_fmt_time(r->self.base, t1, sizeof(t1)), ss_diff_fmt_time(r->self.new_, t2, sizeof(t2)),
+			r->self.delta > 0 ? "up" : "down", ss_diff_fmt_dt(r->self.delta, t3, sizeof(t3)),
+			r->self.delta > 0 ? "up" : "down", ss_diff_fmt_pct(&r->self, t4, sizeof(t4)),
+			ss_diff_fmt_time(r->total.base, t5, sizeof(t5)), ss_diff_fmt_time(r->total.new_, t6, sizeof(t6)),
+			ss_diff_fmt_dt(r->total.delta, t7, sizeof(t7)), ss_diff_fmt_pct(&r->total, t8, sizeof(t8)),
 			r->self.significant ? "*" : r->total.significant ? "(*)" : "");
 	}
 	fprintf(f, "</table>\n<p>Medians per step over the recorded steps (every thread); "
