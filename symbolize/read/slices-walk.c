@@ -278,6 +278,20 @@ static void ss_slices_other(struct ss_slices_fstack *st, size_t before, size_t o
 		st->f[st->n - 1].other = (unsigned)other;
 }
 
+/* A call (SS_SLICE_FUNCTION) or range opens at ns: pushed on its stack
+ * with the frames of the other kind it opened inside, and announced. */
+static void ss_slices_open(struct ss_slices_walk *w, enum ss_slice_cat cat, uint64_t key,
+			   uint64_t ns, unsigned flags)
+{
+	int range = cat == SS_SLICE_RANGE;
+	struct ss_slices_fstack *st = range ? &w->ranges : &w->calls;
+	size_t before = st->n;
+
+	ss_slices_push(st, key, ns, flags);
+	ss_slices_other(st, before, range ? w->calls.n : w->ranges.n);
+	ss_slices_opened(w, st, cat, before);
+}
+
 /* Close the frames [from, st->n) at ns, outermost first: `first` flags
  * for the one at `from`, `rest` for those above it.  Viewers nest two
  * slices of equal begin and end by their order in the file, so frames
@@ -449,14 +463,11 @@ static void ss_slices_push_stack(struct ss_slices_walk *w, size_t wi,
 	for (i = best->n; i-- > 0;) {
 		uint64_t ret = best->addrs[i];
 		const struct ss_sym_info *info;
-		size_t before = w->calls.n;
 		if (!ret)
 			continue;
 		info = ss_sym_lookup_at(sl->sp, ret - 1, best->ns);
-		ss_slices_push(&w->calls, info->start, win->open_ns,
+		ss_slices_open(w, SS_SLICE_FUNCTION, info->start, win->open_ns,
 			       SS_SLICE_CLIPPED_BEGIN);
-		ss_slices_other(&w->calls, before, w->ranges.n);
-		ss_slices_opened(w, &w->calls, SS_SLICE_FUNCTION, before);
 		ss_slices_announce(w);
 	}
 }
@@ -484,7 +495,6 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	w.ctx = ctx;
 	ss_reader_events_begin(r, thread, &it);
 	while (ss_reader_events_next(&it, &ev)) {
-		size_t before;
 		if (w.pend && ev.kind != SS_EV_STACK)
 			ss_slices_announce(&w);
 		if (!first_ns)
@@ -507,20 +517,14 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		last_ns = ev.ns;
 		switch (ev.kind) {
 		case SS_EV_ENTER:
-			before = w.calls.n;
-			ss_slices_push(&w.calls, ev.arg, ev.ns, 0);
-			ss_slices_other(&w.calls, before, w.ranges.n);
-			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
+			ss_slices_open(&w, SS_SLICE_FUNCTION, ev.arg, ev.ns, 0);
 			break;
 		case SS_EV_EXIT:
 			ss_slices_pop(&w, &w.calls, SS_SLICE_FUNCTION, ev.arg, ev.ns,
 				      win_begin);
 			break;
 		case SS_EV_RANGE_PUSH:
-			before = w.ranges.n;
-			ss_slices_push(&w.ranges, ev.arg, ev.ns, 0);
-			ss_slices_other(&w.ranges, before, w.calls.n);
-			ss_slices_opened(&w, &w.ranges, SS_SLICE_RANGE, before);
+			ss_slices_open(&w, SS_SLICE_RANGE, ev.arg, ev.ns, 0);
 			break;
 		case SS_EV_RANGE_POP:
 			ss_slices_pop(&w, &w.ranges, SS_SLICE_RANGE, ev.arg, ev.ns,
@@ -531,10 +535,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 					 SS_UNWIND_WHY(ev.arg));
 			break;
 		case SS_EV_INHERIT:  /* open in the parent at fork */
-			before = w.calls.n;
-			ss_slices_push(&w.calls, ev.arg, ev.ns, SS_SLICE_CLIPPED_BEGIN);
-			ss_slices_other(&w.calls, before, w.ranges.n);
-			ss_slices_opened(&w, &w.calls, SS_SLICE_FUNCTION, before);
+			ss_slices_open(&w, SS_SLICE_FUNCTION, ev.arg, ev.ns,
+				       SS_SLICE_CLIPPED_BEGIN);
 			break;
 		case SS_EV_STACK:  /* of the innermost frame without one */
 			if (w.calls.n && !w.calls.f[w.calls.n - 1].stack)
