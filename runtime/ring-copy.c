@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -185,10 +186,16 @@ int ss_ring_drain_locked(struct ss_ring *r, int have_lock, uint64_t most)
 				copy_out(r, lost, 2, have_lock);
 				atomic_fetch_add(&ss_rt.lost, n - good);
 			}
-			/* clear: the head last, so the block reads as empty
-			 * only once all of it is */
+			/* clear: the head first (the owner reuses the block
+			 * only once `consumed` says so, below), so that a
+			 * process killed meanwhile leaves a block that reads
+			 * as empty - its copy is in the chunk - rather than a
+			 * block record without its time */
+			atomic_store_explicit((_Atomic uint64_t *)b, 0, memory_order_relaxed);
+			atomic_thread_fence(memory_order_release);
+			if (ss_ring_kill_in_clear())
+				raise(SIGKILL);
 			memset(b + 1, 0, (size_t)(n - 1) * sizeof(uint64_t));
-			atomic_store_explicit((_Atomic uint64_t *)b, 0, memory_order_release);
 		}
 		atomic_store_explicit(&r->consumed, c + 1, memory_order_release);
 	}

@@ -37,18 +37,28 @@
 
 #include "ring.h"
 
-/* STEPSCOPE__TEST_STALL_COPY=1 (tests only): nothing copies blocks out and
- * no pool chunk is used until the process exits, so a thread whose ring
- * fills drops events, as it does when the copier is behind. */
-static int stall_copy = -1;
+/* Test switches, read once (tests only):
+ * STEPSCOPE__TEST_STALL_COPY=1: nothing copies blocks out and no pool chunk
+ * is used until the process exits, so a thread whose ring fills drops
+ * events, as it does when the copier is behind;
+ * STEPSCOPE__TEST_KILL_IN_CLEAR=1: at exit, the process is killed halfway
+ * through clearing the first block it copies out (ss_ring_flush). */
+static int stall_copy = -1, kill_in_clear;
 
 int ss_ring_stalled(void)
 {
 	if (stall_copy < 0) {
 		const char *v = getenv("STEPSCOPE__TEST_STALL_COPY");
 		stall_copy = v && *v == '1';
+		v = getenv("STEPSCOPE__TEST_KILL_IN_CLEAR");
+		kill_in_clear = v && *v == '1';
 	}
 	return stall_copy;
+}
+
+int ss_ring_kill_in_clear(void)
+{
+	return kill_in_clear > 1;
 }
 
 struct ss_rings ss_rings = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -421,7 +431,9 @@ void ss_ring_close(struct ss_thread *t)
  * stay in their rings, where a reader finds them. */
 void ss_ring_flush(struct ss_thread *self)
 {
+	ss_ring_stalled(); /* the test switches read */
 	stall_copy = 0;
+	kill_in_clear *= 2;
 	if (self->lost && self->ring && (ss_hot.gate & SS_GATE_EVENTS)) {
 		/* events dropped since its last block began: say so now */
 		ss_ring_drain_all(0);

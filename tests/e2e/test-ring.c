@@ -11,7 +11,10 @@
  *   exactly (SS_EV_LOST), so recorded + lost events = all events;
  * - test_lost: nothing copies blocks out until exit (a test switch), so
  *   the threads must drop: exact counts per thread again, and `report`
- *   says how many were dropped.
+ *   says how many were dropped;
+ * - test_kill_clearing: killed (a test switch) at exit while a block just
+ *   copied out of a ring is being cleared: every call is in the trace, the
+ *   block read once, from its copy, with no warning.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,14 +60,15 @@ static void expect_all_calls(struct ss_e2e *t, const char *rundir)
 		     "no warning expected: %s", t->err);
 }
 
-/* s-ring ends by `how` (exit or kill), with status `status`: every call
- * of every thread is in the trace. */
-static void run_whole(void **state, const char *how, int status)
+/* s-ring ends by `how` (exit or kill), with status `status`, the record
+ * command run with `env` before it: every call of every thread is in the
+ * trace. */
+static void run_whole(void **state, const char *env, const char *how, int status)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	ss_e2e_build(t, "ring", NULL);
-	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- "
-			   "./s-ring %s %d %d", how, THREADS, CALLS);
+	int st = ss_e2e_sh(t, "%s \"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- "
+			   "./s-ring %s %d %d", env, how, THREADS, CALLS);
 	SS_E2E_EXPECT_STATUS(t, st, status);
 	expect_all_calls(t, "rec");
 	ss_e2e_pass(t);
@@ -72,12 +76,12 @@ static void run_whole(void **state, const char *how, int status)
 
 static void test_exact(void **state)
 {
-	run_whole(state, "exit", 0);
+	run_whole(state, "", "exit", 0);
 }
 
 static void test_kill(void **state)
 {
-	run_whole(state, "kill", 137);
+	run_whole(state, "", "kill", 137);
 }
 
 /* Events of each worker thread (tid in tids) in the raw trace: ENTER and
@@ -168,11 +172,17 @@ static void test_lost(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_kill_clearing(void **state)
+{
+	run_whole(state, "STEPSCOPE__TEST_KILL_IN_CLEAR=1", "exit", 137);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_exact),
 		SS_E2E_TEST(test_kill),
+		SS_E2E_TEST(test_kill_clearing),
 		SS_E2E_TEST(test_starved),
 		SS_E2E_TEST(test_lost),
 	};
