@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -193,8 +192,7 @@ int ss_ring_drain_locked(struct ss_ring *r, int have_lock, uint64_t most)
 			 * block record without its time */
 			atomic_store_explicit((_Atomic uint64_t *)b, 0, memory_order_relaxed);
 			atomic_thread_fence(memory_order_release);
-			if (ss_ring_kill_in_clear())
-				raise(SIGKILL);
+			ss_ring_test_kill("clear");
 			memset(b + 1, 0, (size_t)(n - 1) * sizeof(uint64_t));
 		}
 		atomic_store_explicit(&r->consumed, c + 1, memory_order_release);

@@ -41,24 +41,29 @@
  * STEPSCOPE__TEST_STALL_COPY=1: nothing copies blocks out and no pool chunk
  * is used until the process exits, so a thread whose ring fills drops
  * events, as it does when the copier is behind;
- * STEPSCOPE__TEST_KILL_IN_CLEAR=1: at exit, the process is killed halfway
- * through clearing the first block it copies out (ss_ring_flush). */
-static int stall_copy = -1, kill_in_clear;
+ * STEPSCOPE__TEST_KILL_AT=POINT: at exit (ss_ring_flush), the process is
+ * killed at POINT the first time it gets there: "clear", halfway through
+ * clearing a block copied out; "lost", between storing the exiting
+ * thread's LOST record and clearing its ring header's count. */
+static int stall_copy = -1, kill_armed;
+static char kill_at[8];
 
 int ss_ring_stalled(void)
 {
 	if (stall_copy < 0) {
 		const char *v = getenv("STEPSCOPE__TEST_STALL_COPY");
 		stall_copy = v && *v == '1';
-		v = getenv("STEPSCOPE__TEST_KILL_IN_CLEAR");
-		kill_in_clear = v && *v == '1';
+		v = getenv("STEPSCOPE__TEST_KILL_AT");
+		if (v && strlen(v) < sizeof(kill_at))
+			strcpy(kill_at, v);
 	}
 	return stall_copy;
 }
 
-int ss_ring_kill_in_clear(void)
+void ss_ring_test_kill(const char *point)
 {
-	return kill_in_clear > 1;
+	if (kill_armed && !strcmp(kill_at, point))
+		raise(SIGKILL);
 }
 
 struct ss_rings ss_rings = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -433,15 +438,21 @@ void ss_ring_flush(struct ss_thread *self)
 {
 	ss_ring_stalled(); /* the test switches read */
 	stall_copy = 0;
-	kill_in_clear *= 2;
+	kill_armed = 1;
 	if (self->lost && self->ring && (ss_hot.gate & SS_GATE_EVENTS)) {
 		/* events dropped since its last block began: say so now */
 		ss_ring_drain_all(0);
 		self->drop = 0;
+		/* in a block of its own, the one the ring's header names: a
+		 * process killed before the header's count is cleared has
+		 * the count twice under one block number, kept once */
+		finish_block(self);
+		self->ring->hdr->lost_seq = self->bseq;
 		uint64_t n = __atomic_exchange_n(&self->lost, 0, __ATOMIC_RELAXED);
 		ss_emit(SS_EV_WORD(SS_EV_LOST, n & SS_EV_ARG_MASK));
 		atomic_signal_fence(memory_order_seq_cst);
-		self->ring->hdr->lost = 0; /* in its current block */
+		ss_ring_test_kill("lost");
+		self->ring->hdr->lost = 0; /* in the stream now */
 		atomic_fetch_add(&ss_rt.lost, n);
 	}
 	finish_block(self);

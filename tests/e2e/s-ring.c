@@ -5,7 +5,8 @@
  *   exit   the threads are joined, main returns
  *   kill   the threads are joined, then SIGKILL: what was not copied out
  *          yet is only in the rings of the trace file
- * Prints "tid TID" per thread, then "done".
+ * With THREADS 0, main calls leaf() N times itself.
+ * Prints "tid TID" per thread that calls leaf(), then "done".
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
 	calls = atol(argv[3]);
 	if (n > 16)
 		n = 16;
+	if (!n)
+		worker(NULL);
 	for (int i = 0; i < n; i++)
 		pthread_create(&th[i], NULL, worker, NULL);
 	for (int i = 0; i < n; i++)

@@ -12,6 +12,8 @@
  * - test_lost: nothing copies blocks out until exit (a test switch), so
  *   the threads must drop: exact counts per thread again, and `report`
  *   says how many were dropped;
+ * - test_kill_lost: main drops, and is killed at exit between storing its
+ *   LOST record and clearing the ring header's count: counted once;
  * - test_kill_clearing: killed (a test switch) at exit while a block just
  *   copied out of a ring is being cleared: every call is in the trace, the
  *   block read once, from its copy, with no warning.
@@ -88,13 +90,14 @@ static void test_kill(void **state)
  * EXIT recorded, and lost as counted by SS_EV_LOST records. */
 struct raw_count {
 	const long *tids;
+	int n;
 	uint64_t *rec, *lost;
 };
 
 static void count_event(void *arg, uint64_t tid, const struct ss_revent *ev)
 {
 	struct raw_count *c = arg;
-	for (int k = 0; k < THREADS; k++) {
+	for (int k = 0; k < c->n; k++) {
 		if ((uint64_t)c->tids[k] != tid)
 			continue;
 		if (ev->kind == SS_EV_ENTER || ev->kind == SS_EV_EXIT)
@@ -104,10 +107,10 @@ static void count_event(void *arg, uint64_t tid, const struct ss_revent *ev)
 	}
 }
 
-static void count_raw(struct ss_e2e *t, const char *dir, const long *tids,
+static void count_raw(struct ss_e2e *t, const char *dir, const long *tids, int n,
 		      uint64_t *rec, uint64_t *lost)
 {
-	struct raw_count c = { tids, rec, lost };
+	struct raw_count c = { tids, n, rec, lost };
 	ss_e2e_raw_events(t, dir, 1, count_event, &c);
 }
 
@@ -122,7 +125,7 @@ static void test_starved(void **state)
 	long tids[THREADS];
 	worker_tids(t, tids);
 	uint64_t rec[THREADS] = { 0 }, lost[THREADS] = { 0 };
-	count_raw(t, "rec", tids, rec, lost);
+	count_raw(t, "rec", tids, THREADS, rec, lost);
 	for (int i = 0; i < THREADS; i++) {
 		/* worker's ENTER and EXIT, and each leaf call's */
 		SS_E2E_CHECK(t, rec[i] + lost[i] == 2 + 2 * (uint64_t)CALLS,
@@ -146,7 +149,7 @@ static void test_lost(void **state)
 	long tids[THREADS];
 	worker_tids(t, tids);
 	uint64_t rec[THREADS] = { 0 }, lost[THREADS] = { 0 }, all = 0;
-	count_raw(t, "rec", tids, rec, lost);
+	count_raw(t, "rec", tids, THREADS, rec, lost);
 	for (int i = 0; i < THREADS; i++) {
 		SS_E2E_CHECK(t, lost[i] > 0 && rec[i] + lost[i] == 2 + 2 * (uint64_t)CALLS,
 			     "thread %ld: %llu recorded + %llu lost events, expected %llu with "
@@ -174,7 +177,30 @@ static void test_lost(void **state)
 
 static void test_kill_clearing(void **state)
 {
-	run_whole(state, "STEPSCOPE__TEST_KILL_IN_CLEAR=1", "exit", 137);
+	run_whole(state, "STEPSCOPE__TEST_KILL_AT=clear", "exit", 137);
+}
+
+/* main itself calls leaf() and drops (nothing copies until exit), then
+ * is killed at exit between storing its LOST record and clearing its
+ * ring header's count: the drops are counted once. */
+static void test_kill_lost(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "ring", NULL);
+	int st = ss_e2e_sh(t, "STEPSCOPE__TEST_STALL_COPY=1 STEPSCOPE__TEST_KILL_AT=lost "
+			   "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec --set buffer_kb=64 -- "
+			   "./s-ring exit 0 %d", CALLS);
+	SS_E2E_EXPECT_STATUS(t, st, 137);
+	const char *p = strstr(t->out, "tid ");
+	SS_E2E_CHECK(t, p && strstr(t->out, "done"), "fixture output: %s", t->out);
+	long tid = strtol(p + 4, NULL, 10);
+	uint64_t rec = 0, lost = 0;
+	count_raw(t, "rec", &tid, 1, &rec, &lost);
+	/* the ENTER and EXIT of main, of worker and of each leaf call */
+	SS_E2E_CHECK(t, lost > 0 && rec + lost == 4 + 2 * (uint64_t)CALLS,
+		     "main: %llu recorded + %llu lost events, expected %llu with some lost",
+		     (unsigned long long)rec, (unsigned long long)lost, 4 + 2ull * CALLS);
+	ss_e2e_pass(t);
 }
 
 int main(void)
@@ -185,6 +211,7 @@ int main(void)
 		SS_E2E_TEST(test_kill_clearing),
 		SS_E2E_TEST(test_starved),
 		SS_E2E_TEST(test_lost),
+		SS_E2E_TEST(test_kill_lost),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
