@@ -274,10 +274,12 @@ static uint64_t ss_reader_next_block(const uint8_t *data, uint64_t pos, uint64_t
 }
 
 /* The blocks of a version 2 EVENTS chunk, packed in [data, data + limit);
- * cut: the file ends at limit, which was already said.  *end: where a
- * zero word or the limit ended them. */
+ * cut: the file ends at limit, which was already said.  A block that
+ * begins at `quiet` or later is a copy the process died writing: damage
+ * in it ends the scan without a word (the block is whole in the ring).
+ * *end: where a zero word or the limit ended them. */
 static int ss_reader_scan_events(struct ss_reader *r, struct ss_rchunk *c,
-				 uint64_t limit, int cut, uint64_t *end)
+				 uint64_t limit, int cut, uint64_t quiet, uint64_t *end)
 {
 	uint64_t pos = 0;
 
@@ -305,6 +307,8 @@ static int ss_reader_scan_events(struct ss_reader *r, struct ss_rchunk *c,
 			pos = limit;  /* the file's end, not an empty word */
 			break;
 		}
+		if ((uint64_t)(b - c->data) >= quiet)
+			break;
 		ss_reader_warn_record(r, c, b, &s);
 		pos = ss_reader_next_block(c->data, pos + 8, limit);
 	}
@@ -317,14 +321,17 @@ static int ss_reader_scan_events(struct ss_reader *r, struct ss_rchunk *c,
 static int ss_reader_events_v2(struct ss_reader *r, struct ss_rchunk *c,
 			       const struct ss_chunk_header *ch, uint64_t room)
 {
-	uint64_t used = ch->used, limit, end;
+	uint64_t used = ch->used, limit, end, quiet = UINT64_MAX;
 
-	/* a whole block after `used`: the runtime copied it and died before
-	 * it wrote the new `used` (two writes, runtime/ring.c copy_out) - a
+	/* a block after `used`: the runtime copied it and died before it
+	 * wrote the new `used` (two writes, runtime/ring-copy.c copy_out),
+	 * or while it wrote the copy (a write a kill cuts at a page) - a
 	 * crash leftover, not damage: read on, quietly */
 	if (used && used % 8 == 0 && used < c->len && c->len - used >= 8 &&
-	    ss_reader_word(c->data + used) == SS_CW_BLOCK_HEAD)
+	    ss_reader_word(c->data + used) == SS_CW_BLOCK_HEAD) {
+		quiet = used;
 		used = 0;
+	}
 	if (used % 8 || used > ch->size - sizeof(*ch) ||
 	    (used && used < c->len && c->len - used >= 8 &&
 	     ss_reader_word(c->data + used))) {
@@ -336,7 +343,7 @@ static int ss_reader_events_v2(struct ss_reader *r, struct ss_rchunk *c,
 		used = 0;
 	}
 	limit = used && used < c->len ? used : c->len;
-	if (ss_reader_scan_events(r, c, limit, limit == c->len && c->len < room, &end))
+	if (ss_reader_scan_events(r, c, limit, limit == c->len && c->len < room, quiet, &end))
 		return -1;
 	if (used && end < used && end < c->len)
 		ss_reader_warn(r, c->offset + sizeof(*ch) + end,

@@ -360,6 +360,45 @@ static void test_leftovers(void **state)
 	ss_tw_free(w);
 }
 
+/* Killed while it copied block 1 out of the ring: the write stopped at a
+ * page, inside the block record (its time base still 0), past `used`.
+ * Not damage: block 1 is read whole from the ring, without a word. */
+static void test_torn_copy(void **state)
+{
+	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
+	struct enc e = { .n = 0 }, rb = { .n = 0 };
+	const uint64_t *ring[2];
+	size_t nw[2], used;
+	struct ss_reader *r;
+
+	(void)state;
+	ss_tw_meta_thread(w, 100, "alpha");
+	e_block(&e, 0, 1000, A0);
+	e_short(&e, 1, 5, 0x10);
+	e_short(&e, 2, 9, 0x10);
+	used = e.n * 8;
+	put(&e, SS_CW_LONG(SS_EV_BLOCK, 3, 0));
+	put(&e, 1);                                /* seq; the time base never came */
+	e_block(&rb, 1, 2000, A0);
+	e_short(&rb, 1, 1, 0x20);
+	e_short(&rb, 2, 2, 0x20);
+	ring[0] = rb.w, nw[0] = rb.n;
+	ring[1] = NULL, nw[1] = 0;
+	ss_tw_words(w, 100, 1, 0, e.w, e.n, 64, used);
+	ss_tw_ring(w, 100, 1, 128, 2, ring, nw);
+	r = open_image(w, SIZE_MAX);
+	assert_string_equal(r->warning, "");
+	static const struct want want[] = {
+		{ SS_EV_ENTER, A0 + 0x10, 1005 },
+		{ SS_EV_EXIT, A0 + 0x10, 1009 },
+		{ SS_EV_ENTER, A0 + 0x20, 2001 },
+		{ SS_EV_EXIT, A0 + 0x20, 2002 },
+	};
+	check_thread(r, 0, 100, want, 4);
+	ss_reader_free(r);
+	ss_tw_free(w);
+}
+
 /* The clean file whole (no warning, the END count met), then cut at every
  * offset: the only warning is the cut (or the END count), never damage
  * inside the blocks, and each thread keeps a prefix of its events. */
@@ -664,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_cut_everywhere),
 		cmocka_unit_test(test_leftovers),
+		cmocka_unit_test(test_torn_copy),
 		cmocka_unit_test(test_corrupt_records),
 		cmocka_unit_test(test_corrupt_blocks),
 		cmocka_unit_test(test_ring_header_and_v1),
