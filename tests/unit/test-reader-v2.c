@@ -318,6 +318,15 @@ static struct ss_tw *build_clean(void)
 	return w;
 }
 
+/* What test_leftovers and test_torn_copy read: a call in block 0 (time
+ * base 1000), one in block 1 (2000). */
+static const struct want two_blocks[] = {
+	{ SS_EV_ENTER, A0 + 0x10, 1005 },
+	{ SS_EV_EXIT, A0 + 0x10, 1009 },
+	{ SS_EV_ENTER, A0 + 0x20, 2001 },
+	{ SS_EV_EXIT, A0 + 0x20, 2002 },
+};
+
 /* Crash leftovers and signal paths, none of them damage: an EVENTS chunk
  * whose `used` covers block 0 while block 1 was copied after it (the
  * process died between the two writes of copy_out), and PAD records that
@@ -349,13 +358,7 @@ static void test_leftovers(void **state)
 	r = open_image(w, SIZE_MAX);
 	assert_string_equal(r->warning, "");
 	assert_int_equal(r->nevents, 4);
-	static const struct want want[] = {
-		{ SS_EV_ENTER, A0 + 0x10, 1005 },
-		{ SS_EV_EXIT, A0 + 0x10, 1009 },
-		{ SS_EV_ENTER, A0 + 0x20, 2001 },
-		{ SS_EV_EXIT, A0 + 0x20, 2002 },
-	};
-	check_thread(r, 0, 100, want, 4);
+	check_thread(r, 0, 100, two_blocks, 4);
 	ss_reader_free(r);
 	ss_tw_free(w);
 }
@@ -388,13 +391,7 @@ static void test_torn_copy(void **state)
 	ss_tw_ring(w, 100, 1, 128, 2, ring, nw);
 	r = open_image(w, SIZE_MAX);
 	assert_string_equal(r->warning, "");
-	static const struct want want[] = {
-		{ SS_EV_ENTER, A0 + 0x10, 1005 },
-		{ SS_EV_EXIT, A0 + 0x10, 1009 },
-		{ SS_EV_ENTER, A0 + 0x20, 2001 },
-		{ SS_EV_EXIT, A0 + 0x20, 2002 },
-	};
-	check_thread(r, 0, 100, want, 4);
+	check_thread(r, 0, 100, two_blocks, 4);
 	ss_reader_free(r);
 	ss_tw_free(w);
 }
