@@ -37,7 +37,7 @@
 
 #include "ring.h"
 
-/* Test switches, read once (tests only):
+/* Test switches, read once, as the runtime starts (tests only):
  * STEPSCOPE__TEST_STALL_COPY=1: nothing copies blocks out and no pool chunk
  * is used until the process exits, so a thread whose ring fills drops
  * events, as it does when the copier is behind;

@@ -58,7 +58,6 @@ SS_HIDDEN extern struct ss_rings ss_rings;
 /* EVENTS chunks the background thread fills: a few times a ring */
 #define SS_EV_CHUNK_RINGS 4
 
-SS_HIDDEN int ss_ring_stalled(void); /* tests: nothing copies (ring.c) */
 SS_HIDDEN void ss_ring_test_kill(const char *point); /* tests: see ring.c */
 
 static inline uint64_t *ss_ring_block_at(const struct ss_ring *r, uint64_t seq)
