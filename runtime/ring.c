@@ -45,18 +45,20 @@
  * killed at POINT the first time it gets there: "clear", halfway through
  * clearing a block copied out; "lost", between storing the exiting
  * thread's LOST record and clearing its ring header's count. */
-static int stall_copy = -1, kill_armed;
+static int stall_copy, kill_armed;
 static char kill_at[8];
+
+void ss_ring_test_switches(void)
+{
+	const char *v = getenv("STEPSCOPE__TEST_STALL_COPY");
+	stall_copy = v && *v == '1';
+	v = getenv("STEPSCOPE__TEST_KILL_AT");
+	if (v && strlen(v) < sizeof(kill_at))
+		strcpy(kill_at, v);
+}
 
 int ss_ring_stalled(void)
 {
-	if (stall_copy < 0) {
-		const char *v = getenv("STEPSCOPE__TEST_STALL_COPY");
-		stall_copy = v && *v == '1';
-		v = getenv("STEPSCOPE__TEST_KILL_AT");
-		if (v && strlen(v) < sizeof(kill_at))
-			strcpy(kill_at, v);
-	}
 	return stall_copy;
 }
 
@@ -436,7 +438,6 @@ void ss_ring_close(struct ss_thread *t)
  * stay in their rings, where a reader finds them. */
 void ss_ring_flush(struct ss_thread *self)
 {
-	ss_ring_stalled(); /* the test switches read */
 	stall_copy = 0;
 	kill_armed = 1;
 	if (self->lost && self->ring && (ss_hot.gate & SS_GATE_EVENTS)) {

@@ -384,7 +384,7 @@ static void runtime_start(void)
 		return;
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
-	ss_ring_stalled(); /* the rings' test switches, read before any thread */
+	ss_ring_test_switches(); /* read before the program has threads */
 	if (ss_window_init()) {
 		ss_rt.disabled = 1;
 		return;
