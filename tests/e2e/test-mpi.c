@@ -197,9 +197,11 @@ static void test_mpi_record_launcher(void **state)
 	ss_e2e_pass(t);
 }
 
-/* Rewrite what the traces of dir say about their host: the name, and the
- * wall clock of their rank records moved by shift_ns. */
-static void fake_host(struct ss_e2e *t, const char *dir, const char *host, int64_t shift_ns)
+/* Each trace of run directory dir, opened, handed to fn; returns how many
+ * there are. */
+static int each_trace(struct ss_e2e *t, const char *dir,
+		      void (*fn)(struct ss_e2e *, const char *, struct ss_reader *, void *),
+		      void *arg)
 {
 	char cmd[600], path[4600], err[512];
 	snprintf(cmd, sizeof(cmd), "ls %s/%s/*.sstrace", t->dir, dir);
@@ -210,30 +212,82 @@ static void fake_host(struct ss_e2e *t, const char *dir, const char *host, int64
 		path[strcspn(path, "\n")] = 0;
 		struct ss_reader *r = ss_reader_open(path, err, sizeof(err));
 		SS_E2E_CHECK(t, r != NULL, "%s", err);
-		int fd = open(path, O_WRONLY);
-		SS_E2E_CHECK(t, fd >= 0, "cannot open %s", path);
-		char name[256] = { 0 };
-		snprintf(name, sizeof(name), "%s", host);
-		SS_E2E_CHECK(t, pwrite(fd, name, sizeof(name), offsetof(struct ss_file_header, hostname)) ==
-				     (ssize_t)sizeof(name), "pwrite");
-		struct ss_meta_iter it;
-		struct ss_meta_rec m;
-		ss_reader_meta_begin(r, &it);
-		while (ss_reader_meta_next(&it, &m)) {
-			struct ss_meta_rank rk;
-			if (m.type != SS_META_RANK)
-				continue;
-			memcpy(&rk, m.data, sizeof(rk));
-			rk.real_ns += (uint64_t)shift_ns;
-			SS_E2E_CHECK(t, pwrite(fd, &rk, sizeof(rk), m.data - r->map) == (ssize_t)sizeof(rk),
-				     "pwrite");
-		}
-		close(fd);
+		fn(t, path, r, arg);
 		ss_reader_free(r);
 		n++;
 	}
 	pclose(ls);
+	return n;
+}
+
+struct fake {
+	const char *host;
+	int64_t shift_ns;
+};
+
+static void fake_trace(struct ss_e2e *t, const char *path, struct ss_reader *r, void *arg)
+{
+	const struct fake *f = arg;
+	int fd = open(path, O_WRONLY);
+	SS_E2E_CHECK(t, fd >= 0, "cannot open %s", path);
+	char name[256] = { 0 };
+	snprintf(name, sizeof(name), "%s", f->host);
+	SS_E2E_CHECK(t, pwrite(fd, name, sizeof(name), offsetof(struct ss_file_header, hostname)) ==
+			     (ssize_t)sizeof(name), "pwrite");
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_rank rk;
+		if (m.type != SS_META_RANK)
+			continue;
+		memcpy(&rk, m.data, sizeof(rk));
+		rk.real_ns += (uint64_t)f->shift_ns;
+		SS_E2E_CHECK(t, pwrite(fd, &rk, sizeof(rk), m.data - r->map) == (ssize_t)sizeof(rk),
+			     "pwrite");
+	}
+	close(fd);
+}
+
+/* Rewrite what the traces of dir say about their host: the name, and the
+ * wall clock of their rank records moved by shift_ns. */
+static void fake_host(struct ss_e2e *t, const char *dir, const char *host, int64_t shift_ns)
+{
+	struct fake f = { host, shift_ns };
+	int n = each_trace(t, dir, fake_trace, &f);
 	SS_E2E_CHECK(t, n == 2, "%s: expected 2 traces, got %d", dir, n);
+}
+
+/* Per clock-sync round: the first and last exit of a rank from its
+ * barrier (rounds 0-4 at MPI_Init in slots 0-4, 1000-1004 at
+ * MPI_Finalize in 8-12). */
+struct exits {
+	uint64_t lo[16], hi[16];
+	int seen[16];
+};
+
+static void sync_exits(struct ss_e2e *t, const char *path, struct ss_reader *r, void *arg)
+{
+	struct exits *x = arg;
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	(void)t, (void)path;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_sync sy;
+		if (m.type != SS_META_SYNC || m.len < sizeof(sy))
+			continue;
+		memcpy(&sy, m.data, sizeof(sy));
+		uint64_t k = sy.round < 1000 ? sy.round : sy.round - 1000 + 8;
+		uint64_t ns = ss_reader_ns(r, m.ts);
+		if (k >= 16)
+			continue;
+		if (!x->seen[k] || ns < x->lo[k])
+			x->lo[k] = ns;
+		if (!x->seen[k] || ns > x->hi[k])
+			x->hi[k] = ns;
+		x->seen[k] = 1;
+	}
 }
 
 /* The barrier exit skew this run had: its ranks ran on this one host, on
@@ -244,42 +298,13 @@ static void fake_host(struct ss_e2e *t, const char *dir, const char *host, int64
  * for 4 ranks on 2 idle cores, 1-8 ms with both cores busy. */
 static double sync_skew_ms(struct ss_e2e *t)
 {
-	char cmd[600], path[4600], err[512];
-	uint64_t lo[16], hi[16];
-	int seen[16] = { 0 };
+	struct exits x = { .seen = { 0 } };
 	double skew = 0;
-	snprintf(cmd, sizeof(cmd), "ls %s/host0/*.sstrace %s/host1/*.sstrace", t->dir, t->dir);
-	FILE *ls = popen(cmd, "r");
-	SS_E2E_CHECK(t, ls != NULL, "popen ls");
-	while (fgets(path, sizeof(path), ls)) {
-		path[strcspn(path, "\n")] = 0;
-		struct ss_reader *r = ss_reader_open(path, err, sizeof(err));
-		SS_E2E_CHECK(t, r != NULL, "%s", err);
-		struct ss_meta_iter it;
-		struct ss_meta_rec m;
-		ss_reader_meta_begin(r, &it);
-		while (ss_reader_meta_next(&it, &m)) {
-			struct ss_meta_sync sy;
-			if (m.type != SS_META_SYNC || m.len < sizeof(sy))
-				continue;
-			memcpy(&sy, m.data, sizeof(sy));
-			/* rounds 0-4 at MPI_Init, 1000-1004 at MPI_Finalize */
-			uint64_t k = sy.round < 1000 ? sy.round : sy.round - 1000 + 8;
-			uint64_t ns = ss_reader_ns(r, m.ts);
-			if (k >= 16)
-				continue;
-			if (!seen[k] || ns < lo[k])
-				lo[k] = ns;
-			if (!seen[k] || ns > hi[k])
-				hi[k] = ns;
-			seen[k] = 1;
-		}
-		ss_reader_free(r);
-	}
-	pclose(ls);
+	each_trace(t, "host0", sync_exits, &x);
+	each_trace(t, "host1", sync_exits, &x);
 	for (int k = 0; k < 16; k++)
-		if (seen[k] && (double)(hi[k] - lo[k]) / 1e6 > skew)
-			skew = (double)(hi[k] - lo[k]) / 1e6;
+		if (x.seen[k] && (double)(x.hi[k] - x.lo[k]) / 1e6 > skew)
+			skew = (double)(x.hi[k] - x.lo[k]) / 1e6;
 	return skew;
 }
 
