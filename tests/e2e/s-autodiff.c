@@ -3,25 +3,30 @@
  * (micrograd in C): a data reader called per field before training, then
  * millions of tiny calls a step.
  *
- *   s-autodiff STEPS NODES RECORDS
+ *   s-autodiff STEPS NODES RECORDS [SPIN_MS]
  *
  *   main
  *     load_data(RECORDS)         RECORDS x read_record, each 3 x read_int
  *     train(STEPS)
- *       train_step               the step function
+ *       train_step               the step function; spins SPIN_MS (default 0)
+ *                                on the clock: real work of a fixed time
  *         forward                NODES x (value_new, 2 x vdata)
  *         backward               NODES x node_backward, each 2 x vdata
  *         sgd_update             PARAMS x sgd
  *
  * vdata is a static inline helper (the hooks still see it: two thirds of
  * every step's calls); value_new, node_backward and sgd are a few ns each.
- * A step makes 6 x NODES + PARAMS + 4 calls.
+ * A step makes 6 x NODES + PARAMS + 4 calls.  SPIN_MS gives the step
+ * work that load cannot shrink next to the tiny calls, so a test that
+ * judges the tiny calls' share of the time judges a share load cannot
+ * swap (test-filter-advice).
  * Functions: main, load_data, read_record, read_int, train, train_step,
  * forward, backward, sgd_update, value_new, vdata, node_backward, sgd
  * (sgd is part of sgd_update's name: gcc cannot leave out one alone).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fixture.h"
 
@@ -35,7 +40,7 @@ struct value {
 };
 
 static struct value *nodes, params[PARAMS];
-static long nnodes;
+static long nnodes, spin_ms;
 static char *text;
 
 NOINLINE long read_int(const char **p)
@@ -122,6 +127,7 @@ NOINLINE void sgd_update(void)
 
 NOINLINE void train_step(long n)
 {
+	SPIN_US(spin_ms * 1000);
 	forward(n);
 	backward();
 	sgd_update();
@@ -138,6 +144,7 @@ int main(int argc, char **argv)
 	long steps = argc > 1 ? strtol(argv[1], NULL, 10) : 5;
 	long n = argc > 2 ? strtol(argv[2], NULL, 10) : 125000;
 	long records = argc > 3 ? strtol(argv[3], NULL, 10) : 2000;
+	spin_ms = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
 
 	nodes = calloc((size_t)n + 1, sizeof(*nodes));
 	for (int i = 0; i < PARAMS; i++)
