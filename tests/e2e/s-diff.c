@@ -13,14 +13,16 @@
  *     mlp           7 units
  *     layer_norm    3 units, inside the range "norm"
  *
- * A unit is a dependent chain of 20000 floating-point multiply-adds (no
- * memory traffic, no vectorization; about 35 us), so its time depends on
- * the core's clock only, and a step is short (about 0.7 ms): see
+ * A unit is 35 us spun on CLOCK_MONOTONIC, so a unit takes 35 us whatever
+ * the machine's load (a loop of fixed work, as before, ran slower while
+ * another program shared the core, and two runs of the same build then
+ * differed for real: issue 37), and a step is short (0.7 ms): see
  * test-diff.c for why.  Functions: main, train_loop, train_step, attention, mlp,
  * layer_norm.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "stepscope.h"
 #include "fixture.h"
@@ -28,17 +30,15 @@
 #ifndef ATTN_WORK
 #define ATTN_WORK 10
 #endif
-#define UNIT 20000L
+#define UNIT_US 35
 
 DEFINE_SINK;
 
 /* The work, inline in each operator so its time is the operator's own. */
 #define BURN(units)                                                            \
 	do {                                                                   \
-		double x_ = 1.0;                                               \
-		for (long i_ = 0; i_ < (units) * UNIT; i_++)                   \
-			x_ = x_ * 0.9999999 + 0.5;                             \
-		SINK(x_);                                                      \
+		SPIN_US((units) * UNIT_US);                                    \
+		SINK(units);                                                   \
 	} while (0)
 
 static int slow_step; /* this step's attention does 4 times the work */

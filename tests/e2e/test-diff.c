@@ -1,6 +1,7 @@
 /*
  * test-diff.c - end to end: `stepscope diff BASE NEW`.  s-diff (three
- * operators of fixed work per step) is built twice, the second build with
+ * operators of fixed work per step, spun on the clock so that load cannot
+ * stretch it) is built twice, the second build with
  * attention doing 40% more work (half of the base step), and recorded for
  * 200 steps of about 0.7 ms each (short steps: on a machine that others
  * share, a program that gets half a core runs in slices of milliseconds,
