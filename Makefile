@@ -72,10 +72,14 @@ TARGETS := $(RT_SO) $(B)/lib/libstepscope.so.$(SOMAJOR) $(B)/lib/libstepscope.so
            $(RT_EXE_HOOKS) $(B)/bin/stepscope \
            $(B)/bin/stepscope-cc $(B)/include/stepscope.h $(B)/lib/pkgconfig/stepscope.pc
 
+# bench programs that use the project's code (see "demo, bench" below)
+BENCH_TOOLS := $(B)/bench/b-durations
+
 # Stamps: the Debian packages of a set (scripts/deps.sh) are all installed.
 # Written only when deps.sh says so; editing its lists re-runs the check.
 DEPS_OK      := $(B)/.deps-ok
 DEPS_TEST_OK := $(B)/.deps-test-ok
+DEPS_BENCH_OK := $(B)/.deps-bench-ok
 
 .PHONY: all deps test bench demo install uninstall clean help examples
 all: $(TARGETS)
@@ -99,6 +103,9 @@ $(DEPS_OK): scripts/deps.sh
 	$(Q)touch $@
 $(DEPS_TEST_OK): scripts/deps.sh | $(DEPS_OK)
 	$(Q)mkdir -p $(B) && SS_DEPS_LOG=$(B)/deps.log sh scripts/deps.sh test
+	$(Q)touch $@
+$(DEPS_BENCH_OK): scripts/deps.sh | $(DEPS_OK)
+	$(Q)mkdir -p $(B) && SS_DEPS_LOG=$(B)/deps.log sh scripts/deps.sh bench
 	$(Q)touch $@
 
 $(OBJ)/runtime/%.o: runtime/%.c $(wildcard runtime/*.h) | $(DEPS_OK)
@@ -194,7 +201,7 @@ $(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
-test: $(DEPS_TEST_OK) all $(UNIT_BIN) $(E2E_BIN)
+test: $(DEPS_TEST_OK) all $(UNIT_BIN) $(E2E_BIN) $(BENCH_TOOLS)
 	$(Q)$(MAKE) --no-print-directory mpi-lib
 	$(Q)sh tests/run-tests.sh $(UNIT_BIN) $(E2E_BIN)
 
@@ -202,7 +209,18 @@ test: $(DEPS_TEST_OK) all $(UNIT_BIN) $(E2E_BIN)
 demo: all
 	$(Q)sh scripts/demo.sh
 
-bench: all
+# The benchmark programs that use the project's code are linked here from
+# the tool's own objects, never compiled from a source list in a script: a
+# file split cannot leave them behind.  `make test` builds them, and
+# test-bench runs the whole of `make bench` once at its smallest sizes.
+$(B)/bench/%: tests/bench/%.c $(TOOL_LIB) $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS))) | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TOOL_CFLAGS) -o $@ $< $(TOOL_LIB) $(TOOL_LIBS)
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS)
+
+bench: $(DEPS_BENCH_OK) all $(BENCH_TOOLS)
 	$(Q)sh tests/bench/run-bench.sh
 
 examples: all

@@ -26,10 +26,11 @@ build_pkgs="make gcc libc6-dev libdw-dev libelf-dev binutils-dev libcjson-dev li
 # decoding tests; chromium: test-html renders the report (zlib1g-dev: it
 # reads the screenshot); cmake: test-cc; openmpi-bin, libopenmpi-dev:
 # test-mpi and libstepscope-mpi; strace: test-shared counts the system
-# calls of a recording
+# calls of a recording; hyperfine, uftrace, time: test-bench runs `make
+# bench` once at its smallest sizes
+bench_pkgs="$build_pkgs hyperfine uftrace time"
 test_pkgs="$build_pkgs libcmocka-dev g++ clang libomp-dev protobuf-compiler chromium
-	zlib1g-dev cmake openmpi-bin libopenmpi-dev strace"
-bench_pkgs="$build_pkgs hyperfine uftrace"
+	zlib1g-dev cmake openmpi-bin libopenmpi-dev strace $bench_pkgs"
 
 [ $# -gt 0 ] || set -- build
 pkgs=

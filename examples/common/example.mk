@@ -69,3 +69,10 @@ build/$(MODE)/%.o: %.$(EXT) build/$(MODE)/flags
 
 clean:
 	rm -rf build train
+
+# For scripts that build the example their own way (tests/bench): its
+# sources and include flags on one line, from this directory
+.PHONY: print-build
+print-build:
+	@echo '-I$(abspath ../common) $(SRC)'
+

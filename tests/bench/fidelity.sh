@@ -32,6 +32,8 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
 SRC=$top/tests/bench
+. "$SRC/lib.sh"
+DURATIONS=$(bench_tool b-durations)
 N=${SS_BENCH_FID_CALLS:-4000000}
 NL=$((N / 4))
 RUNS=${SS_BENCH_FID_RUNS:-3}
@@ -56,9 +58,6 @@ $CC -O2 -g -DSS_BENCH_LIB_LEAF -o "$W/lib-plain" "$SRC/b-faults.c" -L"$W/lp" -lb
 $CC $INST -DSS_BENCH_LIB_LEAF -o "$W/lib-inst" "$SRC/b-faults.c" -L"$W/li" -lbf -Wl,-rpath,"$W/li"
 $CC $INST -DSS_BENCH_LIB_LEAF -o "$W/lib-floor" "$SRC/b-faults.c" "$SRC/hooks-ring.c" \
 	-L"$W/li" -lbf -Wl,-rpath,"$W/li"
-$CC -O2 -D_GNU_SOURCE -I"$top/symbolize" -I"$top/symbolize/read" -I"$top/runtime" -o "$W/durations" \
-	"$SRC/b-durations.c" "$top/symbolize/read/reader.c" \
-	"$top/symbolize/read/reader-iter.c" "$top/symbolize/read/compact.c"
 printf 'max_trace_mb: 0\n' > "$W/all.yaml"
 
 cmd() { # variant -> command (without the call count)
@@ -95,7 +94,7 @@ done
 
 # examples/mlp: first recorded step vs the median of the others
 M=$top/examples/mlp
-(cd "$M" && "$B/bin/stepscope-cc" $CC -O2 -std=gnu11 -pthread -o "$W/mlp" train.c data.c model.c pool.c -lm)
+mlp_build "$B/bin/stepscope-cc" $CC -O2 -std=gnu11 -pthread -o "$W/mlp"
 rm -rf "$W/mrun"
 "$B/bin/stepscope" record -o "$W/mrun" --set step.function=train_step --set schedule.wait=1 \
 	--set schedule.warmup=1 --set schedule.active=6 -- "$W/mlp" --steps 10 >/dev/null 2>&1
@@ -112,12 +111,12 @@ while [ $r -lt "$RUNS" ]; do
 	m=$("$W/minrec" "$NO" 2>&1 >/dev/null | sed -n 's/^minrec calls \([0-9]*\) over \([0-9]*\)/\1 \2/p')
 	rm -rf "$W/trace" && mkdir -p "$W/trace"
 	$(cmd stepscope) "$NO" >/dev/null 2>&1
-	s=$("$W/durations" 5000 "$W/trace" | sed -n 's/^leaf-calls \([0-9]*\) over \([0-9]*\) events \([0-9]*\) bytes \([0-9]*\) disk \([0-9]*\)/\1 \2 \3 \4 \5/p')
+	s=$("$DURATIONS" 5000 "$W/trace" | sed -n 's/^leaf-calls \([0-9]*\) over \([0-9]*\) events \([0-9]*\) bytes \([0-9]*\) disk \([0-9]*\)/\1 \2 \3 \4 \5/p')
 	echo "$m $s" >> "$W/outl"
 	r=$((r + 1))
 done
 
-awk -v n="$N" -v nl="$NL" -v runs="$RUNS" -v stepsf="$W/steps" -v outlf="$W/outl" -v no="$NO" '
+awk -v n="$N" -v nl="$NL" -v runs="$RUNS" -v stepsf="$W/steps" -v outlf="$W/outl" -v no="$NO" "$SS_BENCH_ROW_AWK"'
 function med(a, k,   i, j, x) {
 	for (i = 2; i <= k; i++)
 		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
@@ -135,11 +134,11 @@ END {
 	printf "  %-46s %9.2f ns\n", "floor: rdtsc + 16-byte store, ring in cache", add["floor"]
 	if ("shm" in seen) printf "  %-46s %9.2f ns\n", "stepscope, trace in /dev/shm", add["shm"]
 	if ("uftrace" in seen) printf "  %-46s %9.2f ns\n", "uftrace record", add["uftrace"]
-	printf "  %-46s %9.2f x   (goal <= 1.3x)\n", "stepscope / floor", add["stepscope"] / add["floor"]
-	if ("uftrace" in seen) printf "  %-46s %9.2f x   (goal >= 5x)\n", "uftrace / stepscope", add["uftrace"] / add["stepscope"]
+	printf "  %-46s %9.2f x   (goal <= 1.3x)\n", "stepscope / floor", dv(add["stepscope"], add["floor"])
+	if ("uftrace" in seen) printf "  %-46s %9.2f x   (goal >= 5x)\n", "uftrace / stepscope", dv(add["uftrace"], add["stepscope"])
 	# two pairs an iteration, against the lib build without hooks
 	ls = (slope["lib-stepscope"] - slope["lib-plain"]) / 2; lf = (slope["lib-floor"] - slope["lib-plain"]) / 2
-	printf "  %-46s %9.2f ns   (floor %.2f ns: %.2fx)\n", "stepscope, program and library calls in turn", ls, lf, ls / lf
+	printf "  %-46s %9.2f ns   (floor %.2f ns: %.2fx)\n", "stepscope, program and library calls in turn", ls, lf, dv(ls, lf)
 	# the first touches of the loop (the clock page, stdio) fault in
 	# the plain build too: what counts is what recording adds to them
 	addf = faults["stepscope"] - faults["plain"]
@@ -152,8 +151,8 @@ END {
 		for (i = 2; i <= k; i++) o[i - 1] = d[i]
 		mo = med(o, k - 1)
 		printf "  examples/mlp (wait 1, warmup 1, active 6): first recorded step %.0f us, median of the other %d %.0f us: %.2fx  (goal <= 1.25x)\n",
-			d[1], k - 1, mo, d[1] / mo
-		fs = d[1] / mo
+			d[1], k - 1, mo, dv(d[1], mo)
+		fs = dv(d[1], mo)
 	} else
 		printf "  examples/mlp: no recorded steps found\n"
 	# outliers and bytes per event (medians of the rounds)
@@ -175,9 +174,9 @@ END {
 	}
 	printf "\nissue 14 table\n"
 	printf "  %-44s %10s %10s  %s\n", "figure", "measured", "goal", "met"
-	row("stepscope / floor (ns per call pair)", add["stepscope"] / add["floor"], "<= 1.3", add["stepscope"] / add["floor"] <= 1.3)
+	row("stepscope / floor (ns per call pair)", dv(add["stepscope"], add["floor"]), "<= 1.3", dv(add["stepscope"], add["floor"]) <= 1.3)
 	if ("uftrace" in seen)
-		row("uftrace / stepscope", add["uftrace"] / add["stepscope"], ">= 5", add["uftrace"] / add["stepscope"] >= 5)
+		row("uftrace / stepscope", dv(add["uftrace"], add["stepscope"]), ">= 5", dv(add["uftrace"], add["stepscope"]) >= 5)
 	row("page faults added in the program thread", addf, "0", addf == 0)
 	if (k) {
 		row("bytes per event", mb, "<= 8.5", mb <= 8.5)
@@ -187,4 +186,5 @@ END {
 }
 function row(name, v, goal, ok) {
 	printf "  %-44s %10.2f %10s  %s\n", name, v, goal, ok ? "yes" : "NO"
+	goal_row("fidelity: " name, v, goal, ok)
 }' "$W/runs"

@@ -28,6 +28,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
+. "$top/tests/bench/lib.sh"
 W=${SS_BENCH_DIR:-$(mktemp -d /tmp/stepscope-bench.XXXXXX)}
 N=${SS_BENCH_CALLS:-10000000}
 D=${SS_BENCH_DEPTH:-1000}
@@ -42,6 +43,9 @@ SRC=$top/tests/bench
 M=$top/examples/mlp
 mkdir -p "$W"
 [ -n "${SS_BENCH_KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
+# the goal table that ends the run: every section appends its figures
+export SS_BENCH_TABLE="$W/table"
+: > "$SS_BENCH_TABLE"
 uft=""
 command -v uftrace >/dev/null && uft=yes
 
@@ -75,10 +79,10 @@ MFLAGS="-O2 -std=gnu11 -Wall -Wextra -pthread"
 EXCL=""
 case $CC in *clang*) ;; *) for d in /usr/include /usr/lib/gcc /usr/local/cuda/include $B/include/stepscope.h; do
 	EXCL="$EXCL -finstrument-functions-exclude-file-list=$d"; done ;; esac
-(cd "$M" && $CC $MFLAGS -g -I"$top/instrument" -o "$W/mlp-plain" train.c data.c model.c pool.c -lm &&
-	"$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp" train.c data.c model.c pool.c -lm &&
-	STEPSCOPE_LINK_HOOKS=0 "$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp-pre" train.c data.c model.c pool.c -lm &&
-	$CC $MFLAGS $INST $EXCL -I"$top/instrument" -o "$W/mlp-uftrace" train.c data.c model.c pool.c -lm)
+mlp_build $CC $MFLAGS -g -I"$top/instrument" -o "$W/mlp-plain"
+mlp_build "$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp"
+mlp_build env STEPSCOPE_LINK_HOOKS=0 "$B/bin/stepscope-cc" $CC $MFLAGS -o "$W/mlp-pre"
+mlp_build $CC $MFLAGS $INST $EXCL -I"$top/instrument" -o "$W/mlp-uftrace"
 
 # configs: a step window that never opens, and the whole run recorded
 printf 'step:\n  function: %s\nwindow: {start_step: 1000000000, end_step: 1000000001}\n' \
@@ -205,10 +209,13 @@ hot mlp "$E2E_RUNS" "$W/mlp-plain $MA" \
 # (median time of the variant minus median time of the plain build, divided
 # by the calls); their `none` column is the plain build's own ns per call.
 # mlp: median seconds of the whole run.
-awk -v n="$N" -v pr="$PR" -v d="$D" -v steps="$E2E_STEPS" '
+awk -v n="$N" -v pr="$PR" -v d="$D" -v steps="$E2E_STEPS" "$SS_BENCH_ROW_AWK"'
 { t[$1, $2] = $3; if ($2 ~ /bytes/) ev[$1, $2] = $4; else cpu[$1, $2] = $4 }
 $2 == "uftrace" { hasu[$1] = 1 }
-function pass(ok) { total++; if (ok) { met++; return "PASS" } return "MISS" }
+function pass(ok, name, v, goal) {
+	goal_row("hot path: " name, v, goal, ok)
+	total++; if (ok) { met++; return "PASS" } return "MISS"
+}
 function per(w, v, pairs) { return (t[w, v] - t[w, "none"]) * 1e9 / pairs }
 END {
 	split("none empty floor idle record uftrace", V, " ")
@@ -236,31 +243,34 @@ END {
 	for (k = 1; k <= 2; k++) {
 		w = MW[k]; p = np[w]
 		e = per(w, "empty", p); f = per(w, "floor", p); i = per(w, "idle", p); r = per(w, "record", p)
-		printf "  %-10s recording / floor         %7.2fx    (<= 1.20x)  %s\n", w, r / f, pass(r / f <= 1.2)
+		printf "  %-10s recording / floor         %7.2fx    (<= 1.20x)  %s\n", w, dv(r, f),
+			pass(dv(r, f) <= 1.2, w " recording / floor", dv(r, f), "<= 1.2")
 		if (hasu[w]) {
 			u = per(w, "uftrace", p)
 			printf "  %-10s uftrace / recording       %7.2fx    (>= 4x)     %s   (bound: uftrace / floor %.2fx)\n",
-				w, u / r, pass(u / r >= 4), u / f
+				w, dv(u, r), pass(dv(u, r) >= 4, w " uftrace / recording", dv(u, r), ">= 4"), dv(u, f)
 		}
-		printf "  %-10s outside window - empty    %7.2f ns  (<= 1 ns)   %s\n", w, i - e, pass(i - e <= 1)
-		b = (t[w, "bytes"] - t[w, "bytes_half"]) / (ev[w, "bytes"] - ev[w, "bytes_half"])
+		printf "  %-10s outside window - empty    %7.2f ns  (<= 1 ns)   %s\n", w, i - e,
+			pass(i - e <= 1, w " outside window - empty hooks (ns)", i - e, "<= 1")
+		b = dv(t[w, "bytes"] - t[w, "bytes_half"], ev[w, "bytes"] - ev[w, "bytes_half"])
 		# 8-byte compact events plus the heads of the blocks (format version 2)
 		printf "  %-10s raw trace bytes per event %7.3f    (<= 8.5)    %s   (file / events: %.3f)",
-			w, b, pass(b <= 8.5), t[w, "bytes"] / ev[w, "bytes"]
+			w, b, pass(b <= 8.5, w " raw trace bytes per event", b, "<= 8.5"), dv(t[w, "bytes"], ev[w, "bytes"])
 		if ((w, "uftrace_bytes") in t)
-			printf "   (uftrace.data: %.2f)", t[w, "uftrace_bytes"] / ev[w, "uftrace_bytes"]
+			printf "   (uftrace.data: %.2f)", dv(t[w, "uftrace_bytes"], ev[w, "uftrace_bytes"])
 		printf "\n"
 	}
 	e = t["mlp", "empty"]; ec = cpu["mlp", "empty"]
-	pc = (t["mlp", "record"] / e - 1) * 100
+	pc = (dv(t["mlp", "record"], e) - 1) * 100
 	printf "  %-10s recording vs empty hooks  %+7.2f %%   (<= +3%%)    %s   (CPU time %+.2f %%)\n",
-		"mlp", pc, pass(pc <= 3), (cpu["mlp", "record"] / ec - 1) * 100
+		"mlp", pc, pass(pc <= 3, "mlp recording vs empty hooks (%)", pc, "<= +3"),
+		(dv(cpu["mlp", "record"], ec) - 1) * 100
 	split("idle floor uftrace none", O, " ")
 	split("outside window vs empty|floor vs empty|uftrace vs empty|plain build vs empty", L, "|")
 	for (k = 1; k <= 4; k++)
 		if (("mlp", O[k]) in t)
 			printf "  %-10s %-25s %+7.2f %%                           (CPU time %+.2f %%)\n", "mlp", L[k],
-				(t["mlp", O[k]] / e - 1) * 100, (cpu["mlp", O[k]] / ec - 1) * 100
+				(dv(t["mlp", O[k]], e) - 1) * 100, (dv(cpu["mlp", O[k]], ec) - 1) * 100
 	printf "  %d of %d targets met\n", met, total
 }' "$W/results"
 
@@ -276,19 +286,24 @@ DIRECT="$CC -g -DSTEPSCOPE_ENABLED=1 -I$B/include -finstrument-functions -fno-om
 case $CC in *clang*) ;; *) for d in /usr/include /usr/lib/gcc /usr/local/cuda/include $B/include/stepscope.h; do
 	DIRECT="$DIRECT -finstrument-functions-exclude-file-list=$d"; done ;; esac
 mkdir -p "$W/cc"
+MB=$(cd "$M" && make -s --no-print-directory print-build) # -I... and the sources
+MINC=$(printf '%s\n' $MB | grep '^-I' | tr '\n' ' ')
+MSRC=$(printf '%s\n' $MB | grep -v '^-' | tr '\n' ' ')
 cc_all() { # compile command
-	echo "sh -c 'cd $M && for f in train data model pool; do $1 $FLAGS -c -o $W/cc/\$f.o \$f.c || exit 1; done'"
+	echo "sh -c 'cd $M && for f in $MSRC; do $1 $FLAGS $MINC -c -o $W/cc/\$f.o \$f || exit 1; done'"
 }
 hyperfine -N --warmup 2 --runs "${SS_BENCH_CC_RUNS:-10}" --export-csv "$W/cc.csv" \
 	-n plain "$(cc_all "$CC -I$top/instrument")" \
 	-n direct "$(cc_all "$DIRECT")" \
 	-n wrapper "$(cc_all "$WCC $CC")" >"$W/hyperfine-cc.log" 2>&1 ||
 	{ cat "$W/hyperfine-cc.log"; exit 1; }
-awk -F, 'NR > 1 { med[$1] = $4 } END {
-	printf "\nbuild time, examples/mlp (4 files, -O2, median):\n"
+awk -F, "$SS_BENCH_ROW_AWK"'NR > 1 { med[$1] = $4 } END {
+	printf "\nbuild time, examples/mlp (its sources, -O2, median):\n"
 	printf "  plain %.3f s, same flags direct %.3f s, through stepscope-cc %.3f s\n",
 		med["plain"], med["direct"], med["wrapper"]
-	printf "  wrapper / same flags direct  %6.3fx   (target <= 1.05x)\n", med["wrapper"] / med["direct"]
+	x = dv(med["wrapper"], med["direct"])
+	printf "  wrapper / same flags direct  %6.3fx   (target <= 1.05x)\n", x
+	goal_row("build: stepscope-cc / same flags direct", x, "<= 1.05", x <= 1.05)
 	printf "  wrapper / plain build        %6.3fx   (-g and hooks included)\n", med["wrapper"] / med["plain"] }' "$W/cc.csv"
 
 # ---------------------------------------------------------------- symbolize
@@ -313,9 +328,11 @@ sym_run() { # calls -> prints "events cpu_s wall_s maxrss_kb"
 echo
 echo "symbolize: raw -> Chrome JSON (/dev/null), b-calls $SN calls"
 set -- $(sym_run "$SN")
-awk -v n="$1" -v c="$2" -v w="$3" -v m="$4" 'BEGIN {
+awk -v n="$1" -v c="$2" -v w="$3" -v m="$4" "$SS_BENCH_ROW_AWK"'BEGIN {
 	printf "  %d raw events: %.2f s CPU, %.2f s wall, max RSS %.1f MB\n", n, c, w, m / 1024
-	printf "  throughput %.1f M events/s per CPU second, %.1f M events/s wall  (target >= 10)\n", n / c / 1e6, n / w / 1e6 }'
+	x = dv(n, c) / 1e6
+	printf "  throughput %.1f M events/s per CPU second, %.1f M events/s wall  (target >= 10)\n", x, dv(n, w) / 1e6
+	goal_row("symbolize: M events/s per CPU second", x, ">= 10", x >= 10) }'
 # the same calls into files on the same disk ($S): Chrome JSON and Perfetto
 # by stepscope, Chrome JSON by `uftrace dump --chrome`; best of 3 each
 best3() { # command... -> "cpu_s wall_s maxrss_kb" of the fastest (wall) run
@@ -334,19 +351,23 @@ set -- $(best3 "$B/bin/stepscope symbolize -q -o $S/c.json $S/rec")
 cj_c=$1 cj_w=$2 cj_m=$3 cj_b=$(stat -c %s "$S/c.json")
 set -- $(best3 "$B/bin/stepscope symbolize -q --format perfetto -o $S/p.pftrace $S/rec")
 awk -v n="$SU" -v c="$cj_c" -v w="$cj_w" -v m="$cj_m" -v b="$cj_b" -v pc="$1" -v pw="$2" \
-	-v pm="$3" -v pb="$(stat -c %s "$S/p.pftrace")" 'BEGIN {
+	-v pm="$3" -v pb="$(stat -c %s "$S/p.pftrace")" "$SS_BENCH_ROW_AWK"'BEGIN {
 	printf "  b-calls %d calls, files on one disk (best of 3):\n", n
 	printf "  chrome   %.2f s wall, %.2f s CPU, max RSS %.1f MB, %.1f bytes per slice  (target <= 90)\n",
 		w, c, m / 1024, b / n
 	printf "  perfetto %.2f s wall, %.2f s CPU, max RSS %.1f MB, %.1f bytes per slice  (targets: wall <= chrome, RSS <= 64 MB)\n",
-		pw, pc, pm / 1024, pb / n }'
+		pw, pc, pm / 1024, pb / n
+	goal_row("symbolize: chrome bytes per slice", b / n, "<= 90", b / n <= 90)
+	goal_row("symbolize: perfetto wall / chrome wall", dv(pw, w), "<= 1", pw <= w)
+	goal_row("symbolize: perfetto max RSS (MB)", pm / 1024, "<= 64", pm / 1024 <= 64) }'
 if command -v uftrace >/dev/null; then
 	(cd "$S" && uftrace record -d "$S/uft" ./b-calls "$SU" >/dev/null 2>&1)
 	set -- $(best3 "uftrace dump --chrome -d $S/uft > $S/u.json")
 	awk -v w="$cj_w" -v c="$cj_c" -v uw="$2" -v uc="$1" -v ub="$(stat -c %s "$S/u.json")" \
-		-v n="$SU" 'BEGIN {
+		-v n="$SU" "$SS_BENCH_ROW_AWK"'BEGIN {
 		printf "  uftrace dump --chrome %.2f s wall, %.2f s CPU, %.1f bytes per slice: stepscope %.1fx faster (wall), %.1fx (CPU)  (target >= 5x)\n",
-			uw, uc, ub / n, uw / w, uc / c }'
+			uw, uc, ub / n, dv(uw, w), dv(uc, c)
+		goal_row("symbolize: uftrace dump --chrome / stepscope (wall)", dv(uw, w), ">= 5", dv(uw, w) >= 5) }'
 fi
 rm -rf "$S"
 
@@ -382,8 +403,9 @@ on=$(stack_run 4 ",record.stack=true,record.stack_depth=32")
 awk -v a="$off" -v b="$on" 'BEGIN {
 	printf "  depth 32, through main into libc (libunwind): %7.1f ns/call off, %7.1f on: %7.1f ns per stack\n", a, b, b - a }'
 on=$(stack_run 4 ",record.stack=true")
-awk -v a="$off" -v b="$on" 'BEGIN {
-	printf "  depth 16 (default), through main into libc:   %7.1f ns/call off, %7.1f on: %7.1f ns per stack  (target <= 2000)\n", a, b, b - a }'
+awk -v a="$off" -v b="$on" "$SS_BENCH_ROW_AWK"'BEGIN {
+	printf "  depth 16 (default), through main into libc:   %7.1f ns/call off, %7.1f on: %7.1f ns per stack  (target <= 2000)\n", a, b, b - a
+	goal_row("record.stack: ns per stack, depth 16 into libc", b - a, "<= 2000", b - a <= 2000) }'
 rm -rf "$K"
 
 # ---------------------------------------------------------------- stats: whole_run
@@ -435,7 +457,7 @@ $c
 	[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$V/stats.csv" >> "$V/stats.runs"
 	r=$((r + 1))
 done
-run_medians "$V/stats.runs" | awk -v n="$WN" '
+run_medians "$V/stats.runs" | awk -v n="$WN" "$SS_BENCH_ROW_AWK"'
 { m[$1] = $2; mc[$1] = $3 }
 END {
 	ns = 1e9 / n
@@ -449,7 +471,7 @@ END {
 	printf "  %-34s %8.2f ns\n", "stats, leaf in filter.exclude", (m["statsx"] - m["none"]) * ns
 	printf "  %-34s %8.2f ns\n", "log.every_n_steps: 10 (no stats)", (m["logn"] - m["none"]) * ns
 	printf "  %-34s %8.2f ns\n", "stepscope recording", r
-	printf "  stats / recording          %6.2fx   (target: clearly below 1)\n", s / r
+	printf "  stats / recording          %6.2fx   (target: clearly below 1)\n", dv(s, r)
 	printf "  stats - empty hooks        %6.2f ns\n", s - e
 	# the target: the program runs long, so the runtime start-up (config,
 	# symbols, calibration: the 0-call runs) is left out of both sides
@@ -463,10 +485,14 @@ END {
 	printf "  time of the calls (run minus 0-call run) / the same for the empty-hook build (target <= 1.3x):\n"
 	printf "    %-32s %7s %6s   %s\n", "", "wall", "CPU", "whole run, start-up included (wall, CPU)"
 	for (k = 1; k <= 4; k++) {
-		x = (m[K[k]] - m[K[k] "0"]) / e; y = (mc[K[k]] - mc[K[k] "0"]) / ec
+		x = dv(m[K[k]] - m[K[k] "0"], e); y = dv(mc[K[k]] - mc[K[k] "0"], ec)
 		printf "    %-32s %6.2fx %5.2fx", L[k], x, y
-		printf "   %.2fx, %.2fx", m[K[k]] / m["empty"], mc[K[k]] / mc["empty"]
+		printf "   %.2fx, %.2fx", dv(m[K[k]], m["empty"]), dv(mc[K[k]], mc["empty"])
 		if (k < 4) printf "   %s", x <= 1.3 && y <= 1.3 ? "PASS" : (x <= 1.3 || y <= 1.3 ? "PASS on one clock only" : "MISS")
+		if (k < 4) {
+			goal_row("counting: " L[k] " / empty hooks (wall)", x, "<= 1.3", x <= 1.3)
+			goal_row("counting: " L[k] " / empty hooks (CPU)", y, "<= 1.3", y <= 1.3)
+		}
 		printf "\n"
 	}
 	printf "  (times of these runs are sampled every 1 ms; calls exact)\n" }'
@@ -496,14 +522,15 @@ hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$F/f.csv" \
 	-n rebuilt "$R STEPSCOPE_CONFIG=$F/all.yaml $F/rebuilt $FN 0 100000" \
 	-n runtime "$R STEPSCOPE_CONFIG=$F/excl.yaml $F/inst $FN 0 100000" \
 	>"$F/hyperfine.log" 2>&1 || { cat "$F/hyperfine.log"; exit 1; }
-awk -F, -v n="$FN" -v cc="$CC" 'NR > 1 { med[$1] = $4 } END {
+awk -F, -v n="$FN" -v cc="$CC" "$SS_BENCH_ROW_AWK"'NR > 1 { med[$1] = $4 } END {
 	p = (med["plain"] - med["plain0"]) * 1e3 / n
 	r = (med["rebuilt"] - med["start0"]) * 1e3 / n
 	x = (med["runtime"] - med["start0"]) * 1e3 / n
 	printf "\nfilter: s-filter, %d steps of 10^5 tiny calls, every step recorded (medians):\n", n
 	printf "  plain build                      %8.4f ms per step\n", p
-	printf "  rebuilt with the list (%-5s)    %8.4f ms per step  %6.3fx  (target <= 1.05x)\n", cc, r, r / p
-	printf "  list at run time (exclude_file)  %8.4f ms per step  %6.3fx\n", x, x / p
+	printf "  rebuilt with the list (%-5s)    %8.4f ms per step  %6.3fx  (target <= 1.05x)\n", cc, r, dv(r, p)
+	printf "  list at run time (exclude_file)  %8.4f ms per step  %6.3fx\n", x, dv(x, p)
+	goal_row("filter: s-filter rebuilt with the list / plain", dv(r, p), "<= 1.05", dv(r, p) <= 1.05)
 	printf "  start-up of the runtime          %8.1f ms\n", (med["start0"] - med["plain0"]) * 1e3 }' "$F/f.csv"
 rm -rf "$F"
 
@@ -535,14 +562,28 @@ hyperfine -N --warmup 1 --runs "$RUNS" --export-csv "$A/a.csv" \
 	-n rec "$R STEPSCOPE_CONFIG=$A/rec.yaml $A/rebuilt $AN 125000 2000" \
 	-n inst "$R STEPSCOPE_CONFIG=$A/idle.yaml $A/inst $AN 125000 2000" \
 	>"$A/hyperfine.log" 2>&1 || { cat "$A/hyperfine.log"; exit 1; }
-awk -F, -v n="$AN" -v cc="$CC" 'NR > 1 { med[$1] = $4 } END {
+awk -F, -v n="$AN" -v cc="$CC" "$SS_BENCH_ROW_AWK"'NR > 1 { med[$1] = $4 } END {
 	p = (med["plain"] - med["plain0"]) * 1e3 / n
 	i = (med["idle"] - med["idle0"]) * 1e3 / n
 	r = (med["rec"] - med["idle0"]) * 1e3 / n
 	u = (med["inst"] - med["idle0"]) * 1e3 / n
 	printf "\nfilter workflow: s-autodiff, %d steps of 750000 tiny calls (medians):\n", n
 	printf "  plain build                         %8.3f ms per step\n", p
-	printf "  instrumented, idle (no list)        %8.3f ms per step  %6.3fx\n", u, u / p
-	printf "  rebuilt with the list (%-5s), idle %8.3f ms per step  %6.3fx  (target <= 1.05x)\n", cc, i, i / p
-	printf "  rebuilt, steps 1-3 recorded         %8.3f ms per step  %6.3fx  (opening the window once included)\n", r, r / p }' "$A/a.csv"
+	printf "  instrumented, idle (no list)        %8.3f ms per step  %6.3fx\n", u, dv(u, p)
+	printf "  rebuilt with the list (%-5s), idle %8.3f ms per step  %6.3fx  (target <= 1.05x)\n", cc, i, dv(i, p)
+	printf "  rebuilt, steps 1-3 recorded         %8.3f ms per step  %6.3fx  (opening the window once included)\n", r, dv(r, p)
+	goal_row("filter workflow: s-autodiff rebuilt, idle / plain", dv(i, p), "<= 1.05", dv(i, p) <= 1.05)
+	goal_row("filter workflow: s-autodiff rebuilt, recording / plain", dv(r, p), "<= 1.05", dv(r, p) <= 1.05) }' "$A/a.csv"
 rm -rf "$A"
+
+# ---------------------------------------------------------------- the table
+# every figure above that has a goal, from this one run
+awk -F'\t' '
+{ n++; if ($4 == "yes") met++; row[n] = $0 }
+END {
+	printf "\nmake bench: every figure with a goal, this run\n"
+	printf "  %-62s %9s  %-18s %s\n", "figure", "measured", "goal", "met"
+	for (i = 1; i <= n; i++) { split(row[i], f, "\t"); printf "  %-62s %9s  %-18s %s\n", f[1], f[2], f[3], f[4] }
+	printf "  %d of %d goals met\n", met, n
+	if (smoke) printf "  (smoke run, SS_BENCH_SMOKE: sizes too small for these figures to mean anything)\n"
+}' smoke="${SS_BENCH_SMOKE:-}" "$SS_BENCH_TABLE"

@@ -1,0 +1,57 @@
+# lib.sh - sourced by the bench scripts (run-bench.sh, fidelity.sh,
+# idle.sh): the smoke sizes and the goal table.
+#
+# SS_BENCH_SMOKE=1: every size and round count that is not set already
+# becomes the smallest that still runs each path once.  `make test` runs
+# the benchmarks this way (tests/e2e/test-bench.c): it judges only that
+# they build, run to the end and print their figures; the figures of a
+# smoke run mean nothing.
+#
+# SS_BENCH_TABLE=FILE: each figure that has a goal is appended to FILE as
+# one line "figure<TAB>measured<TAB>goal<TAB>yes|NO" (awk: the function
+# goal_row of $SS_BENCH_ROW_AWK); run-bench.sh prints the file as the
+# table that ends `make bench`.  Unset: nothing is appended.
+
+if [ -n "${SS_BENCH_SMOKE:-}" ]; then
+	: "${SS_BENCH_CALLS:=20000}" "${SS_BENCH_DEPTH:=100}" "${SS_BENCH_RUNS:=1}"
+	: "${SS_BENCH_E2E_RUNS:=1}" "${SS_BENCH_E2E_STEPS:=4}" "${SS_BENCH_CC_RUNS:=1}"
+	: "${SS_BENCH_SYM_CALLS:=20000}" "${SS_BENCH_UFT_CALLS:=20000}"
+	: "${SS_BENCH_STACK_CALLS:=10000}" "${SS_BENCH_STATS_CALLS:=100000}"
+	: "${SS_BENCH_FILTER_STEPS:=3}" "${SS_BENCH_AUTODIFF_STEPS:=2}"
+	: "${SS_BENCH_FID_CALLS:=40000}" "${SS_BENCH_FID_RUNS:=1}" "${SS_BENCH_FID_OUTLIER_CALLS:=40000}"
+	: "${SS_BENCH_IDLE_CALLS:=100000}" "${SS_BENCH_IDLE_RUNS:=1}" "${SS_BENCH_IDLE_REC_CALLS:=40000}"
+	export SS_BENCH_CALLS SS_BENCH_DEPTH SS_BENCH_RUNS SS_BENCH_E2E_RUNS SS_BENCH_E2E_STEPS \
+		SS_BENCH_CC_RUNS SS_BENCH_SYM_CALLS SS_BENCH_UFT_CALLS SS_BENCH_STACK_CALLS \
+		SS_BENCH_STATS_CALLS SS_BENCH_FILTER_STEPS SS_BENCH_AUTODIFF_STEPS SS_BENCH_FID_CALLS \
+		SS_BENCH_FID_RUNS SS_BENCH_FID_OUTLIER_CALLS SS_BENCH_IDLE_CALLS SS_BENCH_IDLE_RUNS \
+		SS_BENCH_IDLE_REC_CALLS
+fi
+
+# The programs `make` builds for the benchmarks from the project's own
+# object lists (Makefile, BENCH_TOOLS); a script never compiles the
+# project's sources itself.
+bench_tool() { # name -> its path, or a one-line error and exit 2
+	if [ ! -x "$B/bench/$1" ]; then
+		echo "bench: $B/bench/$1 is missing: run 'make bench' (or 'make bench-tools')" >&2
+		exit 2
+	fi
+	echo "$B/bench/$1"
+}
+
+# mlp_build WORDS...: in examples/mlp, run the compile-and-link command
+# WORDS with the example's sources and include flags as its Makefile has
+# them (print-build) and -lm
+mlp_build() {
+	(cd "$top/examples/mlp" && "$@" $(make -s --no-print-directory print-build) -lm)
+}
+
+# goal_row(figure, value, goal, ok): one line of the goal table, when
+# SS_BENCH_TABLE is set.  Paste "$SS_BENCH_ROW_AWK" before an awk program.
+# dv(a, b): a / b, 0 when b is 0 (a smoke run's times can be equal).
+SS_BENCH_ROW_AWK='
+function goal_row(name, v, goal, ok,   f) {
+	f = ENVIRON["SS_BENCH_TABLE"]
+	if (f != "") { printf "%s\t%.2f\t%s\t%s\n", name, v, goal, ok ? "yes" : "NO" >> f; close(f) }
+}
+function dv(a, b) { return b == 0 ? 0 : a / b }
+'

@@ -1,0 +1,152 @@
+/*
+ * test-bench.c - `make bench` still builds and runs to the end: the whole
+ * of tests/bench/run-bench.sh once at its smallest sizes (SS_BENCH_SMOKE=1,
+ * tests/bench/lib.sh), as `make bench` runs it.
+ *
+ * Design: this judges no figure (a smoke run's sizes are far too small for
+ * them to mean anything, and timed verdicts belong to `make bench`, not to
+ * the tests).  It checks that the run exits 0, that every section printed
+ * its heading, and that the goal table at the end holds every figure of
+ * the list below with a number and a yes/NO: a benchmark program that no
+ * longer builds, a section that stops early or a figure that goes missing
+ * fails `make test`.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+/* what each section prints first */
+static const char *const sections[] = {
+	"fidelity (issue 14)",
+	"idle (issue 28)",
+	"hot path: per enter+exit pair",
+	"build time, examples/mlp",
+	"symbolize: raw -> Chrome JSON",
+	"record.stack: cost per captured stack",
+	"stats: whole_run, outside windows",
+	"filter: s-filter",
+	"filter workflow: s-autodiff",
+	"make bench: every figure with a goal, this run",
+};
+
+/* every figure of the goal table (the rows uftrace adds included: `make
+ * test` installs it) */
+static const char *const figures[] = {
+	"fidelity: stepscope / floor (ns per call pair)",
+	"fidelity: uftrace / stepscope",
+	"fidelity: page faults added in the program thread",
+	"fidelity: bytes per event",
+	"fidelity: leaf outliers vs a minimal recorder",
+	"fidelity: mlp first step / median of the others",
+	"idle: STEPSCOPE_DISABLE=1 / empty linked in (wall)",
+	"idle: STEPSCOPE_DISABLE=1 / empty linked in (CPU)",
+	"idle: window never opens / empty linked in (wall)",
+	"idle: window never opens / empty linked in (CPU)",
+	"idle: stepscope, hooks linked in / floor (wall)",
+	"idle: stepscope, hooks linked in / floor (CPU)",
+	"hot path: b-calls recording / floor",
+	"hot path: b-calls uftrace / recording",
+	"hot path: b-calls outside window - empty hooks (ns)",
+	"hot path: b-calls raw trace bytes per event",
+	"hot path: b-recurse recording / floor",
+	"hot path: b-recurse uftrace / recording",
+	"hot path: b-recurse outside window - empty hooks (ns)",
+	"hot path: b-recurse raw trace bytes per event",
+	"hot path: mlp recording vs empty hooks (%)",
+	"build: stepscope-cc / same flags direct",
+	"symbolize: M events/s per CPU second",
+	"symbolize: chrome bytes per slice",
+	"symbolize: perfetto wall / chrome wall",
+	"symbolize: perfetto max RSS (MB)",
+	"symbolize: uftrace dump --chrome / stepscope (wall)",
+	"record.stack: ns per stack, depth 16 into libc",
+	"counting: stats: whole_run / empty hooks (wall)",
+	"counting: stats: whole_run / empty hooks (CPU)",
+	"counting: log.every_n_steps: 10 / empty hooks (wall)",
+	"counting: log.every_n_steps: 10 / empty hooks (CPU)",
+	"counting: stats + filter.exclude [leaf] / empty hooks (wall)",
+	"counting: stats + filter.exclude [leaf] / empty hooks (CPU)",
+	"filter: s-filter rebuilt with the list / plain",
+	"filter workflow: s-autodiff rebuilt, idle / plain",
+	"filter workflow: s-autodiff rebuilt, recording / plain",
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The table row of figure in out: "  FIGURE  MEASURED  GOAL  yes|NO", the
+ * measured value a plain number; 0 when there is none. */
+static int table_row(const char *out, const char *figure)
+{
+	const char *table = strstr(out, "make bench: every figure with a goal");
+	if (!table)
+		return 0;
+	for (const char *p = table; (p = strstr(p, figure)); p++) {
+		if (p[-1] != ' ' || strncmp(p - 2, "  ", 2))
+			continue;
+		const char *v = p + strlen(figure);
+		char *end;
+		while (*v == ' ')
+			v++;
+		strtod(v, &end);
+		if (end == v || *end != ' ')
+			return 0;
+		const char *eol = strchr(end, '\n');
+		size_t len = eol ? (size_t)(eol - end) : strlen(end);
+		return len >= 3 && (!strncmp(end + len - 3, "yes", 3) ||
+				    !strncmp(end + len - 3, " NO", 3));
+	}
+	return 0;
+}
+
+static void test_smoke(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_need(t, "command -v hyperfine", "hyperfine", "hyperfine");
+	ss_e2e_need(t, "command -v uftrace", "uftrace", "uftrace");
+	ss_e2e_need(t, "test -x /usr/bin/time", "/usr/bin/time", "time");
+	setenv("SS_E2E_TIMEOUT", "900", 1);
+	/* the scripts' work dirs under this test's dir, removed with it */
+	SS_E2E_SH_OK(t, "mkdir -p tmp && SS_BENCH_SMOKE=1 TMPDIR=$PWD/tmp SS_BENCH_DIR=$PWD/w "
+		     "SS_BENCH_FID_DIR=$PWD/fid SS_BENCH_IDLE_DIR=$PWD/idle CC=gcc "
+		     "sh \"$SS_E2E_SRC/tests/bench/run-bench.sh\" 2>&1");
+	for (size_t i = 0; i < N_OF(sections); i++)
+		if (!strstr(t->out, sections[i])) {
+			ss_e2e_show_last(t, 0);
+			fail_msg("make bench (smoke) printed no section \"%s\"", sections[i]);
+		}
+	for (size_t i = 0; i < N_OF(figures); i++)
+		if (!table_row(t->out, figures[i])) {
+			ss_e2e_show_last(t, 0);
+			fail_msg("make bench (smoke): the goal table has no row with a number for \"%s\"",
+				 figures[i]);
+		}
+	char want[64];
+	snprintf(want, sizeof(want), " of %zu goals met\n", N_OF(figures));
+	if (!strstr(t->out, want)) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("make bench (smoke): the table should end \"N%s\"", want);
+	}
+	if (strstr(t->out, " nan") || strstr(t->out, "-nan") || strstr(t->out, " inf") ||
+	    strstr(t->out, "-inf") || strstr(t->out, "division by zero")) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("make bench (smoke) printed nan, inf or a division by zero");
+	}
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_TEST(test_smoke),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
