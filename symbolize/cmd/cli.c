@@ -87,6 +87,8 @@ int ss_cli_parse(struct ss_cli *c, int argc, char **argv, ss_cli_own_fn own,
 		}
 	}
 	if (!c->dir) {
+		fprintf(stderr, "stepscope: %s: no run directory given (usage below)\n",
+			c->cmd);
 		c->usage(stderr);
 		return 2;
 	}

@@ -46,7 +46,8 @@ typedef enum ss_cli_took (*ss_cli_own_fn)(struct ss_cli *c, void *ctx, int argc,
 
 /* Parse argv[1..]: own (may be NULL) first, then the shared options.
  * SS_CLI_GO with c->dir set, or the exit status: 0 after --help (usage on
- * stdout), 2 on a usage error (message, or usage on stderr without DIR). */
+ * stdout), 2 on a usage error (a message; without DIR the line
+ * "stepscope: CMD: no run directory given (usage below)" and the usage). */
 int ss_cli_parse(struct ss_cli *c, int argc, char **argv, ss_cli_own_fn own,
 		 void *ctx);
 

@@ -174,7 +174,8 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 		}
 	}
 	if (nd < 2) {
-		fprintf(stderr, "stepscope: diff: needs two run directories, BASE and NEW\n");
+		fprintf(stderr, "stepscope: %s: two run directories needed, BASE and NEW (usage below)\n",
+			g->html ? "html --diff" : "diff");
 		if (g->html)
 			ss_diff_html_usage(stderr);
 		else

@@ -108,8 +108,8 @@ int cmd_merge(int argc, char **argv)
 		}
 	}
 	if (!ndirs || !out) {
-		fprintf(stderr, "stepscope: merge: %s\n", !ndirs ? "no run directory given"
-							       : "no output given (-o RUN)");
+		fprintf(stderr, "stepscope: merge: %s\n", !ndirs ? "no run directory given (usage below)"
+							       : "no output given (-o RUN; usage below)");
 		ss_merge_usage(stderr);
 		free(dirs);
 		return 2;

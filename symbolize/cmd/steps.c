@@ -502,6 +502,7 @@ int cmd_steps(int argc, char **argv)
 		}
 	}
 	if (!dir) {
+		fprintf(stderr, "stepscope: steps: no run directory or -- PROG given (usage below)\n");
 		ss_steps_usage(stderr);
 		return 2;
 	}

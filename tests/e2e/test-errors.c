@@ -93,6 +93,41 @@ static void test_unknown_options(void **state)
 	ss_e2e_pass(t);
 }
 
+/* Every command that reads runs, given none, says so in its first line
+ * ("stepscope: CMD: no run directory given (usage below)") and then prints
+ * its usage, exit status 2 (issue 40). */
+static void test_missing_dir(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static const struct { const char *args, *first; } cases[] = {
+		{ "symbolize", "stepscope: symbolize: no run directory given (usage below)\n" },
+		{ "report", "stepscope: report: no run directory given (usage below)\n" },
+		{ "report --limit 3", "stepscope: report: no run directory given (usage below)\n" },
+		{ "html", "stepscope: html: no run directory given (usage below)\n" },
+		{ "flame", "stepscope: flame: no run directory given (usage below)\n" },
+		{ "memory", "stepscope: memory: no run directory given (usage below)\n" },
+		{ "filter", "stepscope: filter: no run directory given (usage below)\n" },
+		{ "steps", "stepscope: steps: no run directory or -- PROG given (usage below)\n" },
+		{ "merge -o m", "stepscope: merge: no run directory given (usage below)\n" },
+		{ "diff a", "stepscope: diff: two run directories needed, BASE and NEW (usage below)\n" },
+		{ "html --diff", "stepscope: html --diff: two run directories needed, BASE and NEW (usage below)\n" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int st = ss_e2e_sh(t, SS " %s", cases[i].args);
+		size_t l = strlen(cases[i].first);
+		SS_E2E_EXPECT_STATUS(t, st, 2);
+		SS_E2E_CHECK(t, !strncmp(t->err, cases[i].first, l),
+			     "'stepscope %s': expected stderr to begin with %s"
+			     "got: %s", cases[i].args, cases[i].first, t->err);
+		SS_E2E_CHECK(t, !strncmp(t->err + l, "usage: stepscope ", 17),
+			     "'stepscope %s': expected the usage after the first "
+			     "line, got: %s", cases[i].args, t->err);
+		SS_E2E_CHECK(t, t->out[0] == '\0', "'stepscope %s': stdout "
+			     "should be empty, got: %s", cases[i].args, t->out);
+	}
+	ss_e2e_pass(t);
+}
+
 static void test_symbolize_empty_dir(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -127,6 +162,7 @@ int main(void)
 		SS_E2E_TEST(test_record_nonempty_outdir),
 		SS_E2E_TEST(test_record_deep_config),
 		SS_E2E_TEST(test_unknown_options),
+		SS_E2E_TEST(test_missing_dir),
 		SS_E2E_TEST(test_symbolize_empty_dir),
 		SS_E2E_TEST(test_symbolize_missing_dir),
 		SS_E2E_TEST(test_symbolize_garbage_file),
