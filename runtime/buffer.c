@@ -118,7 +118,12 @@ void ss_buf_after_fork(void)
 	ss_rt.fd = -1;
 }
 
-/* Create this process's file and write its header.  Lock held. */
+/* Create this process's file and write its header.  The file is new
+ * (O_EXCL: never an existing file, nor a symlink someone left at its
+ * name, which O_NOFOLLOW says again) and owner-only, 0600 as perf's
+ * perf.data: a name taken (an exec'd image of the same program and pid,
+ * a pid reused, anything planted) moves on to <prog>.<pid>.<n>.sstrace,
+ * n = 1..99 (docs/robustness.md, "Security").  Lock held. */
 int ss_buf_open_file(void)
 {
 	if (ss_rt.fd != -1)
@@ -131,10 +136,10 @@ int ss_buf_open_file(void)
 		if (n == 0)
 			snprintf(path, sizeof(path), "%s/%s.%d%s", ss_rt.dir,
 				 prog_name(), (int)ss_rt.pid, SS_FILE_SUFFIX);
-		else /* an exec'd image of the same program and pid */
+		else /* the name is taken */
 			snprintf(path, sizeof(path), "%s/%s.%d.%d%s", ss_rt.dir,
 				 prog_name(), (int)ss_rt.pid, n, SS_FILE_SUFFIX);
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}

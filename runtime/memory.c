@@ -394,7 +394,8 @@ static int json_place(const char *tmp)
 		}
 		if (errno != EEXIST) {
 			/* no hard links here: claim with O_EXCL, then rename */
-			int fd = open(cand, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			int fd = open(cand, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					      O_CLOEXEC, 0600);
 			if (fd < 0 && errno != EEXIST)
 				return -1;
 			if (fd >= 0) {
@@ -416,7 +417,11 @@ static void json_flush(void)
 	char tmp[sizeof(ss_rt.dir) + 64];
 	snprintf(tmp, sizeof(tmp), "%s/.memory_profile.%d.tmp", ss_rt.dir,
 		 (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a new file, owner-only: one left at the name (a planted symlink)
+	 * goes first, it is never written through */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST && !unlink(tmp))
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	int ok = fd >= 0;
 	if (ok) {
 		struct iovec iov[3] = {

@@ -83,7 +83,11 @@ static int exe_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the first module is the executable */
 }
 
-static int mkdir_p(const char *path)
+/* The parents of the run directory as `mkdir -p` makes them; the run
+ * directory itself is made here, owner-only (0700), and must be new: a
+ * name someone else made first (a planted symlink, a directory of a pid
+ * that ran in the same second) gets the next suffix, "-2" to "-100". */
+static int mkdir_parents(const char *path)
 {
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s", path);
@@ -95,7 +99,25 @@ static int mkdir_p(const char *path)
 			return -1;
 		*p = '/';
 	}
-	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+	return 0;
+}
+
+static int mkdir_run(char *dir, size_t len)
+{
+	size_t n = strlen(dir);
+	if (mkdir_parents(dir))
+		return -1;
+	for (int k = 1; k <= 100; k++) {
+		if (k > 1 && snprintf(dir + n, len - n, "-%d", k) >= (int)(len - n)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (!mkdir(dir, 0700))
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
 }
 
 /* STEPSCOPE_DIR from `stepscope record`, else a fresh directory of our own
@@ -115,7 +137,7 @@ static int pick_dir(void)
 	snprintf(ss_rt.dir, sizeof(ss_rt.dir), "%s/%s-%04d%02d%02d-%02d%02d%02d-%d",
 		 ss_rt.cfg.output_dir, prog, tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)getpid());
-	if (mkdir_p(ss_rt.dir)) {
+	if (mkdir_run(ss_rt.dir, sizeof(ss_rt.dir))) {
 		ss_warn("cannot create %s: %s; not recording", ss_rt.dir,
 			strerror(errno));
 		return -1;

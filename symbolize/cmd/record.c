@@ -125,7 +125,9 @@ static int ss_record_dir_nonempty(const char *dir)
 	return n;
 }
 
-static int ss_record_mkdirs(const char *path)
+/* mkdir -p; the last directory with `mode` (a run directory: 0700, as
+ * the runtime makes its own; docs/robustness.md, "Security"). */
+static int ss_record_mkdirs(const char *path, mode_t mode)
 {
 	char buf[PATH_MAX];
 	size_t i, n = strlen(path);
@@ -137,7 +139,8 @@ static int ss_record_mkdirs(const char *path)
 		if (buf[i] != '/' && buf[i] != 0)
 			continue;
 		buf[i] = 0;
-		if (mkdir(buf, 0777) && errno != EEXIST)
+		if (mkdir(buf, path[i + strspn(path + i, "/")] ? 0777 : mode) &&
+		    errno != EEXIST)
 			return -1;
 		buf[i] = path[i];
 	}
@@ -358,7 +361,7 @@ static int ss_record_new_run_dir(const char *base, const char *prog, char *out,
 
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	if (ss_record_mkdirs(base))
+	if (ss_record_mkdirs(base, 0777))
 		return -1;
 	if (strlen(base) + strlen(prog) + strlen(stamp) + 8 > len) {
 		errno = ENAMETOOLONG;
@@ -374,7 +377,7 @@ static int ss_record_new_run_dir(const char *base, const char *prog, char *out,
 			errno = ENAMETOOLONG;
 			return -1;
 		}
-		if (!mkdir(out, 0777))
+		if (!mkdir(out, 0700)) /* new, owner-only */
 			return 0;
 		if (errno != EEXIST)
 			return -1;
@@ -500,7 +503,7 @@ int cmd_record(int argc, char **argv)
 				fprintf(stderr, "stepscope: %s: exists and is not a directory\n", outdir);
 				goto fail2;
 			}
-		} else if (ss_record_mkdirs(outdir)) {
+		} else if (ss_record_mkdirs(outdir, 0700)) {
 			fprintf(stderr, "stepscope: %s: cannot create: %s\n", outdir, strerror(errno));
 			goto fail2;
 		}
