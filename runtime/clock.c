@@ -78,7 +78,7 @@ static int tsc_trustworthy(void)
 
 void ss_clock_init(struct ss_file_header *h)
 {
-	ss_hot.use_tsc = tsc_trustworthy() && !getenv("STEPSCOPE_CLOCK_MONOTONIC");
+	ss_hot.use_tsc = tsc_trustworthy() && !secure_getenv("STEPSCOPE_CLOCK_MONOTONIC");
 	h->clock = ss_hot.use_tsc ? SS_CLOCK_TSC : SS_CLOCK_MONOTONIC;
 	if (ss_hot.use_tsc)
 		h->flags |= SS_FILE_TSC_INVARIANT;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -657,10 +658,10 @@ int ss_config_resolve(struct ss_config *c, const char *cli_path, const char *con
 	ss_config_defaults(c);
 	if (cli_path && *cli_path)
 		path = cli_path;
-	else if ((env = getenv("STEPSCOPE_CONFIG")) && *env)
+	else if ((env = secure_getenv("STEPSCOPE_CONFIG")) && *env)
 		path = env;
-	else if (file_exists("stepscope.yaml"))
-		path = "stepscope.yaml";
+	else if (!getauxval(AT_SECURE) && file_exists("stepscope.yaml"))
+		path = "stepscope.yaml"; /* not the caller's, in a setuid program */
 	if (path && ss_config_load_file(c, path, err, errlen))
 		return -1;
 
@@ -668,7 +669,7 @@ int ss_config_resolve(struct ss_config *c, const char *cli_path, const char *con
 		if (sets[i] && ss_config_set(c, sets[i], "--set", err, errlen))
 			return -1;
 
-	env = getenv("STEPSCOPE_SET");
+	env = secure_getenv("STEPSCOPE_SET");
 	if (env && *env) {
 		char *copy = strdup(env), *save = NULL, *item;
 

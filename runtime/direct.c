@@ -27,8 +27,8 @@ static int ss_direct;
 
 void ss_direct_defaults(struct ss_config *c)
 {
-	const char *dir = getenv("STEPSCOPE_DIR"), *set = getenv("STEPSCOPE_SET");
-	const char *mark = getenv("STEPSCOPE__DIRECT");
+	const char *dir = secure_getenv("STEPSCOPE_DIR"), *set = secure_getenv("STEPSCOPE_SET");
+	const char *mark = secure_getenv("STEPSCOPE__DIRECT");
 
 	if (dir && *dir && !(mark && *mark))
 		return; /* `stepscope record` chose the config */

@@ -18,6 +18,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -55,11 +56,13 @@ void ss_exec_capture(void)
 {
 	extern char **environ;
 	resolve();
+	if (getauxval(AT_SECURE))
+		return; /* a setuid program hands on nothing of its caller's */
 	for (char **e = environ; e && *e && nrun_vars < EXEC_MAX_VARS; e++)
 		if (!strncmp(*e, "STEPSCOPE", 9) && strncmp(*e, "STEPSCOPE__OWNER=", 17))
 			run_vars[nrun_vars++] = ss_strdup(*e);
 	Dl_info me;
-	const char *pre = getenv("LD_PRELOAD");
+	const char *pre = secure_getenv("LD_PRELOAD");
 	if (pre && dladdr((void *)&ss_exec_capture, &me) && me.dli_fname &&
 	    strstr(pre, me.dli_fname) && strlen(me.dli_fname) < sizeof(self_lib))
 		strcpy(self_lib, me.dli_fname);

@@ -136,7 +136,7 @@ static void gpu_complete(void *ctx, uint32_t stream_id, uint8_t *buffer,
 /* Lock held.  Load CUPTI once a CUDA runtime is there. */
 static void gpu_load(void)
 {
-	const char *env = getenv("STEPSCOPE_CUPTI_LIBRARY");
+	const char *env = secure_getenv("STEPSCOPE_CUPTI_LIBRARY");
 	const char *lib = env && *env ? env : SS_GPU_CUPTI_LIB;
 	if (!dl_iterate_phdr(cudart_cb, NULL))
 		return; /* no CUDA runtime (yet): look again at the next window */

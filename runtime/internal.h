@@ -106,6 +106,9 @@ struct ss_runtime {
 	int initialized;               /* constructor ran */
 	int dormant;                   /* another copy of the runtime is active */
 	int disabled;                  /* enabled: false, or a fatal error */
+	int secure;                    /* AT_SECURE (setuid, setgid, file
+	                                * capabilities): nothing recorded,
+	                                * nothing read from the caller */
 	int stopped;                   /* size cap / disk full: no more chunks */
 	int fd;                        /* trace file, -1 until the first event;
 	                                * kept high, close-on-exec, and checked

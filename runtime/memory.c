@@ -189,7 +189,7 @@ static void nvml_start(void)
 	if (mem.nv.count(&count) != SS_NVML_SUCCESS)
 		count = 0;
 	mem.ndev = 0;
-	const char *env = getenv("CUDA_VISIBLE_DEVICES");
+	const char *env = secure_getenv("CUDA_VISIBLE_DEVICES");
 	if (env) {
 		char ids[SS_MEM_MAX_DEV][SS_MEM_ID_MAX];
 		int n = ss_memory_parse_visible(env, ids, SS_MEM_MAX_DEV);
@@ -595,7 +595,7 @@ void ss_memory_start(void)
 		return;
 	mem.interval_ns = (uint64_t)(c->memory_interval_ms > 0 ? c->memory_interval_ms : 10) * 1000000;
 	mem.every_n = (uint64_t)(c->memory_every_n_steps > 0 ? c->memory_every_n_steps : 100);
-	const char *lib = getenv("STEPSCOPE_NVML_LIBRARY");
+	const char *lib = secure_getenv("STEPSCOPE_NVML_LIBRARY");
 	if (lib && strlen(lib) < sizeof(mem_nvml_env))
 		memcpy(mem_nvml_env, lib, strlen(lib) + 1);
 	else if (lib)

@@ -20,7 +20,7 @@
 
 static int ss_rank_env(const char *rk, const char *sz, uint64_t *rank, uint64_t *size)
 {
-	const char *r = getenv(rk), *s = getenv(sz);
+	const char *r = secure_getenv(rk), *s = secure_getenv(sz);
 	char *end;
 	if (!r || !*r)
 		return 0;

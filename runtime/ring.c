@@ -50,9 +50,9 @@ static char kill_at[8];
 
 void ss_ring_test_switches(void)
 {
-	const char *v = getenv("STEPSCOPE__TEST_STALL_COPY");
+	const char *v = secure_getenv("STEPSCOPE__TEST_STALL_COPY");
 	stall_copy = v && *v == '1';
-	v = getenv("STEPSCOPE__TEST_KILL_AT");
+	v = secure_getenv("STEPSCOPE__TEST_KILL_AT");
 	if (v && strlen(v) < sizeof(kill_at))
 		strcpy(kill_at, v);
 }

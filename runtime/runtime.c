@@ -124,7 +124,7 @@ static int mkdir_run(char *dir, size_t len)
  * under output_dir, shared with child processes through the environment. */
 static int pick_dir(void)
 {
-	const char *env = getenv("STEPSCOPE_DIR");
+	const char *env = secure_getenv("STEPSCOPE_DIR");
 	if (env && *env) {
 		snprintf(ss_rt.dir, sizeof(ss_rt.dir), "%s", env);
 		return 0;
@@ -253,7 +253,7 @@ static int other_copy_active(void)
 		return 1;
 	char owner[96];
 	owner_mark(owner, sizeof(owner));
-	const char *cur = getenv("STEPSCOPE__OWNER");
+	const char *cur = secure_getenv("STEPSCOPE__OWNER");
 	const char *copy = strrchr(owner, ':');
 	if (cur && !strncmp(cur, owner, (size_t)(copy - owner + 1)) && strcmp(cur, owner))
 		return 1; /* same image, another copy */
@@ -267,7 +267,7 @@ static void owner_claim(void)
 {
 	char owner[96];
 	owner_mark(owner, sizeof(owner));
-	char *cur = getenv("STEPSCOPE__OWNER");
+	char *cur = secure_getenv("STEPSCOPE__OWNER");
 	if (cur && !strcmp(cur, owner))
 		return;
 	/* `record` reserves room for the mark (64 '-'), and an earlier
@@ -315,13 +315,51 @@ static void early_environ(void)
 	environ = vec;
 }
 
+/* A set-user-ID, set-group-ID or file-capability program (the kernel
+ * sets AT_SECURE, as it does for the loader that then ignores LD_PRELOAD):
+ * whoever runs it picks its environment and working directory, not its
+ * rights.  So the runtime reads no STEPSCOPE_* variable and no config
+ * file (one found through them would be opened with the program's rights,
+ * and its errors would show its bytes), creates nothing, records nothing,
+ * and says so in this one line (docs/robustness.md, "Security"). */
+static int secure_process(void)
+{
+	if (!getauxval(AT_SECURE))
+		return 0;
+	ss_rt.secure = 1;
+	ss_rt.disabled = 1;
+	ss_warn("not recording: a set-user-ID, set-group-ID or file-capability "
+		"program (AT_SECURE); STEPSCOPE_* variables and config files ignored");
+	return 1;
+}
+
+/* ... and, as the loader does with LD_PRELOAD there, the STEPSCOPE_*
+ * variables leave the environment, so that a process it starts with its
+ * rights (after setuid(0), say) does not take them either.  In place, as
+ * unsetenv would, allocating nothing; once libc has set `environ` (from
+ * the constructor: before it, environ is still NULL). */
+static void secure_scrub(void)
+{
+	extern char **environ;
+	char **w = environ;
+	if (!environ)
+		return;
+	for (char **r = environ; *r; r++)
+		if (strncmp(*r, "STEPSCOPE", 9))
+			*w++ = *r;
+	*w = NULL;
+}
+
 __attribute__((constructor(101))) static void ss_runtime_start(void)
 {
-	if (ss_rt.initialized)
-		return;
-	runtime_start();
-	if (ss_exec_capture) /* STEPSCOPE_DIR, STEPSCOPE__CONFIG are set now */
-		ss_exec_capture();
+	if (!ss_rt.initialized) {
+		runtime_start();
+		/* STEPSCOPE_DIR, STEPSCOPE__CONFIG are set now */
+		if (ss_exec_capture && !ss_rt.secure)
+			ss_exec_capture();
+	}
+	if (ss_rt.secure)
+		secure_scrub();
 }
 
 /* A hook ran before the constructor above: start now, so the program's
@@ -338,13 +376,15 @@ static void runtime_start(void)
 	/* hooks that run from here on (the program's own malloc, say) see
 	 * the runtime as it is: not recording yet */
 	__atomic_fetch_and(&ss_hot.gate, ~SS_GATE_INIT, __ATOMIC_RELAXED);
+	if (secure_process())
+		return; /* before anything reads the environment */
 	early_environ();
 	ss_rt.pid = getpid();
 	if (other_copy_active()) {
 		ss_rt.dormant = 1;
 		return;
 	}
-	const char *off = getenv("STEPSCOPE_DISABLE");
+	const char *off = secure_getenv("STEPSCOPE_DISABLE");
 	if (off && *off && strcmp(off, "0")) {
 		ss_rt.disabled = 1;
 		return;
@@ -357,7 +397,7 @@ static void runtime_start(void)
 		return;
 	}
 	char err[1024];
-	const char *handed = getenv("STEPSCOPE__CONFIG");
+	const char *handed = secure_getenv("STEPSCOPE__CONFIG");
 	if (handed) {
 		/* a process of a run: the config was read once, by `record` or
 		 * the run's first process, and is never refused here */
