@@ -335,6 +335,9 @@ static void ss_ranks_text(FILE *f, struct ss_ranks *R, size_t nsteps, int limit)
 			ss_agg_fmt_time(mx, b[2], 32), (unsigned long long)R->p[at].rank,
 			(double)calls / (double)R->np);
 	}
+	if (limit && nf > (size_t)limit)
+		fprintf(f, "%zu more row%s (--limit 0 shows all)\n", nf - (size_t)limit,
+			nf - (size_t)limit == 1 ? "" : "s");
 	free(fs);
 }
 

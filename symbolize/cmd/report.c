@@ -40,7 +40,16 @@ struct ss_report_opts {
 	int compensate;              /* --compensate */
 	struct ss_overhead over;     /* the run's calibrated hook cost */
 	uint64_t calls, sum;         /* recorded calls; the 100% (compensated) */
+	size_t nall;                 /* rows before --limit cut them */
 };
+
+/* Under a text table cut by --limit: how many rows it left out. */
+static void ss_report_more(FILE *f, size_t shown, size_t all)
+{
+	if (all > shown)
+		fprintf(f, "%zu more row%s (--limit 0 shows all)\n", all - shown,
+			all - shown == 1 ? "" : "s");
+}
 
 static void ss_report_usage(FILE *f)
 {
@@ -214,6 +223,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		}
 		ss_report_dashes(f, ww, m);
 	}
+	ss_report_more(f, n, o->nall);
 	fprintf(f, "Self time total: %s\n", ss_agg_fmt_time(sum, tb, sizeof(tb)));
 	if (clipped)
 		fprintf(f, "Clipped: parts of calls cut by the start or end of a recorded window\n"
@@ -487,6 +497,7 @@ static void ss_report_whole_table(FILE *f, const struct ss_stats_result *res,
 				ss_report_cell(f, cell[i], w[i], i < 2, i == 9);
 	}
 	ss_report_dashes(f, ww, m);
+	ss_report_more(f, n, o->nall);
 	fprintf(f, "Self time total: %s\n", ss_agg_fmt_time(res->self_sum, tb, sizeof(tb)));
 	fprintf(f, "whole run: %llu steps (%zu process%s, %zu thread%s)\n",
 		(unsigned long long)res->steps, res->nprocesses,
@@ -568,7 +579,7 @@ static int ss_report_close(struct ss_out *out)
 	return rc;
 }
 
-static int ss_report_whole_run(const struct ss_report_opts *o, const char *sortname)
+static int ss_report_whole_run(struct ss_report_opts *o, const char *sortname)
 {
 	struct ss_stats_result res;
 	char err[1024];
@@ -587,7 +598,7 @@ static int ss_report_whole_run(const struct ss_report_opts *o, const char *sortn
 		return 2;
 	}
 	ss_agg_sort_rows(res.rows, res.nrows, (enum ss_agg_sort)o->sort);
-	n = res.nrows;
+	n = o->nall = res.nrows;
 	if (o->limit && n > (size_t)o->limit)
 		n = (size_t)o->limit;
 	if (!strcmp(o->format, "csv"))
@@ -728,6 +739,7 @@ int cmd_report(int argc, char **argv)
 	if (o.compensate && o.over.known)
 		o.sum = ss_overhead_compensate(a, rows, n, o.threads, o.over.pair_ns);
 	ss_agg_sort_rows(rows, n, (enum ss_agg_sort)o.sort);
+	o.nall = n;
 	if (o.limit && n > (size_t)o.limit)
 		n = (size_t)o.limit;
 	if (!strcmp(o.format, "csv")) {

@@ -8,6 +8,7 @@
  *   - train_step's whole-run total (measured at each call, not sampled)
  *     is at least its total in the window report, whose counts are those
  *     of the 3 recorded steps; the table says the other times are sampled;
+ *   - a table cut by --limit ends with "N more rows (--limit 0 shows all)";
  *   - the log appears exactly at steps 10, 20, 30, 40, each block with the
  *     exact counts of the steps before it;
  *   - sampled times: s-filter's 100 ms spins get their time, and the step
@@ -159,6 +160,25 @@ static void test_whole_run(void **state)
 		ss_e2e_show_last(t, 0);
 		fail_msg("table footer: expected 'whole run: 50 steps (1 process, 2 threads)' "
 			 "and the line on sampled times");
+	}
+	/* a table cut by --limit says how many rows it left out (issue 40) */
+	SS_E2E_SH_OK(t, SS " report --whole-run --limit 4 run");
+	if (!strstr(t->out, "\n6 more rows (--limit 0 shows all)\nSelf time total: ")) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("--whole-run --limit 4: expected '6 more rows (--limit 0 shows all)' "
+			 "under the table of %d rows", NFN);
+	}
+	SS_E2E_SH_OK(t, SS " report --limit %zu run", nr - 1);
+	if (!strstr(t->out, "\n1 more row (--limit 0 shows all)\nSelf time total: ")) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("--limit %zu: expected '1 more row (--limit 0 shows all)' under the "
+			 "table of %zu rows", nr - 1, nr);
+	}
+	SS_E2E_SH_OK(t, SS " report --limit %zu run && " SS " report --whole-run --limit 0 run",
+		     nr);
+	if (strstr(t->out, "more row")) {
+		ss_e2e_show_last(t, 0);
+		fail_msg("a table with all its rows says nothing of more rows");
 	}
 	SS_E2E_SH_OK(t, SS " report --whole-run --threads --format json run");
 	if (!strstr(t->out, "\"thread\":\"stats-worker\"") || !strstr(t->out, "\"min_ns\":null")) {
