@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,11 @@
 #include "run.h"
 
 #define SS_SYMBOLIZE_MAX_CYCLES 256
+/* A Chrome JSON file this big (MiB) gets a line naming --format perfetto:
+ * chrome://tracing gives up near 256 MB, the Perfetto UI's JSON import
+ * slows to a crawl past a few hundred (docs/symbolize.md).  Tests lower it
+ * with STEPSCOPE__TEST_BIG_JSON_MB. */
+#define SS_SYMBOLIZE_BIG_JSON_MB 256.0
 
 struct ss_symbolize_out {
 	struct ss_exporter *ex;
@@ -74,6 +80,24 @@ static void ss_symbolize_progress_tick(struct ss_symbolize_progress *pg)
 	fprintf(stderr, "\rstepscope: symbolizing [%s] %3d%%  %.1fM slices  %.0fs ",
 		bar, (int)(f * 100), (double)pg->done / 1e6, el);
 	pg->shown = 1;
+}
+
+/* After a Chrome JSON file was written to `path`: one line when it is too
+ * big for the JSON viewers (not for standard output or a device). */
+static void ss_symbolize_big_json(const char *path)
+{
+	const char *e = getenv("STEPSCOPE__TEST_BIG_JSON_MB");
+	double limit = e && *e ? strtod(e, NULL) : SS_SYMBOLIZE_BIG_JSON_MB, mb;
+	struct stat st;
+
+	if (!strcmp(path, "-") || stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	mb = (double)st.st_size / (1024.0 * 1024.0);
+	if (mb < limit)
+		return;
+	fprintf(stderr, "stepscope: %s is %.1f MB, past the %g MB that chrome://tracing and the "
+		"Perfetto UI's JSON import load well: --format perfetto writes a trace the Perfetto UI "
+		"opens at this size\n", path, mb, limit);
 }
 
 static void ss_symbolize_usage(FILE *f)
@@ -329,6 +353,8 @@ int cmd_symbolize(int argc, char **argv)
 			strcmp(outs[i].path, "-") ? outs[i].path : "standard output",
 			(unsigned long long)n, run.n,
 			run.n == 1 ? "" : "es");
+		if (ss_symbolize_fmts[o.fmt].open == ss_export_chrome_open)
+			ss_symbolize_big_json(outs[i].path);
 		if (ss_symbolize_fmts[o.fmt].open == ss_export_folded_open && !i)
 			fprintf(stderr, "stepscope: folded values are self time in nanoseconds, "
 					"not samples (flamegraph.pl --countname=ns)\n");

@@ -14,6 +14,11 @@
  *
  * Each output is compared byte for byte with the one written to a
  * regular file.
+ *
+ * test_big_json: a Chrome JSON past the size viewers load well (lowered
+ * with STEPSCOPE__TEST_BIG_JSON_MB) gets one line naming --format
+ * perfetto; a smaller one, a Perfetto file, standard output and a device
+ * get none.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,10 +103,45 @@ static void test_outputs(void **state)
 	ss_e2e_pass(t);
 }
 
+#define BIG "past the %s MB that chrome://tracing and the Perfetto UI's JSON " \
+	"import load well: --format perfetto writes a trace the Perfetto UI opens at this size\n"
+
+static void test_big_json(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char want[512];
+
+	ss_e2e_build(t, "memory", NULL);
+	SS_E2E_SH_OK(t, SS " record --set step.function=step -o run -- ./s-memory 4 1");
+	SS_E2E_SH_OK(t, "STEPSCOPE__TEST_BIG_JSON_MB=0.001 " SS " symbolize -q run");
+	SS_E2E_CHECK(t, strstr(t->err, "stepscope: run/trace.json is ") != NULL &&
+		     ss_e2e_lines_with(t->err, "--format perfetto") == 1,
+		     "a trace.json past STEPSCOPE__TEST_BIG_JSON_MB: expected one line naming "
+		     "its size and --format perfetto, got:\n%s", t->err);
+	snprintf(want, sizeof(want), BIG, "0.001");
+	SS_E2E_CHECK(t, strstr(t->err, want) != NULL, "expected '%s' in:\n%s", want, t->err);
+	/* -o FILE */
+	SS_E2E_SH_OK(t, "STEPSCOPE__TEST_BIG_JSON_MB=0.001 " SS " symbolize -q -o big.json run");
+	SS_E2E_CHECK(t, strstr(t->err, "stepscope: big.json is ") != NULL,
+		     "-o big.json: expected the line, got:\n%s", t->err);
+	/* under the limit (the default, 256 MB), and outputs it cannot weigh
+	 * or that are not JSON: no word */
+	SS_E2E_SH_OK(t, SS " symbolize -q run");
+	SS_E2E_CHECK(t, !strstr(t->err, "--format perfetto"), "a small trace.json: got:\n%s",
+		     t->err);
+	SS_E2E_SH_OK(t, "STEPSCOPE__TEST_BIG_JSON_MB=0.001 " SS " symbolize -q --format perfetto "
+		     "run && STEPSCOPE__TEST_BIG_JSON_MB=0.001 " SS " symbolize -q -o - run > out.json "
+		     "&& STEPSCOPE__TEST_BIG_JSON_MB=0.001 " SS " symbolize -q -o /dev/null run");
+	SS_E2E_CHECK(t, !strstr(t->err, "--format perfetto"), "perfetto, -o -, -o /dev/null: "
+		     "no line expected, got:\n%s", t->err);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_outputs),
+		SS_E2E_TEST(test_big_json),
 	};
 
 	ss_e2e_filter_from_env();
