@@ -13,6 +13,8 @@
  * They are skipped, saying why, without root, without setpriv, or where no
  * filesystem at hand runs set-user-ID programs (nosuid, no_new_privs):
  * the test's temp dir, the build dir and /var/tmp are tried.
+ * test_setuid_env runs twice: gcc -O0 with libstepscope.so, and gcc -O2
+ * linked -static.
  *
  * The other tests run as whoever runs them, under umask 022: a symlink
  * planted at the trace file's name or at the run directory's is never
@@ -60,13 +62,13 @@ static int try_place(struct ss_e2e *t, struct place *pl, const char *base)
 	return 0;
 }
 
-static void secure_prepare(struct ss_e2e *t, struct place *pl)
+static void secure_prepare(struct ss_e2e *t, struct place *pl, const char *extra)
 {
 	if (geteuid() != 0)
 		ss_e2e_skip(t, "making a set-user-ID root program needs root");
 	if (ss_e2e_sh(t, "command -v setpriv"))
 		ss_e2e_skip(t, "setpriv (util-linux) is not installed");
-	ss_e2e_build(t, "rt-secure", NULL);
+	ss_e2e_build(t, "rt-secure", extra);
 	/* uid 65534 must reach the program: the test's dir is mkdtemp's 0700 */
 	SS_E2E_SH_OK(t, "chmod 755 .");
 	if (!try_place(t, pl, t->dir) && !try_place(t, pl, SS_BUILD_DIR "/tests") &&
@@ -113,7 +115,7 @@ static void test_setuid_env(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	struct place pl;
-	secure_prepare(t, &pl);
+	secure_prepare(t, &pl, t->v == &ss_e2e_gcc_O2 ? "-static" : NULL);
 	static const char *const envs[] = {
 		"",
 		"STEPSCOPE_DIR=$P/ro",
@@ -164,7 +166,7 @@ static void test_setuid_root_child(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	struct place pl;
-	secure_prepare(t, &pl);
+	secure_prepare(t, &pl, NULL);
 	SS_E2E_SH_OK(t, "cd '%s' && mkdir -m 777 cwd2", pl.dir);
 	int st = ss_e2e_sh(t, "P='%s' && cd \"$P/cwd2\" && env STEPSCOPE_DIR=$P/ro "
 			      "STEPSCOPE_SET=output_dir=$P/ro/set STEPSCOPE_MARK=caller "
@@ -238,6 +240,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_setuid_env),
+		/* the same, linked -static (libstepscope.a) */
+		SS_E2E__ONE(test_setuid_env, ss_e2e_gcc_O2, "gcc-O2-static"),
 		SS_E2E_TEST(test_setuid_root_child),
 		SS_E2E_TEST(test_symlink_trace),
 		SS_E2E_TEST(test_modes),
