@@ -29,6 +29,15 @@ int cmd_filter(int argc, char **argv);
 /* record-step.c: 0 if prog (or a library it needs) defines `name` or that
  * cannot be told from its files; -1 if it surely does not */
 int ss_record_check_step_function(const char *prog, const char *name);
+struct ss_config;
+/* record-step.c: 0 if prog_path (or a library it needs) defines
+ * cfg->step_function, or that cannot be told; a C++ function given by its
+ * demangled name ("f(int)", or "ns::f" when only one function has that
+ * name) is replaced by its mangled symbol, which the runtime looks up.
+ * 2 after one line on stderr (not a function, ambiguous); prog names the
+ * program in it. */
+int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
+			    const char *prog);
 /* record-step.c: 1 if neither prog nor a library it needs has the hooks of
  * -finstrument-functions; 0 if one has or that cannot be told */
 int ss_record_lacks_hooks(const char *prog);

@@ -12,6 +12,12 @@
  * Design: the symbol tables are read with libelf, each file once; the
  * search stops at the first definition.
  *
+ * C++: the runtime only compares symbol names, so a step.function given
+ * demangled ("gpt2_backward(GPT2*, int)", or "gpt2_backward" alone) is
+ * looked up here among the demangled names of the program's functions (its
+ * libraries' when the program has none) and handed to the runtime as the
+ * mangled symbol it stands for (docs/config.md, "C++ names").
+ *
  * Must never: refuse on anything but a definite "not there": a file that
  * is not ELF (a script) or a library that cannot be found leaves the
  * decision to the runtime.
@@ -26,8 +32,22 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "config.h"
+#include "sym.h"
 
 #define SS_RECORD_MAX_LIBS 256
+
+#define SS_RECORD_MAX_CANDS 8
+
+/* The look-up of a demangled step.function: what is asked (spaces taken
+ * out) and the distinct mangled symbols whose demangled form matches. */
+struct ss_record_dm {
+	char want[SS_CONFIG_NAME_MAX];
+	int full;                              /* want has its parameters */
+	char *mangled[SS_RECORD_MAX_CANDS];
+	char *shown[SS_RECORD_MAX_CANDS];      /* demangled, as printed */
+	size_t n, more;                        /* kept, and past the 8 kept */
+};
 
 struct ss_record_libs {
 	char *name[SS_RECORD_MAX_LIBS];  /* DT_NEEDED names seen */
@@ -69,12 +89,81 @@ static int ss_record_search(const char *list, const char *origin, const char *li
 #define SS_RECORD_TRIPLET "unknown"
 #endif
 
+/* s without its spaces, into out (cut to len). */
+static void ss_record_squeeze(const char *s, size_t n, char *out, size_t len)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && s[i] && k + 1 < len; i++)
+		if (s[i] != ' ')
+			out[k++] = s[i];
+	out[k] = 0;
+}
+
+/* Whether demangled name d is what dm asks for: the whole name, or with
+ * no parameters asked, the qualified name before them (a template's
+ * return type left out: "void ns::f<int>(int)" is "ns::f<int>"). */
+static int ss_record_dm_match(const struct ss_record_dm *dm, const char *d)
+{
+	char b[SS_CONFIG_NAME_MAX * 2];
+	size_t i, start = 0, op;
+	int angle = 0;
+
+	if (dm->full) {
+		ss_record_squeeze(d, strlen(d), b, sizeof(b));
+		return !strcmp(b, dm->want);
+	}
+	op = strstr(d, "operator") ? (size_t)(strstr(d, "operator") - d) : (size_t)-1;
+	for (i = 0; d[i]; i++) {
+		if (d[i] == '<')
+			angle++;
+		else if (d[i] == '>')
+			angle--;
+		else if (d[i] == ' ' && !angle && i < op)
+			start = i + 1;
+		else if (d[i] == '(' && !angle) {
+			if (strncmp(d + i, "(anonymous namespace)", 21))
+				break;
+			i += 20;
+		}
+	}
+	ss_record_squeeze(d + start, i - start, b, sizeof(b));
+	return !strcmp(b, dm->want);
+}
+
+/* Symbol `s` (a defined function) against dm: kept when it matches. */
+static void ss_record_dm_try(struct ss_record_dm *dm, const char *s)
+{
+	char *d;
+	size_t i;
+
+	/* clones (f.isra.0) are not what the runtime watches: their
+	 * original's symbol is */
+	if (s[0] != '_' || s[1] != 'Z' || strchr(s, '.') || !(d = ss_sym_demangle(s)))
+		return;
+	if (!ss_record_dm_match(dm, d)) {
+		free(d);
+		return;
+	}
+	for (i = 0; i < dm->n && strcmp(dm->mangled[i], s); i++)
+		;
+	if (i < dm->n) {
+		free(d);
+	} else if (dm->n < SS_RECORD_MAX_CANDS && (dm->mangled[dm->n] = strdup(s))) {
+		dm->shown[dm->n++] = d;
+	} else {
+		dm->more++;
+		free(d);
+	}
+}
+
 /* 1 if the ELF file at path defines function `name` (or, with `refs`,
  * names it at all: defines it or calls it from another file); 0 if not,
  * with the libraries it needs added to libs; -1 if it is not a readable
- * ELF file. */
+ * ELF file.  With dm, name is not compared: every defined function is
+ * tried against dm instead (0, or -1). */
 static int ss_record_elf_scan(const char *path, const char *name, int refs,
-			      struct ss_record_libs *libs)
+			      struct ss_record_libs *libs, struct ss_record_dm *dm)
 {
 	char origin[PATH_MAX], rpath[PATH_MAX] = "", runpath[PATH_MAX] = "";
 	char *needed[64];
@@ -110,7 +199,10 @@ static int ss_record_elf_scan(const char *path, const char *name, int refs,
 					       sym.st_shndx == SHN_UNDEF)))
 					continue;
 				s = elf_strptr(e, sh.sh_link, sym.st_name);
-				found = s && !strcmp(s, name);
+				if (dm && s)
+					ss_record_dm_try(dm, s);
+				else
+					found = s && !strcmp(s, name);
 			}
 		} else if (sh.sh_type == SHT_DYNAMIC) {
 			for (k = 0; k < n; k++) {
@@ -172,8 +264,11 @@ static int ss_record_elf_scan(const char *path, const char *name, int refs,
 }
 
 /* The search of ss_record_check_step_function: 1 found, 0 surely not in
- * the program nor the libraries it needs, -1 cannot be told. */
-static int ss_record_find(const char *prog, const char *name, int refs)
+ * the program nor the libraries it needs, -1 cannot be told.  With dm,
+ * the demangled look-up instead: it stops after the first file that has a
+ * match (the program before its libraries). */
+static int ss_record_find(const char *prog, const char *name, int refs,
+			  struct ss_record_dm *dm)
 {
 	struct ss_record_libs libs;
 	int r;
@@ -182,14 +277,14 @@ static int ss_record_find(const char *prog, const char *name, int refs)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -1;
 	memset(&libs, 0, sizeof(libs));
-	r = ss_record_elf_scan(prog, name, refs, &libs);
-	for (i = 0; r == 0 && i < libs.n; i++) {
+	r = ss_record_elf_scan(prog, name, refs, &libs, dm);
+	for (i = 0; r == 0 && i < libs.n && !(dm && dm->n); i++) {
 		if (!libs.path[i])
 			continue;
 		/* glibc defines the hooks as no-ops: no program's sign */
 		if (refs && !strncmp(libs.name[i], "libc.so", 7))
 			continue;
-		r = ss_record_elf_scan(libs.path[i], name, refs, &libs);
+		r = ss_record_elf_scan(libs.path[i], name, refs, &libs, dm);
 		if (r < 0) {
 			libs.unknown = 1;
 			r = 0;
@@ -208,7 +303,53 @@ static int ss_record_find(const char *prog, const char *name, int refs)
  * told from its files; -1 if it surely does not. */
 int ss_record_check_step_function(const char *prog, const char *name)
 {
-	return ss_record_find(prog, name, 0) == 0 ? -1 : 0;
+	return ss_record_find(prog, name, 0, NULL) == 0 ? -1 : 0;
+}
+
+int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
+			    const char *prog)
+{
+	struct ss_record_dm dm;
+	char where[1024];
+	int r, rc = 0;
+	size_t i;
+
+	if (ss_record_find(prog_path, cfg->step_function, 0, NULL))
+		return 0; /* the symbol itself, or cannot be told */
+	memset(&dm, 0, sizeof(dm));
+	ss_record_squeeze(cfg->step_function, strlen(cfg->step_function), dm.want,
+			  sizeof(dm.want));
+	dm.full = strchr(dm.want, '(') != NULL;
+	r = ss_record_find(prog_path, NULL, 0, &dm);
+	ss_config_where(cfg, "step.function", where, sizeof(where));
+	if (dm.n == 1 && strlen(dm.mangled[0]) < sizeof(cfg->step_function)) {
+		snprintf(cfg->step_function, sizeof(cfg->step_function), "%s", dm.mangled[0]);
+	} else if (dm.n == 1) {
+		fprintf(stderr, "stepscope: %sstep.function '%s' is %s, whose symbol is longer than "
+			"the %zu bytes a name may have\n", where, cfg->step_function, dm.shown[0],
+			sizeof(cfg->step_function) - 1);
+		rc = 2;
+	} else if (dm.n) {
+		fprintf(stderr, "stepscope: %sstep.function '%s' is ambiguous in %s: ", where,
+			cfg->step_function, prog);
+		for (i = 0; i < dm.n; i++)
+			fprintf(stderr, "%s'%s' (%s)", i ? ", " : "", dm.shown[i], dm.mangled[i]);
+		if (dm.more)
+			fprintf(stderr, " and %zu more", dm.more);
+		fprintf(stderr, "; give one with its parameters, e.g. '%s', or its mangled name\n",
+			dm.shown[0]);
+		rc = 2;
+	} else if (r == 0) {
+		fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "
+			"(check the name, and that the program was built with symbols)\n",
+			where, cfg->step_function, prog);
+		rc = 2;
+	}
+	for (i = 0; i < dm.n; i++) {
+		free(dm.mangled[i]);
+		free(dm.shown[i]);
+	}
+	return rc;
 }
 
 /* 1 if neither the program nor a library it needs calls the entry hook
@@ -216,5 +357,5 @@ int ss_record_check_step_function(const char *prog, const char *name)
  * records nothing); 0 if one does or that cannot be told (a script). */
 int ss_record_lacks_hooks(const char *prog)
 {
-	return ss_record_find(prog, "__cyg_profile_func_enter", 1) == 0;
+	return ss_record_find(prog, "__cyg_profile_func_enter", 1, NULL) == 0;
 }

@@ -470,12 +470,9 @@ int cmd_record(int argc, char **argv)
 		free(sets);
 		return 2;
 	}
+	/* a C++ name given demangled becomes its symbol (record-step.c) */
 	if (cfg.enabled && cfg.step_function[0] && !ss_record_mpi_launcher(prog_path) &&
-	    ss_record_check_step_function(prog_path, cfg.step_function)) {
-		ss_config_where(&cfg, "step.function", err, sizeof(err));
-		fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "
-			"(check the name, and that the program was built with symbols)\n",
-			err, cfg.step_function, prog);
+	    ss_record_step_function(&cfg, prog_path, prog)) {
 		free(prog_path);
 		free(sets);
 		return 2;

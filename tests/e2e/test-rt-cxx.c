@@ -14,6 +14,13 @@
  * nest in the catching function, and later calls nest where they belong.
  * Names are demangled (namespace, class, template, constructor,
  * destructor).
+ *
+ * test_step_function: a C++ step function (s-step-cxx.cc) may be given to
+ * `stepscope record` as its mangled symbol or demangled, with or without
+ * its parameters ("train_step(Model *, int)", "train_step",
+ * "ss::Trainer::step"); each records one step per call.  "update", which
+ * names two overloads, is refused with one line listing both, exit 2,
+ * before the program starts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,6 +128,67 @@ static void test_exceptions(void **state)
 	ss_e2e_pass(t);
 }
 
+#define STEPS 4
+
+/* Record s-step-cxx with `opts` into `dir`: STEPS steps, one per call of
+ * the step function `fn` (demangled, as the trace names it). */
+static void step_run(struct ss_e2e *t, const char *dir, const char *opts, const char *fn)
+{
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o %s %s -- ./s-step-cxx %d",
+		     dir, opts, STEPS);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, dir);
+	SS_E2E_EXPECT_COUNT(t, tr, NULL, "step", 0, STEPS);
+	SS_E2E_EXPECT_COUNT(t, tr, fn, NULL, 0, STEPS);
+	for (size_t i = 0; i < tr->nslices; i++) {
+		const struct ss_e2e_slice *sl = &tr->slices[i];
+		if (strcmp(sl->name, fn))
+			continue;
+		int in = 0;
+		for (size_t j = 0; j < tr->nslices; j++) {
+			const struct ss_e2e_slice *st = &tr->slices[j];
+			if (!strcmp(st->cat, "step") && st->ts_ns <= sl->ts_ns &&
+			    sl->ts_ns + sl->dur_ns <= st->ts_ns + st->dur_ns + 1)
+				in = 1;
+		}
+		SS_E2E_CHECK(t, in, "%s (%s): a call of %s outside every step", dir, opts, fn);
+	}
+}
+
+static void test_step_function(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	int clang = !strcmp(t->v->cc, "clang");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -I\"$SS_E2E_SRC/tests/e2e\" "
+		     "-o s-step-cxx \"$SS_E2E_SRC/tests/e2e/s-step-cxx.cc\"",
+		     clang ? "clang++" : "g++", t->v->opt);
+	step_run(t, "mangled", "--set step.function=_Z10train_stepP5Modeli",
+		 "train_step(Model*, int)");
+	step_run(t, "base", "--set step.function=train_step", "train_step(Model*, int)");
+	SS_E2E_SH_OK(t, "printf 'step:\\n  function: \"train_step(Model *, int)\"\\n' > c.yaml");
+	step_run(t, "full", "-c c.yaml", "train_step(Model*, int)");
+	step_run(t, "member", "--set step.function=ss::Trainer::step", "ss::Trainer::step(int)");
+	step_run(t, "overload", "--set 'step.function=update(double)'", "update(double)");
+
+	/* two overloads: one line naming both, nothing started */
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o amb --set "
+			   "step.function=update -- sh -c 'touch ran'");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
+	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+	SS_E2E_SH_OK(t, "test ! -e ran");
+	st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o amb --set "
+		       "step.function=update -- ./s-step-cxx 1");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
+	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+	SS_E2E_CHECK(t, !strncmp(t->err, "stepscope: --set step.function=update: step.function "
+				 "'update' is ambiguous in ./s-step-cxx: ", 92) &&
+		     strstr(t->err, "'update(float)' (_Z6updatef)") &&
+		     strstr(t->err, "'update(double)' (_Z6updated)") && !t->out[0],
+		     "expected one line naming update(float) and update(double), got:\n%s%s",
+		     t->out, t->err);
+	SS_E2E_SH_OK(t, "test ! -e amb");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +196,8 @@ int main(void)
 		SS_E2E__ONE(test_exceptions, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_exceptions, ss_e2e_clang_O0, "clang-O0"),
 		SS_E2E__ONE(test_exceptions, ss_e2e_clang_O2, "clang-O2"),
+		SS_E2E__ONE(test_step_function, ss_e2e_gcc_O0, "gcc-O0"),
+		SS_E2E__ONE(test_step_function, ss_e2e_clang_O2, "clang-O2"),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
