@@ -26,9 +26,6 @@ int ss_record_mpi_rank(void);
 void ss_record_mpi_preload(const char *lib, const char *prog_path);
 int ss_record_mpi_launcher(const char *prog); /* mpirun, mpiexec, srun... */
 int cmd_filter(int argc, char **argv);
-/* record-step.c: 0 if prog (or a library it needs) defines `name` or that
- * cannot be told from its files; -1 if it surely does not */
-int ss_record_check_step_function(const char *prog, const char *name);
 struct ss_config;
 /* record-step.c: 0 if prog_path (or a library it needs) defines
  * cfg->step_function, or that cannot be told; a C++ function given by its

@@ -263,7 +263,7 @@ static int ss_record_elf_scan(const char *path, const char *name, int refs,
 	return found;
 }
 
-/* The search of ss_record_check_step_function: 1 found, 0 surely not in
+/* The search of ss_record_step_function: 1 found, 0 surely not in
  * the program nor the libraries it needs, -1 cannot be told.  With dm,
  * the demangled look-up instead: it stops after the first file that has a
  * match (the program before its libraries). */
@@ -297,13 +297,6 @@ static int ss_record_find(const char *prog, const char *name, int refs,
 	if (r < 0)
 		return -1;
 	return r ? 1 : libs.unknown ? -1 : 0;
-}
-
-/* 0 if the program (or a library it needs) defines `name` or that cannot be
- * told from its files; -1 if it surely does not. */
-int ss_record_check_step_function(const char *prog, const char *name)
-{
-	return ss_record_find(prog, name, 0, NULL) == 0 ? -1 : 0;
 }
 
 int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
