@@ -250,7 +250,11 @@ enum ss_meta_type {
 	/* struct ss_meta_stats + n struct ss_meta_stats_entry: one thread's
 	 * whole-run call counts (stats: whole_run).  Written at each window
 	 * opening, at thread exit and at process exit; a later record for the
-	 * same serial replaces the earlier ones. */
+	 * same serial replaces the earlier ones.  Newer runtimes append n
+	 * uint64_t after the entries: each entry's first caller on the thread
+	 * (the function below its first call; 0: the thread's start).  A
+	 * record without them is shorter; readers that do not know them read
+	 * the n entries alone. */
 	SS_META_STATS = 12,
 	/* struct ss_meta_overhead: the calibrated cost of one recorded call
 	 * pair (filter.c), measured once at start-up */

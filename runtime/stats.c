@@ -173,6 +173,8 @@ static struct ss_stats_slot *ss_stats_slot_new(struct ss_stats *s, uintptr_t fn)
 	}
 	struct ss_stats_slot *e = &p->slot[p->n];
 	e->fn = fn;
+	struct ss_stats_slot *below = s->frames[s->depth]; /* frames[0]: none */
+	e->caller = below && below != &s->lost ? below->fn : 0;
 	if ((ss_hot.filter & SS_FILTER_SKIP) && ss_filter_excluded((void *)fn))
 		e->flags = SS_STATS_EXCLUDED;
 	__atomic_store_n(&p->n, p->n + 1, __ATOMIC_RELEASE);
@@ -453,21 +455,28 @@ static void ss_stats_entry(struct ss_meta_stats_entry *o, uintptr_t fn,
 	o->self_ticks = e->self < total ? e->self : total;
 }
 
-/* Entries with calls into out (at most max), read racily when the table
- * is another thread's: a count may be one call behind. */
+/* Entries with calls into out (at most max), and each one's first caller
+ * into callers (NULL: not wanted), read racily when the table is another
+ * thread's: a count may be one call behind. */
 static size_t ss_stats_collect(struct ss_stats *s, struct ss_meta_stats_entry *out,
-			       size_t max)
+			       uint64_t *callers, size_t max)
 {
 	size_t n = 0;
 	for (struct ss_stats_page *p = __atomic_load_n(&s->pages, __ATOMIC_ACQUIRE); p;
 	     p = p->next) {
 		uint32_t k = __atomic_load_n(&p->n, __ATOMIC_ACQUIRE);
 		for (uint32_t i = 0; i < k && n < max; i++)
-			if (p->slot[i].calls)
+			if (p->slot[i].calls) {
+				if (callers)
+					callers[n] = p->slot[i].caller;
 				ss_stats_entry(&out[n++], p->slot[i].fn, &p->slot[i]);
+			}
 	}
-	if (s->other.calls && n < max)
+	if (s->other.calls && n < max) {
+		if (callers)
+			callers[n] = 0;
 		ss_stats_entry(&out[n++], 0, &s->other);
+	}
 	return n;
 }
 
@@ -487,18 +496,21 @@ void ss_stats_write(struct ss_thread *t)
 	if (!s || ss_rt.cfg.stats != SS_STATS_WHOLE_RUN || ss_rt.disabled)
 		return;
 	size_t max = ss_stats_room(s);
-	struct ss_meta_stats_entry *e = ss_malloc(max * sizeof(*e));
+	/* the entries, then each one's first caller (format.h) */
+	struct ss_meta_stats_entry *e = ss_malloc(max * (sizeof(*e) + sizeof(uint64_t)));
 	if (!e)
 		return;
+	uint64_t *callers = (uint64_t *)(e + max);
 	struct ss_meta_stats h = {
 		.tid = t->tid,
 		.serial = t->serial,
-		.n = ss_stats_collect(s, e, max),
+		.n = ss_stats_collect(s, e, callers, max),
 		.steps = ss_rt.have_step ? ss_rt.step + 1 : 0,
 		.dropped = s->dropped,
 		.sample_ticks = ss_stats_period_ticks(),
 	};
-	ss_meta_write(SS_META_STATS, &h, sizeof(h), e, h.n * sizeof(*e));
+	memmove(e + h.n, callers, h.n * sizeof(uint64_t));
+	ss_meta_write(SS_META_STATS, &h, sizeof(h), e, h.n * (sizeof(*e) + sizeof(uint64_t)));
 	ss_free(e);
 }
 
@@ -573,7 +585,7 @@ void ss_stats_release(struct ss_thread *t)
 		size_t n = ss_stats_ngone;
 		if (n)
 			memcpy(e, ss_stats_gone, n * sizeof(*e));
-		n += ss_stats_collect(s, e + n, max - n);
+		n += ss_stats_collect(s, e + n, NULL, max - n);
 		ss_free(ss_stats_gone);
 		ss_stats_gone = e;
 		ss_stats_ngone = ss_stats_merge(e, n);
@@ -686,7 +698,7 @@ void ss_stats_on_step(uint64_t step)
 		memcpy(e, ss_stats_gone, n * sizeof(*e));
 	for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 		if (t->stats)
-			n += ss_stats_collect(t->stats, e + n, max - n);
+			n += ss_stats_collect(t->stats, e + n, NULL, max - n);
 	size_t m = ss_stats_merge(e, n); /* threads merged: one row a function */
 	qsort(e, m, sizeof(*e), ss_stats_by_total);
 	char line[512], avg[32], total[32];

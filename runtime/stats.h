@@ -37,7 +37,9 @@ struct ss_stats_slot {
 	uint64_t exact_total;          /* ticks (owner) */
 	uint64_t total, self;          /* sampled ticks (sampler) */
 	uint64_t mark;                 /* last sample that added to total */
-	uint64_t pad;
+	uintptr_t caller;              /* the function below its first call
+	                                * on this thread (0: the thread's
+	                                * start), for `stepscope steps` */
 };
 
 struct ss_stats_page;

@@ -54,6 +54,10 @@ struct ss_agg_row {
 	 * min/max are over the `complete` calls, with neither end cut, and
 	 * complete_ns is their time. */
 	uint64_t clipped, complete, complete_ns;
+	/* Whole-run statistics only (stats-read.c): the function below the
+	 * first call of this one on its thread; "" the thread's start, NULL
+	 * not known (a runtime that did not write it, a merged row) */
+	const char *caller;
 };
 
 /* Avg of a row: total / calls; for a row with clipped fragments, the mean

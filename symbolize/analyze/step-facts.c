@@ -279,8 +279,13 @@ const char *ss_steps_reject(const struct ss_steps_fn *f, char *buf, size_t len)
 					       ss_steps_pname(f->caller[order[k]]),
 					       (unsigned long long)f->caller_calls[order[k]]);
 		if (f->more_calls && at < len)
-			snprintf(buf + at, len - at, " and others (%llu)",
-				 (unsigned long long)f->more_calls);
+			at += (size_t)snprintf(buf + at, len - at, " and others (%llu)",
+					       (unsigned long long)f->more_calls);
+		/* the trace stopped at its cap: those are its counts, not
+		 * the run's */
+		if (f->run_calls > f->calls && at < len)
+			snprintf(buf + at, len - at, " in the trace's first %llu of %llu calls",
+				 (unsigned long long)f->calls, (unsigned long long)f->run_calls);
 		return buf;
 	}
 	return NULL;
@@ -309,8 +314,12 @@ uint64_t ss_steps_calls(const struct ss_steps_fn *f)
 /* The whole-run counts, when the run kept them (stats: whole_run): a
  * trace that stopped at max_trace_mb saw only the first steps, or none
  * whole, but the counts are exact to the end.  A function that the trace
- * never saw return gets an entry of its own (untraced): its callers are
- * unknown, its threads are the counts' (one row per thread). */
+ * never saw return gets an entry of its own (untraced): its threads are
+ * the counts' (one row per thread), and its caller the function below its
+ * first call, when the runtime wrote it: then it is ranked like a traced
+ * one, as the body of its caller's loop (all its calls counted from that
+ * caller: the counts keep one caller a function), so a hot operator inside
+ * the step stays below the step, as it does when the trace sees both. */
 static void ss_steps_stats(struct ss_steps *st, const char *dir, const char *backend)
 {
 	struct ss_stats_result res;
@@ -332,11 +341,30 @@ static void ss_steps_stats(struct ss_steps *st, const char *dir, const char *bac
 		if (!f->calls && !f->run_calls) { /* never returned in the trace */
 			f->untraced = 1;
 			f->tid = w->tid;
+			if (w->caller && w->caller[0] && strcmp(w->caller, w->name) &&
+			    !(f->parent = ss_steps_find(st, w->caller)) &&
+			    !(f->parent = ss_steps_get(st, w->caller))) {
+				st->oom = 1;
+				break;
+			}
 		}
 		if (f->run_calls && f->untraced && f->tid != w->tid)
 			f->multi_thread = 1;
 		f->run_calls += w->calls;
 		f->run_total += w->total_ns;
+	}
+	/* an untraced function's calls, all from its first caller, in as many
+	 * of the caller's calls as there are (at least the one it was in) */
+	for (size_t i = 0; i < st->cap; i++) {
+		struct ss_steps_fn *f = st->tab[i];
+		if (!f || !f->untraced || !f->parent)
+			continue;
+		uint64_t pc = ss_steps_calls(f->parent);
+		f->ncallers = 1;
+		f->caller[0] = f->parent;
+		f->caller_calls[0] = f->parent_calls = f->run_calls;
+		f->acts = pc ? pc : 1;
+		f->acts_total = f->parent->run_total;
 	}
 	/* partial: the counts saw clearly more than the trace (a call or two
 	 * open at exit is no sign of a cut) */

@@ -28,7 +28,9 @@
  * often wins: an epoch function called 3 times covers as much as the
  * train_step it calls 300 times, and the step is the iteration (not when
  * the largest is called once per iteration by that count: a backward that
- * loops over the layers stays before its per-layer op).  When the trace
+ * loops over the layers stays before its per-layer op; and a function
+ * inside the largest's calls wins only when its own siblings share its
+ * count: the hot operator a cost function loops over, alone, is no step).  When the trace
  * stopped at its cap before the end of the run (a long data-reading
  * prologue, millions of calls a step), the whole-run counts (stats:
  * whole_run, which `steps -- PROG` turns on) give the calls and the time
@@ -102,12 +104,14 @@ static const char *ss_steps_why(const struct ss_steps_fn *f, char *why, size_t l
 	return NULL;
 }
 
-/* A loop body by its callers; or, when the trace stopped before the
- * function ever returned, by its counts alone (on one thread, called more
- * than once: the ranking by whole-run time does the rest). */
+/* A loop body by its callers (the trace's, or the first caller the
+ * whole-run counts keep); or, when the trace stopped before the function
+ * ever returned and no caller is known, by its counts alone (on one
+ * thread, called more than once: the ranking by whole-run time does the
+ * rest). */
 static int ss_steps_loop_or_untraced(const struct ss_steps_fn *f)
 {
-	return f->untraced ? !f->multi_thread : ss_steps_is_loop(f);
+	return f->untraced && !f->parent ? !f->multi_thread : ss_steps_is_loop(f);
 }
 
 static int ss_steps_candidate(const struct ss_steps_fn *f)
@@ -189,7 +193,25 @@ static int ss_steps_iterations(struct ss_steps *st)
  * epoch function). */
 static int ss_steps_inner(const struct ss_steps_fn *f)
 {
-	return f->parent && f->parent->calls >= 2 && !ss_steps_candidate(f->parent);
+	return f->parent && ss_steps_calls(f->parent) >= 2 && !ss_steps_candidate(f->parent);
+}
+
+/* f's calls all sit inside calls of g: g is on f's chain of (first)
+ * callers. */
+static int ss_steps_inside(const struct ss_steps_fn *f, const struct ss_steps_fn *g)
+{
+	int hops = 0;
+	for (const struct ss_steps_fn *p = f->parent; p && hops < 256; p = p->parent, hops++)
+		if (p == g)
+			return 1;
+	return 0;
+}
+
+/* Once per iteration of its loop, by the count its siblings share (a
+ * train_step beside its load_batch). */
+static int ss_steps_once_per_iter(const struct ss_steps_fn *f)
+{
+	return f->iters && ss_steps_pcalls(f) == f->iters;
 }
 
 /* The traps by calls (the counts say what is wrong; times would reorder
@@ -243,7 +265,8 @@ static void ss_steps_row(const struct ss_steps *st, const struct ss_steps_fn *f)
 			if (st->tab[i] && st->tab[i]->run_total > top)
 				top = st->tab[i]->run_total;
 		printf("  %-32s %8llu  %-24s %5.1f%% %12s %7s\n", f->name,
-		       (unsigned long long)ss_steps_calls(f), "(after the trace's cap)",
+		       (unsigned long long)ss_steps_calls(f),
+		       f->parent ? ss_steps_pname(f->parent) : "(after the trace's cap)",
 		       top ? 100.0 * (double)f->run_total / (double)top : 0.0,
 		       ss_agg_fmt_time(f->run_total / ss_steps_calls(f), t1, sizeof(t1)), "-");
 		return;
@@ -302,13 +325,19 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 	 * not when the largest is once per iteration of its loop by the count
 	 * of its siblings (a backward that loops over layers stays before its
 	 * per-layer matmul_backward) */
-	if (nc > 1 && !(c[0]->iters && ss_steps_pcalls(c[0]) == c[0]->iters)) {
+	if (nc > 1 && !ss_steps_once_per_iter(c[0])) {
 		size_t near = 1, best = 0;
 		while (near < nc && ss_steps_inner(c[near]) == ss_steps_inner(c[0]) &&
 		       (double)c[near]->weight >= SS_STEPS_NEAR * (double)c[0]->weight)
 			near++;
+		/* a function inside the largest's calls beats it only as one
+		 * iteration of a loop of several bodies (an epoch's
+		 * train_step beside its load_batch), never as the lone body of
+		 * a loop inside the step (the hot operator a cost function
+		 * loops over) */
 		for (i = 1; i < near; i++)
-			if (ss_steps_calls(c[i]) > ss_steps_calls(c[best]))
+			if (ss_steps_calls(c[i]) > ss_steps_calls(c[best]) &&
+			    (!ss_steps_inside(c[i], c[0]) || ss_steps_once_per_iter(c[i])))
 				best = i;
 		struct ss_steps_fn *b = c[best];
 		memmove(c + 1, c, best * sizeof(*c));

@@ -53,7 +53,8 @@ static int ss_stats_add_row(struct ss_stats_result *res, size_t *cap,
 	res->rows[res->nrows] = *row;
 	res->rows[res->nrows].name = strdup(row->name);
 	res->rows[res->nrows].thread = row->thread ? strdup(row->thread) : NULL;
-	if (!res->rows[res->nrows].name)
+	res->rows[res->nrows].caller = row->caller ? strdup(row->caller) : NULL;
+	if (!res->rows[res->nrows].name || (row->caller && !res->rows[res->nrows].caller))
 		return -1;
 	res->nrows++;
 	return 0;
@@ -116,6 +117,11 @@ static int ss_stats_file(struct ss_reader *r, struct ss_sym *sym, int per_thread
 		uint64_t room = (last[i].len - sizeof(h)) / sizeof(struct ss_meta_stats_entry);
 		if (h.n > room)
 			h.n = room; /* a cut record: what is there */
+		/* each entry's first caller after the entries (format.h), when
+		 * the runtime wrote them */
+		const uint8_t *callers = NULL;
+		if (last[i].len - sizeof(h) >= h.n * (sizeof(struct ss_meta_stats_entry) + 8))
+			callers = last[i].data + sizeof(h) + h.n * sizeof(struct ss_meta_stats_entry);
 		if (h.steps > res->steps)
 			res->steps = h.steps;
 		res->dropped += h.dropped;
@@ -144,6 +150,11 @@ static int ss_stats_file(struct ss_reader *r, struct ss_sym *sym, int per_thread
 			row.calls = e.calls;
 			row.total_ns = (uint64_t)((double)e.total_ticks * r->ns_per_tick + 0.5);
 			row.self_ns = (uint64_t)((double)e.self_ticks * r->ns_per_tick + 0.5);
+			if (callers && per_thread && e.fn) {
+				uint64_t c;
+				memcpy(&c, callers + k * 8, 8);
+				row.caller = c ? ss_sym_lookup(sp, c)->name : "";
+			}
 			res->self_sum += row.self_ns;
 			if (ss_stats_add_row(res, cap, &row))
 				goto out;
@@ -204,8 +215,13 @@ int ss_stats_read(const char *dir, const char *backend, int quiet, int per_threa
 			b->calls += a->calls;
 			b->self_ns += a->self_ns;
 			b->total_ns += a->total_ns;
+			if (!b->caller) {
+				b->caller = a->caller;
+				a->caller = NULL;
+			}
 			free((char *)a->name);
 			free((char *)a->thread);
+			free((char *)a->caller);
 		} else {
 			out->rows[m++] = *a;
 		}
@@ -224,6 +240,7 @@ void ss_stats_result_release(struct ss_stats_result *res)
 	for (size_t i = 0; i < res->nrows; i++) {
 		free((char *)res->rows[i].name);
 		free((char *)res->rows[i].thread);
+		free((char *)res->rows[i].caller);
 	}
 	free(res->rows);
 	memset(res, 0, sizeof(*res));

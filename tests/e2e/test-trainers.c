@@ -16,7 +16,10 @@
  *     fills (or, on a loaded machine, the first step): the
  *     trace never sees a step return, and steps must still propose
  *     train_step with its exact whole-run count, from the counts of
- *     `stats: whole_run`.
+ *     `stats: whole_run`;
+ *   - s-costloop: the same cap, then a step that is one cost function
+ *     looping over a hot operator: steps must propose cost, not the
+ *     operator (issue 40, item 2).
  * Time columns are not compared; counts, callers and reasons are, exactly.
  */
 #include <setjmp.h>
@@ -122,12 +125,38 @@ static void test_autodiff_cap(void **state)
 	ss_e2e_pass(t);
 }
 
+/* s-costloop: a prologue fills the 8 MB cap, then the step is one cost
+ * function looping over a hot operator, alone in main's loop or beside an
+ * update (UPDATE 1).  The trace never sees the loop; the whole-run counts
+ * keep each function's first caller, so the operator is known to run
+ * inside cost and is never the better step. */
+static void test_cost_loop(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "costloop", NULL);
+	for (int upd = 0; upd <= 1; upd++) {
+		/* 600 000 parse_token calls: 1.2 M events, more than 8 MB */
+		SS_E2E_SH_OK(t, SS " record -o run%d --set max_trace_mb=8 --set stats=whole_run "
+				"-- ./s-costloop 30 2000 600000 %d", upd, upd);
+		SS_E2E_CHECK(t, strstr(t->err, "trace reached max_trace_mb=8"),
+			     "the cap was not reached:\n%s", t->err);
+		SS_E2E_SH_OK(t, SS " steps run%d", upd);
+		expect_first(t, "  cost                                   30  main ");
+		expect_line(t, "  node_op                             60000  cost ");
+		expect_line(t, "step.function: cost\n");
+		SS_E2E_CHECK(t, strstr(t->err, "--set step.function=cost (30 steps in this run)"),
+			     "stderr names cost and its 30 steps:\n%s", t->err);
+	}
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_gpt2),
 		SS_E2E_VARIANTS(test_direct),
 		SS_E2E_VARIANTS(test_autodiff_cap),
+		SS_E2E_VARIANTS(test_cost_loop),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
