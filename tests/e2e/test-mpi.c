@@ -3,12 +3,17 @@
  * `mpirun --oversubscribe -np 4` of tests/e2e/s-mpi.c recorded both ways
  * (`mpirun ... stepscope record` and `stepscope record -- mpirun ...`),
  * each rank named "rank N (host, pid P)" with exactly 5 train_step and 5
- * MPI_Allreduce slices (args: bytes, comm_size), each step's allreduce
- * ending within 2 ms on every rank, and the 20 ms delay injected on rank
- * 2 reported as the straggler; and a two-host merge: the ranks split over
- * two run directories whose traces claim different hosts (one with its
- * wall clock 50 ms off) merged by `stepscope merge` onto one clock, within
- * 1 ms or the barriers' exit skew that run had.
+ * MPI_Allreduce slices (args: bytes, comm_size), no rank leaving a step's
+ * allreduce before the last rank entered it (one clock), and the 20 ms
+ * delay injected on rank 2 reported as the straggler; and a two-host
+ * merge: the ranks split over two run directories whose traces claim
+ * different hosts (one with its wall clock 50 ms off) merged by
+ * `stepscope merge` onto one clock, within 1 ms or the barriers' exit skew
+ * that run had.
+ * How far apart the ranks' allreduce ends lie is the scheduler's (4 ranks
+ * on 2 shared cores: 0.02 ms idle, 2-10 ms with both cores busy): printed,
+ * not judged (issue 37: with both cores busy 3 runs of 6 failed "within
+ * 2 ms in 3 of 5 steps" even recorded 3 times).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,9 +46,11 @@ static void build_mpi(struct ss_e2e *t)
 }
 
 /* The four ranks of tr: names, exact counts, no rank out of an allreduce
- * before all are in it.  Returns in how many steps the allreduce ends lie
- * within 2 ms. */
-static int check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *hosts[4])
+ * before all are in it, give or take slack_ns (what stamping takes, and
+ * for merged hosts the error of the merge's offset); how far apart the
+ * ends lie is printed. */
+static void check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *hosts[4],
+			int64_t slack_ns)
 {
 	int64_t pid_of[4] = { 0 };
 	SS_E2E_CHECK(t, tr->nprocesses == 4, "expected 4 processes, got %zu", tr->nprocesses);
@@ -69,12 +76,9 @@ static int check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *ho
 	}
 	/* One timeline: no rank leaves the k-th allreduce before the last
 	 * rank entered it (a clock 50 ms off, or per-process clocks, would
-	 * break this), and the ends lie within 2 ms.  4 ranks on 2 cores
-	 * shared with other work can lose a time slice (~10 ms) between
-	 * leaving PMPI_Allreduce and stamping it, so the 2 ms must hold in
-	 * most steps (3 of the 5: the median; record_checked records up to
-	 * 3 times on a busy machine); the spreads are printed. */
-	int within = 0;
+	 * break this).  How far apart the ends lie is printed only: 4 ranks
+	 * on 2 cores shared with other work can lose a time slice (~10 ms)
+	 * between leaving PMPI_Allreduce and stamping it. */
 	for (int k = 0; k < STEPS; k++) {
 		int64_t last_in = INT64_MIN, first_out = INT64_MAX, last_out = INT64_MIN;
 		for (int r = 0; r < 4; r++) {
@@ -90,37 +94,30 @@ static int check_ranks(struct ss_e2e *t, struct ss_e2e_trace *tr, const char *ho
 				last_out = end > last_out ? end : last_out;
 			}
 		}
-		/* one host: one clock, 20 us of stamping; two merged hosts:
-		 * also the offset's error, the barriers' exit skew (up to a
-		 * few hundred us with 4 ranks on 2 busy cores) */
-		SS_E2E_CHECK(t, first_out + (hosts ? 500000 : 20000) >= last_in,
-			     "allreduce %d: a rank left %.3f ms before the last rank entered",
-			     k, (double)(last_in - first_out) / 1e6);
-		within += last_out - first_out <= 2000000;
+		SS_E2E_CHECK(t, first_out + slack_ns >= last_in,
+			     "allreduce %d: a rank left %.3f ms before the last rank entered "
+			     "(%.3f ms allowed)", k, (double)(last_in - first_out) / 1e6,
+			     (double)slack_ns / 1e6);
 		fprintf(stderr, "  allreduce %d: ends %.3f ms apart across ranks\n", k,
 			(double)(last_out - first_out) / 1e6);
 	}
-	return within;
 }
 
-/* Record (cmd), symbolize and check, up to 3 times while the 2 ms does
- * not hold in `need` steps (a busy machine); then it must. */
-static struct ss_e2e_trace *record_checked(struct ss_e2e *t, const char *clean,
-					   void (*record)(struct ss_e2e *t), const char *run,
-					   const char *hosts[4], int need)
+/* what a merged run's offset may be off by (ms), the barriers' exit skew
+ * its ranks had: record_merge sets it */
+static double merge_err_ms;
+
+/* Record (record), symbolize and check the ranks: on one host, one clock
+ * and 20 us of stamping; merged hosts, the merge's tolerance too. */
+static struct ss_e2e_trace *record_checked(struct ss_e2e *t, void (*record)(struct ss_e2e *t),
+					   const char *run, const char *hosts[4])
 {
-	struct ss_e2e_trace *tr = NULL;
-	int within = 0;
-	for (int attempt = 0; attempt < 3 && (!attempt || within < need); attempt++) {
-		if (attempt)
-			fprintf(stderr, "  busy machine: recording again\n");
-		SS_E2E_SH_OK(t, "rm -rf %s", clean);
-		record(t);
-		tr = ss_e2e_symbolize_load(t, run);
-		within = check_ranks(t, tr, hosts);
-	}
-	SS_E2E_CHECK(t, within >= need,
-		     "allreduce ends within 2 ms on all ranks in only %d of %d steps", within, STEPS);
+	record(t);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, run);
+	int64_t slack = 20000;
+	if (hosts) /* 0.5 ms at least, as before the skew was measured */
+		slack += (int64_t)((merge_err_ms > 0.5 ? merge_err_ms : 0.5) * 1e6);
+	check_ranks(t, tr, hosts, slack);
 	return tr;
 }
 
@@ -150,7 +147,7 @@ static void test_mpi_ranks_straggler(void **state)
 	 * cores its wake-up competes with them, so how far apart the ends lie
 	 * is the scheduler's (printed, not asserted); that no rank leaves
 	 * before the last one entered is checked in every step */
-	record_checked(t, "rec", record_straggler, "rec", NULL, 0);
+	record_checked(t, record_straggler, "rec", NULL);
 	/* args of the MPI slices, as written by the Chrome exporter */
 	SS_E2E_SH_OK(t, "cat rec/trace.json");
 	SS_E2E_CHECK(t, count_str(t->out, "\"name\":\"MPI_Allreduce\"") == 4 * STEPS &&
@@ -193,7 +190,7 @@ static void test_mpi_record_launcher(void **state)
 		     "libopenmpi-dev, then make (make test installs them)",
 		     SS_BUILD_DIR "/lib/libstepscope-mpi.so");
 	build_mpi(t);
-	record_checked(t, "rec", record_launcher, "rec", NULL, STEPS / 2 + 1);
+	record_checked(t, record_launcher, "rec", NULL);
 	ss_e2e_pass(t);
 }
 
@@ -318,6 +315,7 @@ static void record_merge(struct ss_e2e *t)
 	fake_host(t, "host1", "node-b", 50000000); /* its wall clock 50 ms ahead */
 	/* within 1 ms, or the run's own barrier exit skew where that is more */
 	double skew = sync_skew_ms(t), tol = skew + 0.05 > 1 ? skew + 0.05 : 1;
+	merge_err_ms = skew + 0.05; /* check_ranks allows it to merged ranks */
 	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" merge host0 host1 -o run");
 	SS_E2E_EXPECT_STATUS(t, st, 0);
 	const char *off = strstr(t->err, "host node-b: clock offset ");
@@ -339,7 +337,7 @@ static void test_mpi_merge_two_hosts(void **state)
 		     SS_BUILD_DIR "/lib/libstepscope-mpi.so");
 	build_mpi(t);
 	const char *hosts[4] = { "node-a", "node-a", "node-b", "node-b" };
-	record_checked(t, "host0 host1 run", record_merge, "run", hosts, STEPS / 2 + 1);
+	record_checked(t, record_merge, "run", hosts);
 	/* a second merge into the same RUN is refused */
 	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" merge host0 -o run");
 	SS_E2E_EXPECT_STATUS(t, st, 2);
