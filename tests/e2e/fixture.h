@@ -19,12 +19,12 @@ extern volatile long fixture_sink;
 #define SINK(x) (fixture_sink += (long)(x))
 #define DEFINE_SINK volatile long fixture_sink
 
-/* Spin US microseconds on CLOCK_MONOTONIC: a cost the clock fixes, not the
+/* Spin NS nanoseconds on CLOCK_MONOTONIC: a cost the clock fixes, not the
  * machine's speed or load (a loop of N iterations takes longer on a busy
- * machine; this takes US and only the rare preemption longer).  A macro,
- * not a function: a fixture defines no function the test does not count
- * (clock_gettime is libc, never instrumented).  Needs <time.h>. */
-#define SPIN_US(us)                                                             \
+ * machine; this takes NS, and only a preemption across its end longer).
+ * A macro, not a function: a fixture defines no function the test does
+ * not count (clock_gettime is libc, never instrumented).  Needs <time.h>. */
+#define SPIN_NS(ns)                                                             \
 	do {                                                                    \
 		struct timespec spin_a_, spin_b_;                               \
 		clock_gettime(CLOCK_MONOTONIC, &spin_a_);                       \
@@ -32,7 +32,8 @@ extern volatile long fixture_sink;
 			clock_gettime(CLOCK_MONOTONIC, &spin_b_);               \
 		} while ((spin_b_.tv_sec - spin_a_.tv_sec) * 1000000000L +      \
 				 spin_b_.tv_nsec - spin_a_.tv_nsec <            \
-			 (long)(us) * 1000L);                                   \
+			 (long)(ns));                                           \
 	} while (0)
+#define SPIN_US(us) SPIN_NS((long)(us) * 1000L)
 
 #endif /* SS_FIXTURE_H */
