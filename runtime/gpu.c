@@ -141,9 +141,9 @@ static void gpu_load(void)
 	if (!dl_iterate_phdr(cudart_cb, NULL))
 		return; /* no CUDA runtime (yet): look again at the next window */
 	gpu.tried = 1;
-	gpu.dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	gpu.dl = ss_dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!gpu.dl) {
-		const char *e = dlerror();
+		const char *e = ss_dl_missing() ? "a static program loads no library" : dlerror();
 		ss_warn("gpu: cannot load %s (%s); recording host functions only",
 			lib, e ? e : "dlopen failed");
 		return;

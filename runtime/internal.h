@@ -331,6 +331,12 @@ extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t k, size_t n);
 extern void *__libc_realloc(void *p, size_t n);
 extern void __libc_free(void *p);
+/* dlopen for the optional libraries (libunwind, NVML, CUPTI); NULL in
+ * libstepscope.a, which never names dlopen (dl.c: glibc's static dlopen
+ * warns at every -static link). */
+void *ss_dlopen(const char *lib, int flags) SS_HIDDEN;
+/* 1 in libstepscope.a: every ss_dlopen fails */
+int ss_dl_missing(void) SS_HIDDEN;
 #define ss_malloc(n) __libc_malloc(n)
 #define ss_calloc(k, n) __libc_calloc(k, n)
 #define ss_realloc(p, n) __libc_realloc(p, n)

@@ -115,9 +115,9 @@ static int nvml_load(struct ss_mem_nvml *n, char *why, size_t len)
 	if (chosen)
 		lib = mem_nvml_env;
 	if (!n->dl)
-		n->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		n->dl = ss_dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!n->dl && chosen) {
-		const char *e = dlerror();
+		const char *e = ss_dl_missing() ? "a static program loads no library" : dlerror();
 		snprintf(why, len, "memory: cannot load STEPSCOPE_NVML_LIBRARY=%s "
 			 "(%s); polling host memory only", lib, e ? e : "dlopen failed");
 		return -1;

@@ -503,7 +503,7 @@ void ss_stack_init(void)
 	pthread_atfork(NULL, NULL, ss_stack_after_fork);
 	ss_stack_ranges_refresh();
 #if SS_STACK_UNWIND
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	void *h = ss_dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (h) {
 		int (*policy)(unw_addr_space_t, unw_caching_policy_t);
 		unw_addr_space_t *as;
@@ -519,7 +519,10 @@ void ss_stack_init(void)
 		if (ss_unw_ok && policy && as)
 			policy(*as, UNW_CACHE_PER_THREAD);
 	}
-	if (!ss_unw_ok)
+	if (!ss_unw_ok && ss_dl_missing())
+		ss_warn("record.stack: a static program does not load libunwind.so.8; "
+			"stacks end at the first frame without a frame pointer");
+	else if (!ss_unw_ok)
 		ss_warn("record.stack: libunwind.so.8 not found (Debian: libunwind8); "
 			"stacks end at the first frame without a frame pointer");
 #else

@@ -383,6 +383,28 @@ static void test_werror(void **state)
 	ss_e2e_pass(t);
 }
 
+/* -static: the wrapper links libstepscope.a, which must add no link
+ * warning (glibc's static dlopen warns at every link that names it):
+ * -Wl,--fatal-warnings links through the wrapper exactly when it links
+ * plainly, and the program records its calls; record.stack says in one
+ * line that it goes without libunwind. */
+static void test_static_link(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	const char *f = "-static -Wl,--fatal-warnings";
+	SS_E2E_SH_OK(t, "%s %s %s " INC " -o plain " E2E "/s-cc-calls.c " E2E "/cc/calls-lib.c",
+		     t->v->cc, t->v->opt, f);
+	SS_E2E_SH_OK(t, WRAP " %s %s %s " INC " -o s-cc-calls " E2E "/s-cc-calls.c " E2E
+		     "/cc/calls-lib.c", t->v->cc, t->v->opt, f);
+	expect_no_warning(t);
+	SS_E2E_SH_OK(t, "! readelf -d s-cc-calls | grep -q NEEDED && nm s-cc-calls | grep -q ' __cyg_profile_func_enter$'");
+	check_calls(t, run_and_load(t, "cc-calls"), 3, 2, 3, 4);
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec2 --set record.stack=true -- ./s-cc-calls");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "record.stack: a static program does not load libunwind.so.8") == 1,
+		     "one line should say the static program goes without libunwind:\n%s", t->err);
+	ss_e2e_pass(t);
+}
+
 static void test_lto(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -667,6 +689,7 @@ int main(void)
 		SS_E2E_VARIANTS(test_missing_function),
 		SS_E2E_VARIANTS(test_openmp),
 		SS_E2E_VARIANTS(test_werror),
+		SS_E2E_VARIANTS(test_static_link),
 		SS_E2E_VARIANTS(test_lto),
 		SS_E2E_VARIANTS(test_static_library),
 		SS_E2E_VARIANTS(test_uninstrumented_object),
