@@ -27,6 +27,7 @@
 #include "../../runtime/clock.c"  /* the clocks memory.c reads */
 #include "../../runtime/memory-parse.c"
 #include "../../runtime/memory.c"
+#include "../../runtime/dl.c"    /* the dlopen memory.c loads NVML with */
 
 /* ------------------------------------------------------------ stand-ins */
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "../../runtime/stack.c"
+#include "../../runtime/dl.c"    /* the dlopen stack.c loads libunwind with */
 #include "slices.h"
 #include "sym.h"
 #include "trace-writer.h"

@@ -233,7 +233,7 @@ static void test_overflow_other(void **state)
 	assert_int_equal(s->depth, 0);
 
 	struct ss_meta_stats_entry e[16];
-	size_t n = ss_stats_collect(s, e, 16);
+	size_t n = ss_stats_collect(s, e, NULL, 16);
 	assert_int_equal(n, 7);
 	uint64_t sum = 0;
 	for (size_t i = 0; i < n; i++)
@@ -339,11 +339,16 @@ static void test_hooks_and_record(void **state)
 	assert_int_equal(h.dropped, 0);
 	assert_int_equal(h.n, 2);
 	assert_int_not_equal(h.sample_ticks, 0);
-	assert_int_equal(last_len, sizeof(h) + 2 * sizeof(struct ss_meta_stats_entry));
+	/* the entries, then each one's first caller */
+	assert_int_equal(last_len, sizeof(h) + 2 * sizeof(struct ss_meta_stats_entry) + 2 * 8);
 	for (uint64_t i = 0; i < h.n; i++) {
 		struct ss_meta_stats_entry e;
+		uint64_t caller;
 		memcpy(&e, last_rec + sizeof(h) + i * sizeof(e), sizeof(e));
+		memcpy(&caller, last_rec + sizeof(h) + h.n * sizeof(e) + i * 8, 8);
 		assert_true(e.fn == A || e.fn == B);
+		/* A began the thread's calls; B was first called inside A */
+		assert_int_equal(caller, e.fn == A ? 0 : A);
 		assert_int_equal(e.calls, 1);
 		assert_true(e.total_ticks >= e.self_ticks);
 		if (e.fn == B) /* the step function: timed, >= 2 ms in ns */
