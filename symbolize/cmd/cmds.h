@@ -35,6 +35,14 @@ struct ss_config;
  * program in it. */
 int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
 			    const char *prog);
+/* record-note.c: the first line of a run: which config (cli_path from -c,
+ * else $STEPSCOPE_CONFIG, else ./stepscope.yaml, or none; nsets --set
+ * options) and the keys it sets away from the defaults. */
+void ss_record_note_config(const struct ss_config *cfg, const char *cli_path,
+			   int nsets);
+/* record-note.c: after a run into a new directory `dir` of `base`: how
+ * many other runs base holds and their size on disk (nothing if none). */
+void ss_record_note_earlier(const char *base, const char *dir);
 /* record-step.c: 1 if neither prog nor a library it needs has the hooks of
  * -finstrument-functions; 0 if one has or that cannot be told */
 int ss_record_lacks_hooks(const char *prog);

@@ -453,6 +453,7 @@ int cmd_record(int argc, char **argv)
 			return 2;
 		}
 
+	const char *cfgarg = cfgpath; /* before a piped one becomes its copy */
 	if (ss_record_read_config(&cfgpath, cfgcopy, sizeof(cfgcopy))) {
 		free(sets);
 		return 2;
@@ -590,6 +591,10 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	/* the first line of a run: which config (not for steps' own, nor
+	 * once per MPI rank) */
+	if (strcmp(argv[0], "steps") && !mpi_rank)
+		ss_record_note_config(&cfg, cfgarg, nsets);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -634,6 +639,8 @@ int cmd_record(int argc, char **argv)
 			nrec ? "none of its calls was " : "nothing was ", prog);
 	else
 		ss_run_check_steps(absdir, &cfg);
+	if (!outdir) /* what the default output directory holds besides */
+		ss_record_note_earlier(cfg.output_dir[0] ? cfg.output_dir : "stepscope-out", dir);
 	if (nrec)
 		fprintf(stderr, "stepscope: next: stepscope symbolize %s\n", dir);
 	free(before);

@@ -462,7 +462,7 @@ static int ss_steps_record(const char *outdir, int argc, char **argv)
 		return 1;
 	}
 	int n = 0;
-	av[n++] = "record";
+	av[n++] = "steps"; /* record: no line about this config of ours */
 	av[n++] = "-c";
 	av[n++] = cfg;
 	av[n++] = "-o";

@@ -23,8 +23,9 @@
  *     root, one per thread, so workers' functions are not beside main,
  *     and there is one ProfilerStep frame.
  *   test_no_hooks: s-trainer-omp built with plain gcc (no hooks) and
- *     recorded: running no step, stderr is one line that says the
- *     program has no -finstrument-functions hooks and how to rebuild;
+ *     recorded: running no step, stderr is the config line and one that
+ *     says the program has no -finstrument-functions hooks and how to
+ *     rebuild;
  *     running two (the runtime records the OpenMP regions), that line
  *     says none of its calls was recorded, and there is no advice to run
  *     `stepscope steps`, which could not help.
@@ -418,7 +419,8 @@ static void test_no_hooks(void **state)
 	/* no OpenMP region: nothing at all is recorded */
 	SS_E2E_SH_OK(t, "printf 'step:\\n  function: train_step\\n' > c.yaml && "
 		     "OMP_NUM_THREADS=2 " SS " record --config c.yaml -o rec -- ./plain 0");
-	snprintf(want, sizeof(want), "stepscope: ./plain has no -finstrument-functions "
+	snprintf(want, sizeof(want), "stepscope: config -c c.yaml: step.function=train_step\n"
+		 "stepscope: ./plain has no -finstrument-functions "
 		 "hooks, so nothing was recorded: rebuild it with stepscope-cc "
 		 "(CC=stepscope-cc make, or stepscope-cc gcc -O2 -g -o ./plain SOURCES)\n");
 	SS_E2E_CHECK(t, !strcmp(t->err, want), "record of a program without hooks: "

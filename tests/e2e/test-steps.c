@@ -14,6 +14,8 @@
  * and with --split-cycles one file per cycle holding exactly its steps.
  * Bad configs must be refused with their exact one-line message and exit 2
  * before the program starts, by `stepscope record` and by the runtime.
+ * test_config_line: record's first line names the config of each way and
+ * the keys it sets; a bare run counts the earlier runs beside it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -556,6 +558,58 @@ static void test_bad_configs_record(void **state)
 	ss_e2e_pass(t);
 }
 
+/* The first line of a run names the config and what it changes from the
+ * defaults, however it was given; a run into the default output directory
+ * ends by counting the earlier runs there (issue 40). */
+#define CLEAN "env -u STEPSCOPE_CONFIG -u STEPSCOPE_SET "
+static void test_config_line(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static const struct {
+		const char *how, *opts, *first;
+	} cases[] = {
+		{ "", "-o r1", "no config: the whole run, every call (the defaults)" },
+		{ "", "-c c.yaml -o r2", "config -c c.yaml: step.function=train_step" },
+		{ "STEPSCOPE_CONFIG=c.yaml", "-o r3",
+		  "config STEPSCOPE_CONFIG=c.yaml: step.function=train_step" },
+		{ "STEPSCOPE_SET=step.function=train_step", "-o r4",
+		  "no config file, STEPSCOPE_SET: step.function=train_step" },
+		{ "", "-c /dev/null -o r5", "config -c /dev/null: the defaults (the whole run)" },
+	};
+	char want[512];
+
+	ss_e2e_build(t, "steps", NULL);
+	SS_E2E_SH_OK(t, "printf 'step:\\n  function: train_step\\n' > c.yaml");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		SS_E2E_SH_OK(t, CLEAN "%s " SS " record %s -- ./s-steps fn 4 > /dev/null",
+			     cases[i].how, cases[i].opts);
+		snprintf(want, sizeof(want), "stepscope: %s\n", cases[i].first);
+		SS_E2E_CHECK(t, !strncmp(t->err, want, strlen(want)) && !strstr(t->err, "earlier run"),
+			     "record %s %s: expected the first line\n%sgot\n%s", cases[i].how,
+			     cases[i].opts, want, t->err);
+	}
+	/* ./stepscope.yaml, picked up by a bare run, and --set on top */
+	SS_E2E_SH_OK(t, "mkdir cwd && printf 'step: {function: train_step}\\nschedule: {wait: 1, "
+		     "active: 2}\\n' > cwd/stepscope.yaml && cd cwd && " CLEAN SS " record "
+		     "--set max_trace_mb=100 -- ../s-steps fn 4 > /dev/null");
+	snprintf(want, sizeof(want), "stepscope: config ./stepscope.yaml (found in the working "
+		 "directory) + --set: step.function=train_step, schedule.wait=1, "
+		 "schedule.active=2, max_trace_mb=100\n");
+	SS_E2E_CHECK(t, !strncmp(t->err, want, strlen(want)) && !strstr(t->err, "earlier run"),
+		     "a run with ./stepscope.yaml: expected the first line\n%sgot\n%s", want,
+		     t->err);
+	/* the second bare run in the same place counts the first */
+	SS_E2E_SH_OK(t, "cd cwd && " CLEAN SS " record -- ../s-steps fn 4 > /dev/null");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "stepscope: 1 earlier run in stepscope-out/ "
+					  "takes ") == 1 &&
+		     strstr(t->err, " MB (record deletes none: remove those you are done "
+			    "with)\nstepscope: next: stepscope symbolize stepscope-out/s-steps-"),
+		     "a second run into stepscope-out/: expected a line counting the first "
+		     "before the 'next:' line, got\n%s", t->err);
+	SS_E2E_SH_OK(t, "test $(ls cwd/stepscope-out | wc -l) = 2");
+	ss_e2e_pass(t);
+}
+
 /* The runtime itself refuses before main, without `stepscope record`. */
 static void test_bad_configs_runtime(void **state)
 {
@@ -596,6 +650,7 @@ int main(void)
 		SS_E2E_VARIANTS(test_api_first_and_last),
 		SS_E2E_TEST(test_bad_configs_record),
 		SS_E2E_TEST(test_bad_configs_runtime),
+		SS_E2E_TEST(test_config_line),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
