@@ -4,7 +4,14 @@
  * envp that lacks LD_PRELOAD or STEPSCOPE_*) are recorded into the same
  * run: these wrappers add the run's variables the envp is missing, then
  * call libc's function.  A variable the envp sets itself is left alone
- * (STEPSCOPE_DISABLE=1 still turns recording off in a child).
+ * (STEPSCOPE_DISABLE=1 still turns recording off in a child).  The forms
+ * that take the program's environment (execv, execvp, execl, execlp,
+ * system) are wrapped too: glibc runs them through its internal execve
+ * and posix_spawn, past the wrappers above, and a program that cleared
+ * its environment (clearenv, environ = NULL) would start a child that
+ * leaves the run.  system() runs the shell itself only then, as glibc
+ * does (SIGINT and SIGQUIT ignored, SIGCHLD held, /bin/sh -c); popen is
+ * not wrapped (docs/robustness.md).
  *
  * Design: the run's variables are captured once before main (the program
  * may clear its environment later); the wrappers allocate nothing and
@@ -15,10 +22,12 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -34,6 +43,8 @@ typedef int execvpe_fn(const char *, char *const[], char *const[]);
 typedef int fexecve_fn(int, char *const[], char *const[]);
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 		     const posix_spawnattr_t *, char *const[], char *const[]);
+typedef int system_fn(const char *);
+static system_fn *real_system;
 static execve_fn *real_execve;
 static execvpe_fn *real_execvpe;
 static fexecve_fn *real_fexecve;
@@ -47,6 +58,7 @@ static void resolve(void)
 	real_fexecve = (fexecve_fn *)dlsym(RTLD_NEXT, "fexecve");
 	real_spawn = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawn");
 	real_spawnp = (spawn_fn *)dlsym(RTLD_NEXT, "posix_spawnp");
+	real_system = (system_fn *)dlsym(RTLD_NEXT, "system");
 	real_execve = (execve_fn *)dlsym(RTLD_NEXT, "execve");
 }
 
@@ -209,4 +221,121 @@ SS_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 		return ENOSYS;
 	WITH_ENV(envp, env);
 	return real_spawnp(pid, file, fa, attr, argv, env);
+}
+
+/* ------------------------------------------------------------ the forms
+ * that take the program's environment */
+
+extern char **environ;
+
+/* argv of an execl-style call, on the caller's stack: ARG, then the
+ * va_list's arguments up to the NULL. */
+#define LIST_ARGV(arg, argv)                                                   \
+	va_list ap_;                                                           \
+	size_t n_ = 1;                                                         \
+	va_start(ap_, arg);                                                    \
+	while (va_arg(ap_, const char *))                                      \
+		n_++;                                                          \
+	va_end(ap_);                                                           \
+	char *argv[n_ + 1];                                                    \
+	va_start(ap_, arg);                                                    \
+	argv[0] = (char *)(arg);                                               \
+	for (size_t i_ = 1; i_ <= n_; i_++)                                    \
+		argv[i_] = va_arg(ap_, char *);                                \
+	va_end(ap_)
+
+SS_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+SS_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+SS_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	LIST_ARGV(arg, argv);
+	return execve(path, argv, environ);
+}
+
+SS_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	LIST_ARGV(arg, argv);
+	return execvpe(file, argv, environ);
+}
+
+/* envp holds every variable of the run (nothing for merge to add) */
+static int env_complete(char *const envp[])
+{
+	if (self_lib[0]) {
+		int found = 0;
+		for (size_t i = 0; envp && envp[i] && !found; i++)
+			found = !strncmp(envp[i], "LD_PRELOAD=", 11) && strstr(envp[i] + 11, self_lib);
+		if (!found)
+			return 0;
+	}
+	for (int i = 0; i < nrun_vars; i++)
+		if (run_vars[i] && !has_var(envp, run_vars[i]))
+			return 0;
+	return 1;
+}
+
+/* system(cmd) with the environment env, as glibc runs it: SIGINT and
+ * SIGQUIT ignored and SIGCHLD held while the shell runs, and the child
+ * gets them back; the wait status, or 127 << 8 when no shell started. */
+static int shell_with_env(const char *cmd, char *const env[])
+{
+	struct sigaction ign, intr, quit;
+	sigset_t hold, omask, dfl;
+	posix_spawnattr_t attr;
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	pid_t pid;
+	int st = -1;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &intr);
+	sigaction(SIGQUIT, &ign, &quit);
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &hold, &omask);
+	sigemptyset(&dfl);
+	if (intr.sa_handler != SIG_IGN)
+		sigaddset(&dfl, SIGINT);
+	if (quit.sa_handler != SIG_IGN)
+		sigaddset(&dfl, SIGQUIT);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setsigmask(&attr, &omask);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	if (real_spawn(&pid, "/bin/sh", NULL, &attr, argv, env) == 0) {
+		while (waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR) {
+				st = -1;
+				break;
+			}
+	} else {
+		st = 127 << 8;
+	}
+	posix_spawnattr_destroy(&attr);
+	sigaction(SIGINT, &intr, NULL);
+	sigaction(SIGQUIT, &quit, NULL);
+	sigprocmask(SIG_SETMASK, &omask, NULL);
+	return st;
+}
+
+SS_EXPORT int system(const char *cmd)
+{
+	resolve();
+	if (!real_system) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!cmd || !real_spawn || env_complete(environ))
+		return real_system(cmd);
+	WITH_ENV(environ, env);
+	return shell_with_env(cmd, env);
 }

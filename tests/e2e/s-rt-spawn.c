@@ -11,6 +11,11 @@
  *                         posix_spawn "child 3", posix_spawnp "child 4",
  *                         fork + execve "child 5"; waits for each and
  *                         prints "pid P N" for each child
+ *   s-rt-spawn clearenv:  2 x step_fn(); clearenv() (environ is NULL), then
+ *                         fork + execv "child 3", fork + execvp "child 4",
+ *                         fork + execl "child 5", fork + execlp "child 6"
+ *                         (printing "pid P N status S" for each), and
+ *                         system("./s-rt-spawn child 7") ("system S")
  *   s-rt-spawn rmcfg F:   deletes the file F, then system("./s-rt-spawn
  *                         child 6")
  *   s-rt-spawn daemon:    2 x step_fn(); a daemon()'d child sleeps 300 ms,
@@ -93,6 +98,30 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		wait_print(pid, 5);
+	} else if (!strcmp(mode, "clearenv")) {
+		steps(2);
+		fflush(stdout);
+		clearenv();
+		char *a3[] = { "./s-rt-spawn", "child", "3", NULL };
+		char *a4[] = { "./s-rt-spawn", "child", "4", NULL };
+		pid_t pid;
+		for (int n = 3; n <= 6; n++) {
+			fflush(stdout);
+			if ((pid = fork()) == 0) {
+				if (n == 3)
+					execv(a3[0], a3);
+				else if (n == 4)
+					execvp(a4[0], a4);
+				else if (n == 5)
+					execl("./s-rt-spawn", "./s-rt-spawn", "child", "5", (char *)NULL);
+				else
+					execlp("./s-rt-spawn", "./s-rt-spawn", "child", "6", (char *)NULL);
+				_exit(127);
+			}
+			wait_print(pid, n);
+		}
+		fflush(stdout);
+		printf("system %d\n", system("./s-rt-spawn child 7"));
 	} else if (!strcmp(mode, "rmcfg")) {
 		unlink(argv[2]);
 		fflush(stdout);

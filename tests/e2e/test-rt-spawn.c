@@ -105,6 +105,40 @@ static void test_envp(void **state)
 	ss_e2e_pass(t);
 }
 
+/* A program that clears its environment, then starts children through the
+ * forms that take it (execv, execvp, execl, execlp, system): glibc runs
+ * them through its own execve and posix_spawn, past the envp wrappers, and
+ * every child used to leave the run for a ./stepscope-out of its own. */
+static void test_clearenv(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "rt-spawn", NULL);
+	int st = ss_e2e_sh(t, REC "-- ./s-rt-spawn clearenv");
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	char *out = strdup(t->out);
+	SS_E2E_CHECK(t, strstr(out, "child 7\n") && strstr(out, "system 0\n"),
+		     "expected child 7 and system 0; got: %s", out);
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "rec");
+	SS_E2E_EXPECT_CALLS(t, tr, "step_fn", 0, 2 + 3 + 4 + 5 + 6 + 7);
+	int seen = 0;
+	for (const char *p = out; (p = strstr(p, "pid ")); p++) {
+		long pid = 0;
+		int n = 0, wst = -1;
+		if (sscanf(p, "pid %ld %d status %d", &pid, &n, &wst) != 3)
+			continue;
+		seen++;
+		SS_E2E_CHECK(t, wst == 0, "child %d: status %d", n, wst);
+		SS_E2E_CHECK(t, in_pid(tr, pid, "step_fn") == (size_t)n,
+			     "pid %ld: expected %d step_fn calls, got %zu", pid, n,
+			     in_pid(tr, pid, "step_fn"));
+	}
+	SS_E2E_CHECK(t, seen == 4, "expected 4 children, got %d: %s", seen, out);
+	free(out);
+	st = ss_e2e_sh(t, "test ! -e stepscope-out");
+	SS_E2E_CHECK(t, st == 0, "a child wrote a stray ./stepscope-out");
+	ss_e2e_pass(t);
+}
+
 static void test_config_deleted(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -199,6 +233,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_system),
+		SS_E2E_TEST(test_clearenv),
 		SS_E2E_TEST(test_script),
 		SS_E2E__ONE(test_envp, ss_e2e_gcc_O0, "gcc-O0"),
 		SS_E2E__ONE(test_envp, ss_e2e_clang_O2, "clang-O2"),
