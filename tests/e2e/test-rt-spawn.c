@@ -23,13 +23,15 @@
 
 #define REC "\"$SS_E2E_BUILD/bin/stepscope\" record -o rec "
 
-/* stderr holds only record's own lines ("recorded ...", "next: ...") */
+/* stderr holds only record's own lines ("config ..." or "no config ...",
+ * "recorded ...", "next: ...") */
 static void expect_quiet(struct ss_e2e *t)
 {
 	const char *p = t->err;
 	while ((p = strstr(p, "stepscope: "))) {
 		const char *what = p + 11;
-		SS_E2E_CHECK(t, !strncmp(what, "recorded ", 9) || !strncmp(what, "next: ", 6),
+		SS_E2E_CHECK(t, !strncmp(what, "recorded ", 9) || !strncmp(what, "next: ", 6) ||
+				     !strncmp(what, "config ", 7) || !strncmp(what, "no config ", 10),
 			     "unexpected runtime message: %s", t->err);
 		p = what;
 	}
