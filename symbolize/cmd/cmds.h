@@ -41,7 +41,8 @@ int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
 void ss_record_note_config(const struct ss_config *cfg, const char *cli_path,
 			   int nsets);
 /* record-note.c: after a run into a new directory `dir` of `base`: how
- * many other runs base holds and their size on disk (nothing if none). */
+ * many other runs (directories with traces) base holds and their size on
+ * disk (nothing if none). */
 void ss_record_note_earlier(const char *base, const char *dir);
 /* record-step.c: 1 if neither prog nor a library it needs has the hooks of
  * -finstrument-functions; 0 if one has or that cannot be told */

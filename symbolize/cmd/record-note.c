@@ -4,7 +4,8 @@
  * changes from the defaults (a ./stepscope.yaml in the working directory
  * changes what a bare run records: never silently), and a run in the
  * default output directory ends by counting the earlier runs left beside
- * it and the room they take (record deletes none: docs/commands.md).
+ * it (directories with traces) and the room they take (record deletes
+ * none: docs/commands.md).
  *
  * Must never: fail or hold up a run (what cannot be read is left out), or
  * print more than one line each.
@@ -87,6 +88,24 @@ static int ss_note_add(const char *path, const struct stat *st, int flag, struct
 	return 0;
 }
 
+/* Whether directory `path` holds a recorded run (a *.sstrace at its top):
+ * an output_dir shared with other things counts only the runs. */
+static int ss_note_is_run(const char *path)
+{
+	DIR *dp = opendir(path);
+	struct dirent *e;
+	int run = 0;
+
+	if (!dp)
+		return 0;
+	while (!run && (e = readdir(dp))) {
+		size_t n = strlen(e->d_name);
+		run = n > 8 && !strcmp(e->d_name + n - 8, ".sstrace");
+	}
+	closedir(dp);
+	return run;
+}
+
 void ss_record_note_earlier(const char *base, const char *dir)
 {
 	const char *self = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
@@ -103,7 +122,7 @@ void ss_record_note_earlier(const char *base, const char *dir)
 		struct stat st;
 		if (e->d_name[0] == '.' || !strcmp(e->d_name, self) ||
 		    snprintf(path, sizeof(path), "%s/%s", base, e->d_name) >= (int)sizeof(path) ||
-		    lstat(path, &st) || !S_ISDIR(st.st_mode))
+		    lstat(path, &st) || !S_ISDIR(st.st_mode) || !ss_note_is_run(path))
 			continue;
 		runs++;
 		nftw(path, ss_note_add, 16, FTW_PHYS);

@@ -598,15 +598,17 @@ static void test_config_line(void **state)
 	SS_E2E_CHECK(t, !strncmp(t->err, want, strlen(want)) && !strstr(t->err, "earlier run"),
 		     "a run with ./stepscope.yaml: expected the first line\n%sgot\n%s", want,
 		     t->err);
-	/* the second bare run in the same place counts the first */
-	SS_E2E_SH_OK(t, "cd cwd && " CLEAN SS " record -- ../s-steps fn 4 > /dev/null");
+	/* the second bare run in the same place counts the first, not a
+	 * directory without traces */
+	SS_E2E_SH_OK(t, "mkdir cwd/stepscope-out/notes && cd cwd && " CLEAN SS " record -- "
+		     "../s-steps fn 4 > /dev/null");
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "stepscope: 1 earlier run in stepscope-out/ "
 					  "takes ") == 1 &&
 		     strstr(t->err, " MB (record deletes none: remove those you are done "
 			    "with)\nstepscope: next: stepscope symbolize stepscope-out/s-steps-"),
 		     "a second run into stepscope-out/: expected a line counting the first "
 		     "before the 'next:' line, got\n%s", t->err);
-	SS_E2E_SH_OK(t, "test $(ls cwd/stepscope-out | wc -l) = 2");
+	SS_E2E_SH_OK(t, "test $(ls cwd/stepscope-out | wc -l) = 3");
 	ss_e2e_pass(t);
 }
 
