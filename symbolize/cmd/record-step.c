@@ -304,11 +304,11 @@ int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
 {
 	struct ss_record_dm dm;
 	char where[1024];
-	int r, rc = 0;
+	int r, rc = 0, exact = ss_record_find(prog_path, cfg->step_function, 0, NULL);
 	size_t i;
 
-	if (ss_record_find(prog_path, cfg->step_function, 0, NULL))
-		return 0; /* the symbol itself, or cannot be told */
+	if (exact == 1)
+		return 0; /* the symbol itself */
 	memset(&dm, 0, sizeof(dm));
 	ss_record_squeeze(cfg->step_function, strlen(cfg->step_function), dm.want,
 			  sizeof(dm.want));
@@ -332,7 +332,7 @@ int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
 		fprintf(stderr, "; give one with its parameters, e.g. '%s', or its mangled name\n",
 			dm.shown[0]);
 		rc = 2;
-	} else if (r == 0) {
+	} else if (r == 0 && exact == 0) { /* else: cannot be told, the runtime will */
 		fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "
 			"(check the name, and that the program was built with symbols)\n",
 			where, cfg->step_function, prog);
