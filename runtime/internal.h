@@ -50,6 +50,9 @@ struct ss_thread {
 	int drop;                      /* the ring was full: counting losses */
 	uint64_t lost;                 /* events dropped, not yet reported */
 	int in_slow;                   /* re-entrancy guard for the slow path */
+	int own;                       /* inside ss_thread_start: the events
+	                                * are the runtime's, never recorded
+	                                * nor counted as lost */
 	int state;                     /* enum ss_thread_state */
 	uint32_t step_depth;           /* nesting of step.function here */
 	uint32_t range_depth;
@@ -242,6 +245,15 @@ SS_HIDDEN void ss_thread_init(struct ss_thread *t);
 SS_HIDDEN uint64_t ss_gettid(void);
 SS_HIDDEN void ss_thread_exit(void *arg);
 SS_HIDDEN void ss_thread_after_fork(void);
+/* Start one of the runtime's threads, named name, with every signal
+ * blocked (it takes none meant for the program).  glibc gives it its TLS
+ * from the loader's calloc and, in a forked child, frees the parent's
+ * threads' through free: the program's own allocator if it has one.
+ * Those calls are the runtime's: while they run, this thread's events
+ * take the slow path, which drops them uncounted (ss_buf_refill).  0 or
+ * pthread_create's error. */
+SS_HIDDEN int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg,
+			      const char *name);
 
 /* window.c: steps and schedules */
 SS_HIDDEN int ss_window_init(void);

@@ -533,20 +533,15 @@ static void *poller_main(void *arg)
 
 static void start_thread(void)
 {
-	sigset_t all, old;
 	/* the poller takes no signal meant for the program (SIGINT, SIGPROF,
-	 * timers): it inherits a full mask */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(&mem.thread, NULL, poller_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	 * timers): it inherits a full mask; named here, not by the thread:
+	 * it has its name once we return */
+	int err = ss_thread_start(&mem.thread, poller_main, NULL, "stepscope-mem");
 	if (err) {
 		ss_warn("memory: cannot start the poller thread: %s; memory is "
 			"sampled once at exit only", strerror(err));
 		return;
 	}
-	/* named here, not by the thread: it has its name once we return */
-	pthread_setname_np(mem.thread, "stepscope-mem");
 	mem.running = 1;
 }
 

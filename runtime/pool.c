@@ -204,15 +204,9 @@ void ss_pool_start(uint64_t size)
 	pool.started = 1;
 	pool.pid = getpid();
 	pool.size = size;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_t th;
-	if (pthread_create(&th, NULL, pool_main, NULL) == 0) {
-		pthread_setname_np(th, "stepscope-buf");
+	if (ss_thread_start(&th, pool_main, NULL, "stepscope-buf") == 0)
 		pthread_detach(th);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_unlock(&pool.mu);
 }
 

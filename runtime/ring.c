@@ -306,6 +306,8 @@ static void count_lost(struct ss_thread *t)
  * call it interrupted. */
 void ss_buf_refill(struct ss_thread *t, uint64_t word)
 {
+	if (t->own)
+		return; /* the runtime's own calls (ss_thread_start) */
 	/* the ring was full at the last try: count, and look again without
 	 * the slow path's system calls until a block is free (or, every
 	 * SS_DROP_RETRY events, through it: it may copy blocks itself) */

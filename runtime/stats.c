@@ -408,18 +408,13 @@ static void *ss_stats_sampler(void *arg)
 
 static void ss_stats_start_sampler(void)
 {
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* no signal lands here */
-	int err = pthread_create(&ss_stats_thread, NULL, ss_stats_sampler, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int err = ss_thread_start(&ss_stats_thread, ss_stats_sampler, NULL, "stepscope-stats");
 	if (err) {
 		ss_warn("stats: cannot start the sampler thread (%s); times are not measured",
 			strerror(err));
 		return;
 	}
 	pthread_detach(ss_stats_thread);
-	pthread_setname_np(ss_stats_thread, "stepscope-stats");
 	ss_stats_running = 1;
 }
 

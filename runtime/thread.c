@@ -68,6 +68,24 @@ SS_HIDDEN void ss_thread_exit(void *arg)
 	t->in_slow = 0;
 }
 
+int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *name)
+{
+	struct ss_thread *t = &ss_tls;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* no handler runs in here */
+	uint64_t *end = t->end;
+	t->own++;
+	t->end = t->pos; /* every event: ss_buf_refill, which drops it */
+	int err = pthread_create(th, NULL, fn, arg);
+	t->end = end;
+	t->own--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err && name)
+		pthread_setname_np(*th, name);
+	return err;
+}
+
 /* After fork, in the child: only the calling thread survives, and every
  * chunk mapped by the parent must be left alone. */
 SS_HIDDEN void ss_thread_after_fork(void)
