@@ -3,9 +3,10 @@
  * three operators of known, fixed work, one of which a second build makes
  * do more.
  *
- *   s-diff [STEPS [SLOW]]   (default 200 steps; in step SLOW, counted
- *                           from 0, attention does 4 times its work: an
- *                           outlier step for report --steps)
+ *   s-diff [STEPS [SLOW [TIMES]]]
+ *                           (default 200 steps; in step SLOW, counted
+ *                           from 0, attention does TIMES (4) times its
+ *                           work: an outlier step for report --steps)
  *
  *   main -> train_loop(STEPS) -> train_step, per step:
  *     attention     ATTN_WORK units (default 10; the "slower build" passes
@@ -41,11 +42,12 @@ DEFINE_SINK;
 		SINK(units);                                                   \
 	} while (0)
 
-static int slow_step; /* this step's attention does 4 times the work */
+static int slow_step; /* this step's attention does slow_times the work */
+static int slow_times = 4;
 
 NOINLINE static void attention(void)
 {
-	BURN(slow_step ? 4 * ATTN_WORK : ATTN_WORK);
+	BURN(slow_step ? slow_times * ATTN_WORK : ATTN_WORK);
 }
 
 NOINLINE static void mlp(void)
@@ -77,6 +79,8 @@ NOINLINE static void train_loop(int steps, int slow)
 
 int main(int argc, char **argv)
 {
+	if (argc > 3)
+		slow_times = atoi(argv[3]);
 	train_loop(argc > 1 ? atoi(argv[1]) : 200, argc > 2 ? atoi(argv[2]) : -1);
 	return 0;
 }
