@@ -32,8 +32,11 @@
 #include "e2e.h"
 
 #define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+/* s-memory's third argument: each entry's step waits for its entry before
+ * it allocates, so the entries are exact however late the poller runs */
+#define EVERY_S "2"
 #define SETS "--set step.function=step --set memory.enabled=true "    \
-	     "--set memory.interval_ms=2 --set memory.every_n_steps=2"
+	     "--set memory.interval_ms=2 --set memory.every_n_steps=" EVERY_S
 /* the fake, and every device it has visible */
 #define FAKE_ENV "env -u CUDA_VISIBLE_DEVICES "                        \
 		 "STEPSCOPE_NVML_LIBRARY=\"$PWD/libnvml-fake.so\" "        \
@@ -262,7 +265,7 @@ static void test_fake_nvml(void **state)
 
 	build_fake(t);
 	ss_e2e_build(t, "memory", NULL);
-	SS_E2E_SH_OK(t, FAKE_ENV " " SS " record " SETS " -o run -- ./s-memory %d 1",
+	SS_E2E_SH_OK(t, FAKE_ENV " " SS " record " SETS " -o run -- ./s-memory %d 1 " EVERY_S,
 		     STEPS);
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory:") == 0 &&
 			     ss_e2e_lines_with(t->err, "lib-nvml-fake") == 0,
@@ -298,7 +301,7 @@ static void test_fake_visible(void **state)
 	build_fake(t);
 	ss_e2e_build(t, "memory", NULL);
 	SS_E2E_SH_OK(t, FAKE_ENV " CUDA_VISIBLE_DEVICES=GPU-fake-1 " SS " record "
-			SETS " -o run -- ./s-memory 6 1");
+			SETS " -o run -- ./s-memory 6 1 " EVERY_S);
 	cJSON *prof = ss_e2e_load_json(t, "run/memory_profile.json");
 	const cJSON *e;
 	int k = 0;
@@ -334,7 +337,7 @@ static void test_no_nvml(void **state)
 			      "without STEPSCOPE_NVML_LIBRARY is not checked\n");
 	} else {
 		SS_E2E_SH_OK(t, "env -u STEPSCOPE_NVML_LIBRARY " SS " record " SETS
-				" -o run -- ./s-memory 6 1");
+				" -o run -- ./s-memory 6 1 " EVERY_S);
 		SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory:") == 1 &&
 				     ss_e2e_lines_with(t->err, nodriver) == 1,
 			     "record without NVML: expected exactly one line '%s', got: %s",
@@ -357,7 +360,7 @@ static void test_no_nvml(void **state)
 
 	/* a library named in STEPSCOPE_NVML_LIBRARY that is not there */
 	SS_E2E_SH_OK(t, "STEPSCOPE_NVML_LIBRARY=\"$PWD/no-such-nvml.so\" " SS " record "
-			SETS " -o run2 -- ./s-memory 6 1");
+			SETS " -o run2 -- ./s-memory 6 1 " EVERY_S);
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory:") == 1 &&
 			     ss_e2e_lines_with(t->err, "stepscope: memory: cannot load "
 						"STEPSCOPE_NVML_LIBRARY=") == 1 &&
