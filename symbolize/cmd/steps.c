@@ -94,6 +94,15 @@ static const char *ss_steps_why(const struct ss_steps_fn *f, char *why, size_t l
 {
 	if (ss_steps_reject(f, why, len))
 		return why;
+	if (f->extra && f->iters && ss_steps_pcalls(f) % f->iters == 0) {
+		/* the same count every iteration: a loop inside the step (a
+		 * layer op main calls per layer), not calls outside it */
+		snprintf(why, len, "called %llu times per iteration of %s's loop (%llu calls, "
+			 "%llu iterations): a loop inside the step",
+			 (unsigned long long)(ss_steps_pcalls(f) / f->iters), ss_steps_pname(f->parent),
+			 (unsigned long long)ss_steps_pcalls(f), (unsigned long long)f->iters);
+		return why;
+	}
 	if (f->extra) {
 		snprintf(why, len, "called %llu times by %s, whose loop runs %llu iterations: "
 			 "%llu calls are not once per iteration (validation, sampling, setup?)",

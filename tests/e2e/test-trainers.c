@@ -150,6 +150,22 @@ static void test_cost_loop(void **state)
 	ss_e2e_pass(t);
 }
 
+/* s-costloop with LAYERS 4: main calls layer_norm 4 times per iteration
+ * itself; steps lists it as a loop inside the step, not as calls made for
+ * validation or sampling. */
+static void test_per_layer_calls(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "costloop", NULL);
+	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-costloop 12 200 1000 1 4");
+	expect_first(t, "  cost                                   12  main ");
+	expect_line(t, "  layer_norm                             48  called 4 times per iteration of "
+		       "main's loop (48 calls, 12 iterations): a loop inside the step\n");
+	SS_E2E_CHECK(t, !strstr(t->out, "validation"), "no validation hint expected:\n%s", t->out);
+	expect_line(t, "step.function: cost\n");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +173,7 @@ int main(void)
 		SS_E2E_VARIANTS(test_direct),
 		SS_E2E_VARIANTS(test_autodiff_cap),
 		SS_E2E_VARIANTS(test_cost_loop),
+		SS_E2E_VARIANTS(test_per_layer_calls),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
