@@ -12,6 +12,7 @@
  *     times it); with a lower --min-calls, sgd (part of sgd_update's name)
  *     is proposed as runtime-only, and filter says why a rebuild cannot
  *     take it;
+ *   - the Bytes % column sums to 100.
  * What is proposed follows a share of measured time (a tiny function's
  * calls x its fastest call less the calibrated hooks, against the step's
  * time without the hooks).  The tiny calls' estimate moves with the load
@@ -19,8 +20,7 @@
  * kept it: issue 37), so the steps hold real work of a fixed time, spun
  * on the clock (s-filter's SPIN_MS, s-autodiff's SPIN_MS), large enough
  * that the tiny functions stay under 5% even at tens of ns of error a
- * call: the tiny ones are 2..20 ns of work, the step ~100 ms of spin.
- *   - the Bytes % column sums to 100.
+ * call: the tiny ones are 2..20 ns of work, a step 200 ms of spin.
  */
 #include <setjmp.h>
 #include <stdarg.h>
