@@ -8,7 +8,10 @@
  *
  * stepscope-cc and `pkg-config --cflags stepscope` define STEPSCOPE_ENABLED.
  * Without it every call below compiles to nothing, so annotated code builds
- * and runs unchanged without stepscope.
+ * and runs unchanged without stepscope.  Where this header itself may be
+ * missing, include it under __has_include(<stepscope.h>) and define the
+ * calls as no-ops when STEPSCOPE_RANGE is left undefined (README.md,
+ * "Annotations", has the block to copy).
  */
 #ifndef STEPSCOPE_H
 #define STEPSCOPE_H

@@ -8,8 +8,7 @@
 #   TOOL      the compiler command (plain mode); LABEL its log tag (CC, NVCC)
 #   XFLAGS    compile and link flags (its CFLAGS or NVCCFLAGS)
 # and may add LDLIBS.  CPPFLAGS stays the user's: a command line that sets
-# it (tests pass -I to an uninstalled stepscope.h) still finds
-# examples/common, which comes in through EXAMPLE_CPPFLAGS.
+# it still finds examples/common, which comes in through EXAMPLE_CPPFLAGS.
 
 STEPSCOPE_CC ?= ../../build/bin/stepscope-cc
 PROFILE ?= 0
@@ -26,8 +25,8 @@ endif
 else
 MODE    := plain
 COMPILE := $(TOOL)
-# stepscope.h compiles to nothing here; find it in the tree or installed
-EXAMPLE_CPPFLAGS += -I../../instrument
+# no -I to stepscope.h: the sources include it only where it is found
+# (__has_include), and the annotations compile to nothing either way
 endif
 
 ifeq ($(V),1)

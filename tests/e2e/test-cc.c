@@ -564,7 +564,10 @@ static void test_pkg_config(void **state)
 }
 
 /* Annotated code built with plain `cc -finstrument-functions`, no wrapper
- * and no libstepscope: links, does nothing alone, records when preloaded. */
+ * and no libstepscope: links, does nothing alone, records when preloaded.
+ * Built as README.md's guarded include says, it also builds with the plain
+ * compiler and no -I at all (issue 40 item 6), and through stepscope-cc
+ * with no -I it records its ranges. */
 static void test_plain_annotated(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -576,6 +579,28 @@ static void test_plain_annotated(void **state)
 	SS_E2E_CHECK(t, strstr(t->out, "recording 0") != NULL,
 		     "run alone: expected 'recording 0', got: %s", t->out);
 	int st = ss_e2e_record(t, "rec", "cc-range", NULL);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	check_range(t, "rec");
+	/* the pattern README.md gives (__has_include, no-op macros) builds
+	 * with the plain compiler and no -I, stepscope absent, and runs */
+	int installed = ss_e2e_sh(t, "echo '#include <stepscope.h>' | %s -E -x c - >/dev/null",
+				  t->v->cc) == 0;
+	SS_E2E_SH_OK(t, "rm -rf rec && %s %s -Wall -Wextra -Werror -pedantic -o s-cc-range "
+		     E2E "/s-cc-range.c && ./s-cc-range && ! ldd s-cc-range | grep -q libstepscope",
+		     t->v->cc, t->v->opt);
+	SS_E2E_CHECK(t, strstr(t->out, "recording 0") != NULL,
+		     "plain build, no -I: expected 'recording 0', got: %s", t->out);
+	if (installed)
+		print_message("e2e: stepscope.h is on %s's own include path: the plain build "
+			      "found it, the guard's no-op macros went unused\n", t->v->cc);
+	else
+		SS_E2E_SH_OK(t, "%s -E -P " E2E "/s-cc-range.c | grep -c '((void)(\"iter\"))'",
+			     t->v->cc);
+	/* the same source through stepscope-cc, no -I either: the wrapper
+	 * puts stepscope.h on the path, and the ranges are recorded */
+	SS_E2E_SH_OK(t, WRAP " %s %s -Wall -Wextra -Werror -o s-cc-range " E2E "/s-cc-range.c",
+		     t->v->cc, t->v->opt);
+	st = ss_e2e_record(t, "rec", "cc-range", NULL);
 	SS_E2E_EXPECT_STATUS(t, st, 0);
 	check_range(t, "rec");
 	ss_e2e_pass(t);
