@@ -41,6 +41,7 @@ struct ss_diff_thr {
 	uint64_t *rsum;              /* time of closed ranges under the open
 	                              * range of each depth (index depth + 1) */
 	size_t nrsum;
+	uint64_t seen_ns;            /* its last time known to be recorded */
 };
 
 struct ss_diff_col {
@@ -54,6 +55,9 @@ struct ss_diff_col {
 	struct ss_diff_thr *th;
 	size_t nth, capth, last;
 	uint64_t pid;                /* the process being fed */
+	uint64_t *cut;               /* pids whose trace is cut short */
+	uint64_t *lastst;            /* and the last step of each */
+	size_t ncut;
 	int oom;
 };
 
@@ -245,6 +249,8 @@ static void ss_diff_on_open(void *ctx, uint64_t tid, const struct ss_slice *s)
 		return;
 	}
 	t->open[k][s->depth] = id;
+	if (s->begin_ns > t->seen_ns)
+		t->seen_ns = s->begin_ns;
 }
 
 static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
@@ -266,6 +272,10 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 		c->oom = 1;
 		return;
 	}
+	if (s->begin_ns > t->seen_ns)
+		t->seen_ns = s->begin_ns;
+	if (!(s->flags & SS_SLICE_CLIPPED_END) && s->end_ns > t->seen_ns)
+		t->seen_ns = s->end_ns;
 	for (d = 0; d < s->depth && d < t->nopen[k]; d++)
 		if (t->open[k][d] == id)
 			rec = 1;
@@ -350,6 +360,8 @@ static void ss_diff_col_free(struct ss_diff_col *c)
 		free(c->th[i].rsum);
 	}
 	free(c->names);
+	free(c->cut);
+	free(c->lastst);
 	free(c->nhash);
 	free(c->k);
 	free(c->th);
@@ -391,6 +403,28 @@ static void ss_diff_config(const struct ss_reader *r, const char *key, char *out
 	}
 }
 
+/* The steps r marks as recorded; *ended: r holds its end-of-run record
+ * (a trace cut short, or a process killed, has none). */
+static size_t ss_diff_marks(const struct ss_reader *r, int *ended)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	struct ss_meta_step st;
+	size_t n = 0;
+
+	*ended = 0;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		if (m.type == SS_META_END)
+			*ended = 1;
+		if (m.type != SS_META_STEP || m.len < sizeof(st))
+			continue;
+		memcpy(&st, m.data, sizeof(st));
+		n += st.action == SS_STEP_RECORD;
+	}
+	return n;
+}
+
 static int ss_diff_cmp_step(const void *x, const void *y)
 {
 	const struct ss_agg_step *a = x, *b = y;
@@ -398,6 +432,28 @@ static int ss_diff_cmp_step(const void *x, const void *y)
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
 	return a->step < b->step ? -1 : a->step > b->step;
+}
+
+/* 1 when the events of step s are all in its trace: its process's trace
+ * is whole, or the step's thread was recorded up to the step's end (a
+ * trace cut short may hold the step marks of the steps after the cut
+ * without their events, or events after its last step mark, which the
+ * last step, ending at the last event, takes in: so the last step of a
+ * trace cut short is never whole). */
+static int ss_diff_whole(struct ss_diff_col *c, const struct ss_agg_step *s)
+{
+	size_t i;
+
+	for (i = 0; i < c->ncut && c->cut[i] != s->pid; i++)
+		;
+	if (i == c->ncut)
+		return 1;
+	if (s->step >= c->lastst[i])
+		return 0; /* no mark after it: it ends at the last event */
+	for (i = 0; i < c->nth; i++)
+		if (c->th[i].pid == s->pid && c->th[i].tid == s->tid)
+			return c->th[i].seen_ns >= s->end_ns;
+	return 0;
 }
 
 static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
@@ -421,7 +477,14 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 		free(sid);
 		return 1;
 	}
-	memcpy(steps, st, n * sizeof(*steps));
+	for (i = 0; i < n; i++)     /* the last step of each trace cut short */
+		for (j = 0; j < c->ncut; j++)
+			if (c->cut[j] == st[i].pid && st[i].step > c->lastst[j])
+				c->lastst[j] = st[i].step;
+	for (i = j = 0; i < n; i++)
+		if (ss_diff_whole(c, &st[i]))
+			steps[j++] = st[i];
+	r->nsteps = n = j;
 	qsort(steps, n, sizeof(*steps), ss_diff_cmp_step);
 	for (i = 0; i < n; i++)
 		r->step_ns[i] = steps[i].end_ns - steps[i].begin_ns;
@@ -480,7 +543,7 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 	struct ss_run run;
 	struct ss_sym *sym;
 	size_t i, e;
-	int rc;
+	int rc, ended;
 
 	memset(r, 0, sizeof(*r));
 	memset(&c, 0, sizeof(c));
@@ -510,7 +573,27 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 			rc = 1;
 		}
 	for (i = 0; !rc && i < run.n; i++) {
-		c.pid = run.rs[i]->hdr.pid;
+		const struct ss_reader *rd = run.rs[i];
+		c.pid = rd->hdr.pid;
+		r->nsteps_all += ss_diff_marks(rd, &ended);
+		if (rd->damaged || rd->warning[0] || !ended) {
+			uint64_t *nc = realloc(c.cut, (c.ncut + 1) * sizeof(*nc));
+			uint64_t *nl = nc ? realloc(c.lastst, (c.ncut + 1) * sizeof(*nl)) : NULL;
+			if (nc)
+				c.cut = nc;
+			if (!nl) {
+				snprintf(err, errlen, "out of memory");
+				rc = 1;
+				break;
+			}
+			c.lastst = nl;
+			c.lastst[c.ncut] = 0;
+			c.cut[c.ncut++] = c.pid;
+			if (!r->cut[0]) {
+				snprintf(r->cut, sizeof(r->cut), "%s", rd->path);
+				r->cut_off = rd->damaged ? rd->damage_offset : rd->size;
+			}
+		}
 		ss_slicer_on_open(run.sls[i], ss_diff_on_open, &c);
 		ss_run_feed(&run, i, ex, 2, NULL, NULL);
 	}

@@ -31,15 +31,23 @@ struct ss_diff_run {
 	char prog[256];             /* program name of its first trace */
 	char stepfn[256];           /* step.function, "" when none */
 	size_t nprocs, nthreads;
-	size_t nsteps;
-	uint64_t *step_ns;          /* duration of each recorded step */
+	size_t nsteps;              /* steps compared: the recorded steps
+	                             * whose events the traces hold */
+	size_t nsteps_all;          /* recorded steps (the traces' step marks) */
+	char cut[512];              /* "" or the first trace cut short (a file
+	                             * truncated or damaged): its path */
+	unsigned long long cut_off; /* and the offset of the damage */
+	uint64_t *step_ns;          /* duration of each step compared */
 	struct ss_diff_series *s;
 	size_t ns;
 	struct ss_agg *agg;         /* the walked run (trees for html --diff) */
 };
 
-/* Load run directory dir (backend, quiet as for ss_agg_walk).  0, 2 (bad
- * input: message in err) or 1 (internal failure). */
+/* Load run directory dir (backend, quiet as for ss_agg_walk).  In a trace
+ * cut short the steps marked after its thread's last event are left out
+ * (their events are missing: they are no steps of zero time), so are the
+ * steps the cut fell in; nsteps says how many are left.  0, 2 (bad input:
+ * message in err) or 1 (internal failure). */
 int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 		 int quiet, char *err, size_t errlen);
 void ss_diff_release(struct ss_diff_run *r);

@@ -200,6 +200,19 @@ static void ss_diff_runline(FILE *f, const char *tag, const struct ss_diff_run *
 		r->nthreads == 1 ? "" : "s");
 }
 
+/* One line when a trace of either run is cut short: the steps compared. */
+static void ss_diff_cutline(FILE *f, const struct ss_diff_run *a,
+			    const struct ss_diff_run *b)
+{
+	const struct ss_diff_run *c = a->cut[0] ? a : b;
+
+	if (!a->cut[0] && !b->cut[0])
+		return;
+	fprintf(f, "steps compared: base %zu of %zu, new %zu of %zu (%s is cut short at offset %llu: "
+		"the steps whose events it lacks are left out)\n",
+		a->nsteps, a->nsteps_all, b->nsteps, b->nsteps_all, c->cut, c->cut_off);
+}
+
 static size_t ss_diff_shown(const struct ss_diff_args *g, size_t n)
 {
 	return g->limit && (size_t)g->limit < n ? (size_t)g->limit : n;
@@ -215,6 +228,7 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 
 	ss_diff_runline(f, "base", a);
 	ss_diff_runline(f, "new ", b);
+	ss_diff_cutline(f, a, b);
 	if (note)
 		fprintf(f, "note: %s\n", note);
 	fprintf(f, "\nstep time (median): %s -> %s  %s  %s  %s (Mann-Whitney p=%.2g)\n\n",
@@ -318,8 +332,13 @@ static void ss_diff_json_run(FILE *f, const char *key, const struct ss_diff_run 
 	ss_export_json_fputs(f, r->prog);
 	fputs(",\"step_function\":", f);
 	ss_export_json_fputs(f, r->stepfn);
-	fprintf(f, ",\"steps\":%zu,\"processes\":%zu,\"threads\":%zu,\"step_ns\":[",
-		r->nsteps, r->nprocs, r->nthreads);
+	fprintf(f, ",\"steps\":%zu,\"steps_recorded\":%zu,\"cut\":", r->nsteps, r->nsteps_all);
+	if (r->cut[0])
+		ss_export_json_fputs(f, r->cut);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"processes\":%zu,\"threads\":%zu,\"step_ns\":[",
+		r->nprocs, r->nthreads);
 	for (i = 0; i < r->nsteps; i++)
 		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)r->step_ns[i]);
 	fputs("]}", f);
@@ -387,6 +406,16 @@ static int ss_diff_main(int argc, char **argv, int html)
 			fprintf(stderr, "stepscope: diff: %s\n", err);
 			goto out;
 		}
+		/* a trace cut short: compared over the steps it holds whole,
+		 * refused when too few are left to tell a change from noise */
+		if (r[i].cut[0] && r[i].nsteps < SS_DIFF_MIN_STEPS) {
+			fprintf(stderr, "stepscope: diff: %s is cut short at offset %llu: "
+				"%zu of its %zu recorded steps are whole, too few to compare (%d needed)\n",
+				r[i].cut, r[i].cut_off, r[i].nsteps, r[i].nsteps_all,
+				SS_DIFF_MIN_STEPS);
+			rc = 2;
+			goto out;
+		}
 		if (!r[i].nsteps) {
 			fprintf(stderr, "stepscope: diff: %s: no recorded steps (record with step.function set)\n",
 				g.dir[i]);
@@ -430,8 +459,10 @@ static int ss_diff_main(int argc, char **argv, int html)
 	if (html)
 		ss_diff_html_write(f, &r[0], &r[1], &g.o, &st, rows, (size_t)n,
 				   note[0] ? note : NULL);
-	else if (g.fmt == SS_DIFF_CSV)
+	else if (g.fmt == SS_DIFF_CSV) {
+		ss_diff_cutline(stderr, &r[0], &r[1]);
 		ss_diff_csv(f, &g, &st, rows, (size_t)n);
+	}
 	else if (g.fmt == SS_DIFF_JSON)
 		ss_diff_json(f, &g, &r[0], &r[1], &st, rows, (size_t)n, note[0] ? note : NULL);
 	else
