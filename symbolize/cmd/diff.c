@@ -29,8 +29,8 @@ static void ss_diff_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stepscope diff [--format table|csv|json] [--fail-above PCT] [--limit N]\n"
-		"                      [--min-change PCT] [--alpha P] [-o OUT] [--backend dw|bfd] [-q]\n"
-		"                      BASE NEW\n"
+		"                      [--min-change PCT] [--alpha P] [--allow-renamed] [-o OUT]\n"
+		"                      [--backend dw|bfd] [-q] BASE NEW\n"
 		"\n"
 		"Compare two recorded runs of the same program: the median step time, then\n"
 		"per function and range the calls, self and total time per step in BASE and\n"
@@ -44,6 +44,8 @@ static void ss_diff_usage(FILE *f)
 		"   --limit N          rows (default 30, 0 = all)\n"
 		"   --min-change PCT   smallest change called significant (default 5)\n"
 		"   --alpha P          p below which a change can be significant (default 0.01)\n"
+		"   --allow-renamed    compare runs of programs of different names (two builds\n"
+		"                      of one program) with the same step.function\n"
 		"   -o, --output OUT   write there instead of stdout\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n");
@@ -53,7 +55,7 @@ static void ss_diff_html_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stepscope html --diff [-o OUT] [--min-change PCT] [--alpha P]\n"
-		"                      [--backend dw|bfd] [-q] BASE NEW\n"
+		"                      [--allow-renamed] [--backend dw|bfd] [-q] BASE NEW\n"
 		"\n"
 		"One offline HTML page comparing two runs: the table of 'stepscope diff',\n"
 		"both runs' step times side by side and a differential flame graph (NEW's\n"
@@ -62,6 +64,7 @@ static void ss_diff_html_usage(FILE *f)
 		"   -o, --output OUT   write the page here (default NEW/diff.html; - is stdout)\n"
 		"   --min-change PCT   smallest change called significant (default 5)\n"
 		"   --alpha P          p below which a change can be significant (default 0.01)\n"
+		"   --allow-renamed    compare runs of programs of different names\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n");
 }
@@ -70,7 +73,7 @@ enum ss_diff_fmt { SS_DIFF_TABLE, SS_DIFF_CSV, SS_DIFF_JSON };
 
 struct ss_diff_args {
 	const char *dir[2], *out, *backend;
-	int quiet, fmt, limit, html;
+	int quiet, fmt, limit, html, renamed;
 	double fail_above;           /* < 0: off */
 	struct ss_diff_opts o;
 };
@@ -121,6 +124,10 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 		}
 		if (g->html && !strcmp(s, "--diff"))
 			continue;
+		if (!strcmp(s, "--allow-renamed")) {
+			g->renamed = 1;
+			continue;
+		}
 		if (s[0] != '-' || !s[1]) {
 			if (nd == 2) {
 				fprintf(stderr, "stepscope: diff: one BASE and one NEW run directory, not also '%s'\n", s);
@@ -386,7 +393,7 @@ static int ss_diff_main(int argc, char **argv, int html)
 	struct ss_diff_stat st;
 	struct ss_diff_row *rows = NULL;
 	struct ss_out o;
-	char err[1024], note[256] = "", *defout = NULL;
+	char err[1024], note[768] = "", *defout = NULL;
 	long n;
 	int rc, i;
 	FILE *f = stdout;
@@ -423,17 +430,27 @@ static int ss_diff_main(int argc, char **argv, int html)
 			goto out;
 		}
 	}
-	if (strcmp(r[0].prog, r[1].prog) || strcmp(r[0].stepfn, r[1].stepfn)) {
+	/* two builds of one program may have other names (train_old,
+	 * train_new): with --allow-renamed the step function matches them */
+	if (strcmp(r[0].stepfn, r[1].stepfn) || (strcmp(r[0].prog, r[1].prog) && !g.renamed)) {
 		fprintf(stderr, "stepscope: diff: not comparable: %s runs %s (step.function %s), %s runs %s (step.function %s)\n",
 			g.dir[0], r[0].prog, r[0].stepfn[0] ? r[0].stepfn : "-", g.dir[1],
 			r[1].prog, r[1].stepfn[0] ? r[1].stepfn : "-");
+		if (!strcmp(r[0].stepfn, r[1].stepfn))
+			fprintf(stderr, "stepscope: diff: two builds of one program under other names? "
+				"--allow-renamed compares them\n");
 		rc = 2;
 		goto out;
 	}
-	if (r[0].nprocs != r[1].nprocs || r[0].nthreads != r[1].nthreads)
+	if (strcmp(r[0].prog, r[1].prog))
 		snprintf(note, sizeof(note),
-			 "the runs differ in processes (%zu, %zu) or threads (%zu, %zu): functions are compared by name over all of them",
-			 r[0].nprocs, r[1].nprocs, r[0].nthreads, r[1].nthreads);
+			 "programs of different names compared (--allow-renamed): %s in BASE with %s in NEW, "
+			 "matched by step.function %s; functions are matched by name",
+			 r[0].prog, r[1].prog, r[0].stepfn[0] ? r[0].stepfn : "-");
+	if (r[0].nprocs != r[1].nprocs || r[0].nthreads != r[1].nthreads)
+		snprintf(note + strlen(note), sizeof(note) - strlen(note),
+			 "%sthe runs differ in processes (%zu, %zu) or threads (%zu, %zu): functions are compared by name over all of them",
+			 note[0] ? "; " : "", r[0].nprocs, r[1].nprocs, r[0].nthreads, r[1].nthreads);
 	n = ss_diff_compare(&r[0], &r[1], &g.o, &st, &rows);
 	if (n < 0) {
 		fprintf(stderr, "stepscope: diff: out of memory\n");

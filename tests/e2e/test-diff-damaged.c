@@ -16,6 +16,12 @@
  *   exit 2, nothing on stdout.  At 10% the events (3 MB into the file,
  *   after the reserved chunks) are all gone: refused.  At 50% the events
  *   are there and compared.
+ * - test_renamed: two builds of s-diff (the second's attention does 4
+ *   times the work) named train_old and train_new: diff refuses them
+ *   (exit 2) and points to --allow-renamed in a second line; with it they
+ *   are compared (exit 0), a note names both programs and the step
+ *   function that matched them, and attention is the first row, grown
+ *   and significant.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,10 +125,41 @@ static void test_cut(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_renamed(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	ss_e2e_build(t, "diff", NULL);
+	SS_E2E_SH_OK(t, "mv s-diff train_old");
+	ss_e2e_build(t, "diff", "-DATTN_WORK=40");
+	SS_E2E_SH_OK(t, "mv s-diff train_new");
+	SS_E2E_SH_OK(t, SS " record " SET " -o run-old -- ./train_old 40 >/dev/null && "
+		     SS " record " SET " -o run-new -- ./train_new 40 >/dev/null");
+	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, SS " diff -q run-old run-new"), 2);
+	SS_E2E_CHECK(t, !t->out[0] && strstr(t->err, "stepscope: diff: not comparable: run-old runs train_old "
+					     "(step.function train_step), run-new runs train_new "
+					     "(step.function train_step)\n") &&
+			     strstr(t->err, "--allow-renamed compares them\n"),
+		     "refusal: %s", t->err);
+	SS_E2E_SH_OK(t, SS " diff -q --allow-renamed run-old run-new");
+	print_message("%s", t->out);
+	SS_E2E_CHECK(t, strstr(t->out, "\nnote: programs of different names compared (--allow-renamed): "
+				   "train_old in BASE with train_new in NEW, matched by step.function train_step"),
+		     "no note naming both programs:\n%s", t->out);
+	SS_E2E_SH_OK(t, SS " diff -q --allow-renamed run-old run-new | grep -A1 '^Name ' | "
+		     "grep -Eq '^attention +1->1 .* \\+[0-9.]+%% .*\\*$'");
+	SS_E2E_SH_OK(t, SS " diff -q --allow-renamed --format json run-old run-new | "
+		     "grep -q '\"note\":\"programs of different names compared'");
+	SS_E2E_SH_OK(t, SS " html --diff -q --allow-renamed -o d.html run-old run-new && "
+		     "grep -q 'train_old in BASE with train_new' d.html");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E__ONE(test_cut, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_renamed, ss_e2e_gcc_O2, "gcc-O2"),
 	};
 
 	ss_e2e_filter_from_env();
