@@ -59,6 +59,7 @@ const struct key ss_cfg_keys[I_NKEYS] = {
 	[I_RECORD] = { "record", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
 	[I_RECORD_STACK] = { "record.stack", T_BOOL, F(record_stack), 0, NOF, I_RECORD, ANY_MODE },
 	[I_RECORD_DEPTH] = { "record.stack_depth", T_INT, F(record_stack_depth), 0, 1, 128, I_RECORD, ANY_MODE },
+	[I_RECORD_SCHED] = { "record.sched", T_BOOL, F(record_sched), 0, NOF, I_RECORD, ANY_MODE },
 	[I_MEMORY] = { "memory", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
 	[I_MEMORY_ENABLED] = { "memory.enabled", T_BOOL, F(memory_enabled), 0, NOF, I_MEMORY, ANY_MODE },
 	[I_MEMORY_INTERVAL] = { "memory.interval_ms", T_INT, F(memory_interval_ms), 0, 1, 60000, I_MEMORY, ANY_MODE },
@@ -458,6 +459,7 @@ void ss_config_defaults(struct ss_config *c)
 	c->buffer_kb = 1024;
 	c->record_stack = 0;
 	c->record_stack_depth = 16;
+	c->record_sched = 1;
 	c->memory_enabled = 0;
 	c->memory_interval_ms = 10;
 	c->memory_every_n_steps = 100;

@@ -280,7 +280,42 @@ enum ss_meta_type {
 	SS_META_GPU_KERNEL = 31, /* struct ss_meta_gpu_kernel + name, NUL-terminated */
 	SS_META_GPU_COPY = 32,   /* struct ss_meta_gpu_copy: memcpy or memset */
 	SS_META_GPU_API = 33,    /* struct ss_meta_gpu_api + name, NUL-terminated */
+	/* struct ss_meta_switch + n struct ss_switch: intervals one thread
+	 * spent switched out by the kernel while events were recorded
+	 * (record.sched, runtime/sched.c, docs/trace-format.md "Context
+	 * switches").  Times are CLOCK_MONOTONIC ns (perf's clock), not the
+	 * file clock.  Readers that do not know the type skip it. */
+	SS_META_SWITCH = 40,
 };
+
+struct ss_meta_switch {
+	uint64_t tid;                /* OS thread id */
+	uint64_t serial;             /* its serial (EVENTS chunks) */
+	uint64_t n;                  /* struct ss_switch that follow */
+	uint64_t lost;               /* switch records the kernel dropped on
+	                              * this thread (its ring overflowed)
+	                              * since the previous record */
+};
+_Static_assert(sizeof(struct ss_meta_switch) == 32, "switch header size");
+
+enum ss_switch_flags {
+	SS_SWITCH_PREEMPTED = 1 << 0, /* switched out while runnable (its time
+	                               * slice ended, a higher priority task
+	                               * woke); else it blocked (sleep, lock,
+	                               * I/O, page fault) */
+	SS_SWITCH_FROM_START = 1 << 1, /* already out when recording began:
+	                                * out_ns is that time */
+	SS_SWITCH_TO_END = 1 << 2,     /* still out when recording stopped:
+	                                * in_ns is that time */
+};
+
+struct ss_switch {
+	uint64_t out_ns;             /* CLOCK_MONOTONIC: switched out */
+	uint64_t in_ns;              /* CLOCK_MONOTONIC: back on a CPU */
+	uint32_t flags;              /* enum ss_switch_flags */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct ss_switch) == 24, "switch size");
 
 struct ss_meta_gpu_clock {
 	uint64_t gpu_ns;             /* cuptiGetTimestamp() */

@@ -296,6 +296,14 @@ SS_HIDDEN void ss_fork_resume(void);
 SS_HIDDEN void ss_gpu_on_window(int open); /* lock held */
 SS_HIDDEN void ss_gpu_stop(void);          /* lock not held */
 
+/* sched.c: context switches of the recorded threads (record.sched) */
+SS_HIDDEN void ss_sched_thread_add(struct ss_thread *t);  /* lock held, own thread */
+SS_HIDDEN void ss_sched_thread_gone(struct ss_thread *t); /* lock held */
+SS_HIDDEN void ss_sched_on_window(int open); /* lock held: each step boundary */
+SS_HIDDEN void ss_sched_drain(void);         /* lock not held: pool thread */
+SS_HIDDEN void ss_sched_stop(void);          /* lock held: at exit */
+SS_HIDDEN void ss_sched_after_fork(void);
+
 /* stack.c: native call stacks at recorded entries (record.stack) */
 SS_HIDDEN void ss_stack_init(void);     /* before main; sets ss_hot.stacks */
 SS_HIDDEN void ss_stack_capture(void);  /* right after an ENTER was emitted */

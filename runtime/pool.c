@@ -147,6 +147,7 @@ static void *pool_main(void *arg)
 		pthread_mutex_unlock(&pool.mu);
 		uint64_t copied = ss_ring_drain_all(0);
 		int pending = ss_ring_pending();
+		ss_sched_drain(); /* record.sched: context switches (sched.c) */
 		pthread_mutex_lock(&pool.mu);
 		if (copied)
 			wait = COPY_WAIT_MIN_US;

@@ -479,6 +479,7 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 	if (ss_rt.fd >= 0) {
 		ss_stats_close_frames(self); /* stats: whole_run: last tables */
 		ss_stats_write_all();
+		ss_sched_stop(); /* record.sched: the last switches */
 		for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 			ss_meta_thread_name(t->tid);
 		/* unused chunks at the end of the file go, in whatever order

@@ -33,6 +33,7 @@ void ss_thread_init(struct ss_thread *t)
 	pthread_setspecific(ss_rt.key, t);
 	ss_frames_alloc(t);
 	ss_meta_thread_name(t->tid);
+	ss_sched_thread_add(t); /* record.sched: its switches */
 }
 
 static void unregister(struct ss_thread *t)
@@ -57,6 +58,7 @@ SS_HIDDEN void ss_thread_exit(void *arg)
 	pthread_mutex_lock(&ss_rt.lock);
 	if (ss_rt.fd >= 0 && ss_rt.pid == getpid())
 		ss_meta_thread_name(t->tid); /* the name it had at the end */
+	ss_sched_thread_gone(t);
 	ss_ring_close(t); /* the background thread copies the rest */
 	ss_frames_release(t);
 	ss_stats_close_frames(t); /* stats: whole_run: the thread's last table */
@@ -106,4 +108,5 @@ SS_HIDDEN void ss_thread_after_fork(void)
 	self->bseq = 0;
 	ss_rt.threads = NULL;
 	ss_stats_after_fork(self); /* the child counts from zero */
+	ss_sched_after_fork();
 }

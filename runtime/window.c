@@ -167,6 +167,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
 	}
 	ss_gpu_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
+	ss_sched_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
 	/* nothing left to record: stop watching, unless steps still count
 	 * (stats: whole_run, log.every_n_steps) */
 	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1) &&
