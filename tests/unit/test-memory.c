@@ -52,6 +52,15 @@ int ss_meta_write_ts(uint16_t type, uint64_t ts, const void *a, size_t alen,
 	return 0;
 }
 
+/* runtime/thread.c's: the poller starts through it, named */
+int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *name)
+{
+	int err = pthread_create(th, NULL, fn, arg);
+	if (!err && name)
+		pthread_setname_np(*th, name);
+	return err;
+}
+
 static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
 static char warns[8192];
 
