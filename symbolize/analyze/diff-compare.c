@@ -158,6 +158,14 @@ static int ss_diff_cmp_row(const void *x, const void *y)
 {
 	const struct ss_diff_row *a = x, *b = y;
 
+	if (a->only != b->only) /* both runs, then gone, then new */
+		return (a->only ? 2 + a->only : 0) < (b->only ? 2 + b->only : 0) ? -1 : 1;
+	if (a->only) {          /* most calls first */
+		double ca = a->calls_base + a->calls_new, cb = b->calls_base + b->calls_new;
+		if (ca != cb)
+			return ca > cb ? -1 : 1;
+		return strcmp(a->name, b->name);
+	}
 	if (a->self.delta != b->self.delta)
 		return a->self.delta > b->self.delta ? -1 : 1;
 	if (a->total.delta != b->total.delta)
@@ -182,6 +190,12 @@ static void ss_diff_row(const struct ss_diff_run *a, const struct ss_diff_run *b
 	ss_diff_vals(sa ? sa->total_ns : NULL, a->nsteps, x);
 	ss_diff_vals(sb ? sb->total_ns : NULL, b->nsteps, y);
 	ss_diff_stat(x, a->nsteps, y, b->nsteps, o, step_base, &row->total);
+	row->only = row->calls_base > 0 && row->calls_new == 0   ? -1
+		    : row->calls_base == 0 && row->calls_new > 0 ? 1
+								 : 0;
+	/* not a change of the same code: listed apart, never significant */
+	if (row->only)
+		row->self.significant = row->total.significant = 0;
 }
 
 /* A frame open in every step (main, the loop): no call and no time that
@@ -226,6 +240,122 @@ long ss_diff_compare(const struct ss_diff_run *a, const struct ss_diff_run *b,
 	qsort(r, n, sizeof(*r), ss_diff_cmp_row);
 	*rows = r;
 	return (long)n;
+}
+
+size_t ss_diff_ranked(const struct ss_diff_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && !rows[i].only; i++)
+		;
+	return i;
+}
+
+static int ss_diff_cmp_caller(const void *x, const void *y)
+{
+	const struct ss_diff_caller *a = x, *b = y;
+
+	if (a->delta != b->delta)
+		return a->delta > b->delta ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+size_t ss_diff_callers(const struct ss_diff_run *a, const struct ss_diff_run *b,
+		       const char *callee, struct ss_diff_caller *out, size_t max)
+{
+	const struct ss_diff_run *r[2] = { a, b };
+	struct ss_diff_caller *c = calloc(a->ne + b->ne + 1, sizeof(*c));
+	size_t steps = a->nsteps > b->nsteps ? a->nsteps : b->nsteps, n = 0, i, k, w;
+	double *v = malloc((steps + 1) * sizeof(*v));
+
+	if (!c || !v) {
+		free(c);
+		free(v);
+		return 0;
+	}
+	for (w = 0; w < 2; w++)
+		for (i = 0; i < r[w]->ne; i++) {
+			const struct ss_diff_series *e = &r[w]->e[i];
+			if (strcmp(e->name, callee))
+				continue;
+			for (k = 0; k < n && strcmp(c[k].name, e->caller); k++)
+				;
+			if (k == n)
+				c[n++].name = e->caller;
+			ss_diff_vals(e->total_ns, r[w]->nsteps, v);
+			*(w ? &c[k].new_ : &c[k].base) = ss_diff_median(v, r[w]->nsteps);
+		}
+	for (k = 0; k < n; k++)
+		c[k].delta = c[k].new_ - c[k].base;
+	qsort(c, n, sizeof(*c), ss_diff_cmp_caller);
+	memcpy(out, c, (n < max ? n : max) * sizeof(*c));
+	free(c);
+	free(v);
+	return n;
+}
+
+size_t ss_diff_gone_callees(const struct ss_diff_run *a, const struct ss_diff_row *rows,
+			    size_t n, const char *caller, const char **out, size_t max)
+{
+	size_t i, k, m = 0;
+
+	for (i = 0; i < a->ne; i++) {
+		if (strcmp(a->e[i].caller, caller))
+			continue;
+		for (k = 0; k < n; k++)
+			if (rows[k].only < 0 && rows[k].kind == SS_AGG_FUNCTION &&
+			    !strcmp(rows[k].name, a->e[i].name))
+				break;
+		if (k == n)
+			continue;
+		if (m < max)
+			out[m] = rows[k].name;
+		m++;
+	}
+	return m;
+}
+
+char *ss_diff_fmt_calls(double v, char *buf, size_t len)
+{
+	static const char sfx[] = "kMG";
+	int i = -1;
+
+	if (!(v > 0)) {
+		snprintf(buf, len, "0");
+		return buf;
+	}
+	if (v < 999.995) {
+		if (fabs(v - round(v)) < 0.005)
+			snprintf(buf, len, "%.0f", v);
+		else
+			snprintf(buf, len, "%.2f", v);
+		return buf;
+	}
+	while (v >= 999.95 && i < 2) {
+		v /= 1000;
+		i++;
+	}
+	ss_diff_fmt_num(v < 10 ? round(v * 100) / 100 : round(v * 10) / 10, buf,
+			len > 1 ? len - 1 : len);
+	snprintf(buf + strlen(buf), len - strlen(buf), "%c", sfx[i]);
+	return buf;
+}
+
+char *ss_diff_fmt_num(double v, char *buf, size_t len)
+{
+	size_t n;
+
+	snprintf(buf, len, "%.3f", v);
+	if (strchr(buf, '.')) {
+		n = strlen(buf);
+		while (n && buf[n - 1] == '0')
+			buf[--n] = 0;
+		if (n && buf[n - 1] == '.')
+			buf[--n] = 0;
+	}
+	if (!strcmp(buf, "-0"))
+		snprintf(buf, len, "0");
+	return buf;
 }
 
 char *ss_diff_fmt_time(double ns, char *buf, size_t len)

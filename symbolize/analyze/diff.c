@@ -27,10 +27,14 @@
 
 /* ------------------------------------------------------------ collector */
 
+/* kind: SS_AGG_FUNCTION, SS_AGG_RANGE, or SS_DIFF_EDGE: the calls of
+ * function id made by function caller */
+#define SS_DIFF_EDGE 2
+
 struct ss_diff_key {
 	uint64_t pid, step, calls, total;
 	uint64_t self;               /* ranges: time outside nested ranges */
-	uint32_t id;
+	uint32_t id, caller;         /* caller: SS_DIFF_EDGE only */
 	int kind, used;
 };
 
@@ -109,13 +113,15 @@ static uint32_t ss_diff_intern(struct ss_diff_col *c, const char *s)
 }
 
 static size_t ss_diff_kslot(uint64_t pid, uint64_t step, uint32_t id, int kind,
-			    size_t cap)
+			    uint32_t caller, size_t cap)
 {
-	return ss_diff_mix(pid * 31 + step * 1000003 + id * 2 + (uint64_t)kind) & (cap - 1);
+	return ss_diff_mix(pid * 31 + step * 1000003 + id * 4 + (uint64_t)kind +
+			   ((uint64_t)caller << 36)) & (cap - 1);
 }
 
 static struct ss_diff_key *ss_diff_key(struct ss_diff_col *c, uint64_t pid,
-				       uint64_t step, uint32_t id, int kind)
+				       uint64_t step, uint32_t id, int kind,
+				       uint32_t caller)
 {
 	size_t i;
 
@@ -128,7 +134,7 @@ static struct ss_diff_key *ss_diff_key(struct ss_diff_col *c, uint64_t pid,
 			if (!c->k[j].used)
 				continue;
 			i = ss_diff_kslot(c->k[j].pid, c->k[j].step, c->k[j].id,
-					  c->k[j].kind, nc);
+					  c->k[j].kind, c->k[j].caller, nc);
 			while (nk[i].used)
 				i = (i + 1) & (nc - 1);
 			nk[i] = c->k[j];
@@ -137,10 +143,11 @@ static struct ss_diff_key *ss_diff_key(struct ss_diff_col *c, uint64_t pid,
 		c->k = nk;
 		c->kcap = nc;
 	}
-	i = ss_diff_kslot(pid, step, id, kind, c->kcap);
+	i = ss_diff_kslot(pid, step, id, kind, caller, c->kcap);
 	while (c->k[i].used) {
 		struct ss_diff_key *e = &c->k[i];
-		if (e->pid == pid && e->step == step && e->id == id && e->kind == kind)
+		if (e->pid == pid && e->step == step && e->id == id && e->kind == kind &&
+		    e->caller == caller)
 			return e;
 		i = (i + 1) & (c->kcap - 1);
 	}
@@ -149,6 +156,7 @@ static struct ss_diff_key *ss_diff_key(struct ss_diff_col *c, uint64_t pid,
 	c->k[i].step = step;
 	c->k[i].id = id;
 	c->k[i].kind = kind;
+	c->k[i].caller = caller;
 	c->kn++;
 	return &c->k[i];
 }
@@ -261,7 +269,7 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 	struct ss_diff_key *e;
 	int k = ss_diff_kind(s), rec = 0;
 	uint64_t self = 0;
-	uint32_t id;
+	uint32_t id, caller = UINT32_MAX;
 	size_t d;
 
 	if (k < 0 || !s->name)
@@ -279,6 +287,8 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 	for (d = 0; d < s->depth && d < t->nopen[k]; d++)
 		if (t->open[k][d] == id)
 			rec = 1;
+	if (k == SS_AGG_FUNCTION && s->depth && s->depth - 1 < t->nopen[k])
+		caller = t->open[k][s->depth - 1];
 	/* the frame at this depth is gone (a clipped one had no opening) */
 	if (s->depth < t->nopen[k])
 		t->open[k][s->depth] = UINT32_MAX;
@@ -288,7 +298,7 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 	}
 	if (!s->has_step)
 		return;
-	e = ss_diff_key(c, pid, s->step, id, k);
+	e = ss_diff_key(c, pid, s->step, id, k, UINT32_MAX);
 	if (!e) {
 		c->oom = 1;
 		return;
@@ -298,6 +308,17 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 	if (!rec)
 		e->total += s->end_ns - s->begin_ns;
 	e->self += self;
+	if (caller == UINT32_MAX)
+		return;
+	/* the same under its caller: which caller's calls grew */
+	if (!(e = ss_diff_key(c, pid, s->step, id, SS_DIFF_EDGE, caller))) {
+		c->oom = 1;
+		return;
+	}
+	if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
+		e->calls++;
+	if (!rec)
+		e->total += s->end_ns - s->begin_ns;
 }
 
 static int ss_diff_begin_cb(void *ctx, uint64_t t0)
@@ -456,13 +477,63 @@ static int ss_diff_whole(struct ss_diff_col *c, const struct ss_agg_step *s)
 	return 0;
 }
 
+/* A new series of n steps for name (caller: an edge's) at *s. */
+static int ss_diff_series_new(struct ss_diff_series *s, const char *name,
+			      const char *caller, int kind, size_t n)
+{
+	s->name = strdup(name);
+	s->caller = caller ? strdup(caller) : NULL;
+	s->kind = (enum ss_agg_kind)kind;
+	s->calls = calloc(n ? n : 1, sizeof(uint64_t));
+	s->self_ns = calloc(n ? n : 1, sizeof(uint64_t));
+	s->total_ns = calloc(n ? n : 1, sizeof(uint64_t));
+	return !s->name || (caller && !s->caller) || !s->calls || !s->self_ns ||
+	       !s->total_ns;
+}
+
+/* The edge series of (callee id, caller id), made on first use; NULL out
+ * of memory.  map: ecap slots of (key + 1, index + 1). */
+static struct ss_diff_series *ss_diff_edge(struct ss_diff_run *r,
+					   const struct ss_diff_col *c,
+					   uint64_t (*map)[2], size_t ecap,
+					   const struct ss_diff_key *k, size_t n)
+{
+	uint64_t key = ((uint64_t)k->id << 32 | k->caller) + 1;
+	size_t i = ss_diff_mix(key) & (ecap - 1);
+
+	while (map[i][0] && map[i][0] != key)
+		i = (i + 1) & (ecap - 1);
+	if (!map[i][0]) {
+		if (ss_diff_series_new(&r->e[r->ne], c->names[k->id], c->names[k->caller],
+				       SS_AGG_FUNCTION, n)) {
+			r->ne++;
+			return NULL;
+		}
+		map[i][0] = key;
+		map[i][1] = ++r->ne;
+	}
+	return &r->e[map[i][1] - 1];
+}
+
 static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 			 struct ss_diff_col *c)
 {
 	const struct ss_agg_step *st;
 	struct ss_agg_step *steps;
-	size_t n = ss_agg_steps(a, &st), i, j;
+	size_t n = ss_agg_steps(a, &st), i, j, nedge = 0, ecap = 16;
+	uint64_t (*map)[2];
 	long *sid;
+
+	for (i = 0; i < c->kcap; i++)
+		nedge += c->k[i].used && c->k[i].kind == SS_DIFF_EDGE;
+	while (ecap < nedge * 2)
+		ecap *= 2;
+	map = calloc(ecap, sizeof(*map));
+	r->e = calloc(nedge + 1, sizeof(*r->e));
+	if (!map || !r->e) {
+		free(map);
+		return 1;
+	}
 
 	r->nprocs = ss_agg_nprocesses(a);
 	r->nthreads = ss_agg_nthreads(a);
@@ -475,6 +546,7 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 	if (!steps || !r->step_ns || !sid || !r->s) {
 		free(steps);
 		free(sid);
+		free(map);
 		return 1;
 	}
 	for (i = 0; i < n; i++)     /* the last step of each trace cut short */
@@ -503,24 +575,30 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 		hit = n ? bsearch(&probe, steps, n, sizeof(*steps), ss_diff_cmp_step) : NULL;
 		if (!hit)
 			continue; /* a step no step slice closed */
-		x = key.id * 2 + (size_t)key.kind;
-		if (!sid[x]) {
-			s = &r->s[r->ns];
-			s->name = strdup(c->names[key.id]);
-			s->kind = (enum ss_agg_kind)key.kind;
-			s->calls = calloc(n, sizeof(uint64_t));
-			s->self_ns = calloc(n, sizeof(uint64_t));
-			s->total_ns = calloc(n, sizeof(uint64_t));
-			r->ns++;
-			if (!s->name || !s->calls || !s->self_ns || !s->total_ns) {
+		j = (size_t)(hit - steps);
+		if (key.kind == SS_DIFF_EDGE) {
+			if (!(s = ss_diff_edge(r, c, map, ecap, &key, n))) {
 				free(steps);
 				free(sid);
+				free(map);
+				return 1;
+			}
+			s->calls[j] += key.calls;
+			s->total_ns[j] += key.total;
+			continue;
+		}
+		x = key.id * 2 + (size_t)key.kind;
+		if (!sid[x]) {
+			if (ss_diff_series_new(&r->s[r->ns++], c->names[key.id], NULL,
+					       key.kind, n)) {
+				free(steps);
+				free(sid);
+				free(map);
 				return 1;
 			}
 			sid[x] = (long)r->ns;
 		}
 		s = &r->s[sid[x] - 1];
-		j = (size_t)(hit - steps);
 		s->calls[j] += key.calls;
 		s->total_ns[j] += key.total;
 		if (s->kind == SS_AGG_RANGE)
@@ -531,6 +609,7 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 			r->s[i].self_ns[j] = ss_agg_step_self(a, r->s[i].name, &steps[j]);
 	free(steps);
 	free(sid);
+	free(map);
 	return 0;
 }
 
@@ -550,7 +629,7 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 	c.ex = (struct ss_exporter){ &c, ss_diff_begin_cb, ss_diff_process_cb,
 				     ss_diff_thread_cb, ss_diff_slice, NULL,
 				     ss_diff_counter_cb, NULL, NULL, ss_diff_end_cb,
-				     ss_diff_release_cb, 0 };
+				     ss_diff_release_cb, 0, NULL };
 	if (!(r->dir = strdup(dir)) || !(a = ss_agg_new())) {
 		snprintf(err, errlen, "out of memory");
 		return 1;
@@ -615,13 +694,16 @@ void ss_diff_release(struct ss_diff_run *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->ns; i++) {
-		free(r->s[i].name);
-		free(r->s[i].calls);
-		free(r->s[i].self_ns);
-		free(r->s[i].total_ns);
+	for (i = 0; i < r->ns + r->ne; i++) {
+		struct ss_diff_series *s = i < r->ns ? &r->s[i] : &r->e[i - r->ns];
+		free(s->name);
+		free(s->caller);
+		free(s->calls);
+		free(s->self_ns);
+		free(s->total_ns);
 	}
 	free(r->s);
+	free(r->e);
 	free(r->step_ns);
 	free(r->dir);
 	if (r->agg)

@@ -19,9 +19,12 @@
 
 #include "agg.h"
 
-/* One function or range of one run: a value per recorded step. */
+/* One function or range of one run: a value per recorded step.  An edge
+ * is the calls of function name made by function caller (calls and
+ * total only). */
 struct ss_diff_series {
 	char *name;
+	char *caller;               /* edges only, else NULL */
 	enum ss_agg_kind kind;
 	uint64_t *calls, *self_ns, *total_ns;   /* nsteps each */
 };
@@ -40,6 +43,8 @@ struct ss_diff_run {
 	uint64_t *step_ns;          /* duration of each step compared */
 	struct ss_diff_series *s;
 	size_t ns;
+	struct ss_diff_series *e;   /* edges: a function's calls per caller */
+	size_t ne;
 	struct ss_agg *agg;         /* the walked run (trees for html --diff) */
 };
 
@@ -63,6 +68,9 @@ struct ss_diff_stat {
 struct ss_diff_row {
 	const char *name;
 	enum ss_agg_kind kind;
+	int only;                   /* 0: called in both runs; -1: in BASE
+	                             * only (gone: excluded from a rebuild,
+	                             * removed, inlined), 1: in NEW only (new) */
 	double calls_base, calls_new; /* mean calls per step */
 	struct ss_diff_stat self, total;
 };
@@ -79,12 +87,35 @@ struct ss_diff_opts {
 void ss_diff_opts_default(struct ss_diff_opts *o);
 
 /* The step time's comparison into *step and one row per function and
- * range of either run into *rows (malloc'ed, sorted by the change of self
- * time per step, largest growth first).  The number of rows, or -1 out of
- * memory.  Row names point into a and b. */
+ * range of either run into *rows (malloc'ed): first those called in both
+ * runs, sorted by the change of self time per step, largest growth first;
+ * then those of one run only (their change is no change of the same
+ * code: not ranked), gone before new, most calls first.  The number of
+ * rows, or -1 out of memory.  Row names point into a and b. */
 long ss_diff_compare(const struct ss_diff_run *a, const struct ss_diff_run *b,
 		     const struct ss_diff_opts *o, struct ss_diff_stat *step,
 		     struct ss_diff_row **rows);
+
+/* Rows of rows[0..n) called in both runs (they come first). */
+size_t ss_diff_ranked(const struct ss_diff_row *rows, size_t n);
+
+/* A caller of one function: the time of the function's calls it made,
+ * median per step in each run (0 where it made none). */
+struct ss_diff_caller {
+	const char *name;
+	double base, new_, delta;
+};
+
+/* The callers of function callee in either run into out (at most max),
+ * largest growth first; returns how many there are (may exceed max), 0
+ * out of memory.  Names point into a and b. */
+size_t ss_diff_callers(const struct ss_diff_run *a, const struct ss_diff_run *b,
+		       const char *callee, struct ss_diff_caller *out, size_t max);
+
+/* The functions gone from NEW (rows with only -1) that function caller
+ * called in BASE, into out (at most max); returns how many there are. */
+size_t ss_diff_gone_callees(const struct ss_diff_run *a, const struct ss_diff_row *rows,
+			    size_t n, const char *caller, const char **out, size_t max);
 
 /* Two-sided p of the Mann-Whitney U test of x (n) against y (m), normal
  * approximation with tie correction; 1 when all values are equal. */
@@ -99,5 +130,11 @@ double ss_diff_median(const double *v, size_t n);
 char *ss_diff_fmt_time(double ns, char *buf, size_t len);
 char *ss_diff_fmt_dt(double ns, char *buf, size_t len);
 char *ss_diff_fmt_pct(const struct ss_diff_stat *s, char *buf, size_t len);
+/* Calls per step: a plain number below 1000 ("3", "2.27"), else with a k,
+ * M or G suffix ("560.3k", "1.25M"); never an exponent. */
+char *ss_diff_fmt_calls(double v, char *buf, size_t len);
+/* A number for CSV and JSON: up to 3 decimals, trailing zeros dropped,
+ * never an exponent ("1", "2.267", "560300"). */
+char *ss_diff_fmt_num(double v, char *buf, size_t len);
 
 #endif /* SS_DIFF_H */

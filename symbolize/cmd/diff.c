@@ -225,13 +225,62 @@ static size_t ss_diff_shown(const struct ss_diff_args *g, size_t n)
 	return g->limit && (size_t)g->limit < n ? (size_t)g->limit : n;
 }
 
+/* Under row r: the callees gone from NEW that it called in BASE (their
+ * time may now be its own). */
+static void ss_diff_paths(FILE *f, const struct ss_diff_run *a,
+			  const struct ss_diff_row *rows, size_t n, const struct ss_diff_row *r)
+{
+	const char *gone[8];
+	size_t k, m;
+
+	if (r->kind != SS_AGG_FUNCTION)
+		return;
+	m = ss_diff_gone_callees(a, rows, n, r->name, gone, 8);
+	for (k = 0; k < m && k < 8; k++)
+		fprintf(f, "%s%s", k ? ", " : "  callees gone: ", gone[k]);
+	if (m > 8)
+		fprintf(f, " and %zu more", m - 8);
+	if (m)
+		fprintf(f, " (their time may have moved into this function's self time)\n");
+}
+
+/* The functions and ranges of one run only, after the table. */
+static void ss_diff_only(FILE *f, const struct ss_diff_args *g, const struct ss_diff_run *a,
+			 const struct ss_diff_run *b, const struct ss_diff_row *rows, size_t n)
+{
+	size_t i = ss_diff_ranked(rows, n), k, m, shown = 0;
+	struct ss_diff_caller c[4];
+	char t1[32], t2[32];
+
+	if (i == n)
+		return;
+	fprintf(f, "\nIn one run only (not ranked: no change of the same code):\n");
+	for (; i < n; i++) {
+		const struct ss_diff_row *r = &rows[i];
+		if (g->limit && shown == (size_t)g->limit) {
+			fprintf(f, "  and %zu more\n", n - i);
+			break;
+		}
+		shown++;
+		fprintf(f, "  %s %s%s (%s calls/step in %s, self %s/step", r->only < 0 ? "gone:" : "new: ",
+			r->name, r->kind == SS_AGG_RANGE ? " [range]" : "",
+			ss_diff_fmt_calls(r->only < 0 ? r->calls_base : r->calls_new, t1, sizeof(t1)),
+			r->only < 0 ? "BASE" : "NEW",
+			ss_diff_fmt_time(r->only < 0 ? r->self.base : r->self.new_, t2, sizeof(t2)));
+		m = r->kind == SS_AGG_FUNCTION ? ss_diff_callers(a, b, r->name, c, 4) : 0;
+		for (k = 0; k < m && k < 4; k++)
+			fprintf(f, "%s%s", k ? ", " : "; called from ", c[k].name);
+		fprintf(f, m > 4 ? " and %zu more)\n" : ")\n", m - 4);
+	}
+}
+
 static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 			  const struct ss_diff_run *a, const struct ss_diff_run *b,
 			  const struct ss_diff_stat *st, const struct ss_diff_row *rows,
 			  size_t n, const char *note)
 {
 	char t1[32], t2[32], t3[32], t4[32], t5[32], t6[32], t7[32], t8[32];
-	size_t i, shown = ss_diff_shown(g, n), w = 4;
+	size_t i, nr = ss_diff_ranked(rows, n), shown = ss_diff_shown(g, nr), w = 4;
 
 	ss_diff_runline(f, "base", a);
 	ss_diff_runline(f, "new ", b);
@@ -257,7 +306,9 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 		char name[512], calls[32];
 		snprintf(name, sizeof(name), "%s%s", r->name,
 			 r->kind == SS_AGG_RANGE ? " [range]" : "");
-		snprintf(calls, sizeof(calls), "%.4g->%.4g", r->calls_base, r->calls_new);
+		snprintf(calls, sizeof(calls), "%s->%s",
+			 ss_diff_fmt_calls(r->calls_base, t1, sizeof(t1)),
+			 ss_diff_fmt_calls(r->calls_new, t2, sizeof(t2)));
 		fprintf(f, "%-*.*s  %13s  %10s  %10s  %10s  %8s  %10s  %10s  %10s  %8s  %s\n",
 			(int)w, (int)w, name, calls,
 			ss_diff_fmt_time(r->self.base, t1, sizeof(t1)),
@@ -269,11 +320,13 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 			ss_diff_fmt_dt(r->total.delta, t7, sizeof(t7)),
 			ss_diff_fmt_pct(&r->total, t8, sizeof(t8)),
 			r->self.significant ? "*" : r->total.significant ? "(*)" : "");
+		ss_diff_paths(f, a, rows, n, r);
 	}
+	ss_diff_only(f, g, a, b, rows, n);
 	fprintf(f, "\nTimes are medians per step over the recorded steps (every thread); Calls/step is the mean.\n"
 		"*: the self time changed significantly (Mann-Whitney over steps, p < %g, change >= %g%% of base);\n"
 		"(*): only the total did.  %zu of %zu rows shown.\n",
-		g->o.alpha, g->o.min_pct, shown, n);
+		g->o.alpha, g->o.min_pct, shown, nr);
 }
 
 static void ss_diff_csv_num(FILE *f, double v)
@@ -304,9 +357,11 @@ static void ss_diff_csv(FILE *f, const struct ss_diff_args *g,
 	fprintf(f, ",%.3g,%d\n", st->p, st->significant);
 	for (i = 0; i < shown; i++) {
 		const struct ss_diff_row *r = &rows[i];
+		char c1[48], c2[48];
 		ss_out_csv_field(f, r->name);
-		fprintf(f, ",%s,%.4g,%.4g", ss_diff_kind_name(r->kind), r->calls_base,
-			r->calls_new);
+		fprintf(f, ",%s,%s,%s", ss_diff_kind_name(r->kind),
+			ss_diff_fmt_num(r->calls_base, c1, sizeof(c1)),
+			ss_diff_fmt_num(r->calls_new, c2, sizeof(c2)));
 		ss_diff_csv_stat(f, &r->self);
 		ss_diff_csv_stat(f, &r->total);
 		fprintf(f, ",%.3g,%d\n", r->self.p, r->self.significant);
@@ -351,6 +406,24 @@ static void ss_diff_json_run(FILE *f, const char *key, const struct ss_diff_run 
 	fputs("]}", f);
 }
 
+/* "callees_gone" of function row r. */
+static void ss_diff_json_paths(FILE *f, const struct ss_diff_run *a,
+			       const struct ss_diff_row *rows, size_t n,
+			       const struct ss_diff_row *r)
+{
+	const char *gone[16];
+	size_t k, m;
+
+	fputs(",\"callees_gone\":[", f);
+	m = ss_diff_gone_callees(a, rows, n, r->name, gone, 16);
+	for (k = 0; k < m && k < 16; k++) {
+		if (k)
+			fputc(',', f);
+		ss_export_json_fputs(f, gone[k]);
+	}
+	fputc(']', f);
+}
+
 static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 			 const struct ss_diff_run *a, const struct ss_diff_run *b,
 			 const struct ss_diff_stat *st, const struct ss_diff_row *rows,
@@ -372,13 +445,19 @@ static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 	fputs(",\"rows\":[", f);
 	for (i = 0; i < shown; i++) {
 		const struct ss_diff_row *r = &rows[i];
+		char c1[48], c2[48];
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
 		ss_export_json_fputs(f, r->name);
-		fprintf(f, ",\"kind\":\"%s\",\"calls_base\":%.4g,\"calls_new\":%.4g,",
-			ss_diff_kind_name(r->kind), r->calls_base, r->calls_new);
+		fprintf(f, ",\"kind\":\"%s\",\"presence\":\"%s\",\"calls_base\":%s,\"calls_new\":%s,",
+			ss_diff_kind_name(r->kind),
+			r->only < 0 ? "gone" : r->only > 0 ? "new" : "both",
+			ss_diff_fmt_num(r->calls_base, c1, sizeof(c1)),
+			ss_diff_fmt_num(r->calls_new, c2, sizeof(c2)));
 		ss_diff_json_stat(f, "self", &r->self);
 		fputc(',', f);
 		ss_diff_json_stat(f, "total", &r->total);
+		if (r->kind == SS_AGG_FUNCTION)
+			ss_diff_json_paths(f, a, rows, n, r);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);

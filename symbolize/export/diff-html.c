@@ -218,7 +218,7 @@ void ss_diff_html_write(FILE *f, const struct ss_diff_run *a,
 {
 	struct ss_dh d = { f, a, b, 0, 0, 0 };
 	char t1[32], t2[32], t3[32], t4[32], t5[32], t6[32], t7[32], t8[32];
-	size_t i, shown = nrows < 40 ? nrows : 40;
+	size_t i, nr = ss_diff_ranked(rows, nrows), shown = nr < 40 ? nr : 40;
 
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>stepscope diff: ");
 	ss_svg_text(f, b->prog);
@@ -254,12 +254,15 @@ void ss_diff_html_write(FILE *f, const struct ss_diff_run *a,
 		"<th>+Total</th><th>+Total%%</th><th>Sig</th></tr>\n");
 	for (i = 0; i < shown; i++) {
 		const struct ss_diff_row *r = &rows[i];
+		char c1[32], c2[32];
 		fprintf(f, "<tr%s><td>", r->self.significant ? " class=\"sig\"" : "");
 		ss_svg_text(f, r->name);
-		fprintf(f, "%s</td><td>%.4g&rarr;%.4g</td><td>%s</td><td>%s</td>"
+		fprintf(f, "%s</td><td>%s&rarr;%s</td><td>%s</td><td>%s</td>"
 			"<td class=\"%s\">%s</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td>"
 			"<td>%s</td><td>%s</td><td>%s</td></tr>\n",
-			r->kind == SS_AGG_RANGE ? " [range]" : "", r->calls_base, r->calls_new,
+			r->kind == SS_AGG_RANGE ? " [range]" : "",
+			ss_diff_fmt_calls(r->calls_base, c1, sizeof(c1)),
+			ss_diff_fmt_calls(r->calls_new, c2, sizeof(c2)),
 			ss_diff_fmt_time(r->self.base, t1, sizeof(t1)), ss_diff_fmt_time(r->self.new_, t2, sizeof(t2)),
 			r->self.delta > 0 ? "up" : "down", ss_diff_fmt_dt(r->self.delta, t3, sizeof(t3)),
 			r->self.delta > 0 ? "up" : "down", ss_diff_fmt_pct(&r->self, t4, sizeof(t4)),
@@ -270,7 +273,21 @@ void ss_diff_html_write(FILE *f, const struct ss_diff_run *a,
 	fprintf(f, "</table>\n<p>Medians per step over the recorded steps (every thread); "
 		"Calls/step is the mean.  *: the self time changed significantly (Mann-Whitney "
 		"over steps, p &lt; %g, change &ge; %g%% of the base); (*): only the total did.  "
-		"%zu of %zu rows.</p>\n", o->alpha, o->min_pct, shown, nrows);
+		"%zu of %zu rows.</p>\n", o->alpha, o->min_pct, shown, nr);
+	if (nr < nrows)
+		fprintf(f, "<p>In one run only (not ranked: no change of the same code):</p>\n<ul>\n");
+	for (i = nr; i < nrows && i < nr + 40; i++) {
+		char c1[32];
+		fprintf(f, "<li>%s <code>", rows[i].only < 0 ? "gone:" : "new:");
+		ss_svg_text(f, rows[i].name);
+		fprintf(f, "</code>%s (%s calls/step in %s)</li>\n",
+			rows[i].kind == SS_AGG_RANGE ? " [range]" : "",
+			ss_diff_fmt_calls(rows[i].only < 0 ? rows[i].calls_base : rows[i].calls_new,
+					  c1, sizeof(c1)),
+			rows[i].only < 0 ? "BASE" : "NEW");
+	}
+	if (nr < nrows)
+		fprintf(f, "</ul>\n");
 
 	fprintf(f, "<h2>Step times</h2>\n");
 	ss_dh_steps(f, a, b, st);

@@ -22,6 +22,14 @@
  *   are compared (exit 0), a note names both programs and the step
  *   function that matched them, and attention is the first row, grown
  *   and significant.
+ * - test_excluded: s-diff-paths built twice under one name, the second
+ *   time with tiny (2500 calls a step from op_b) excluded from
+ *   instrumentation (STEPSCOPE_EXCLUDE=tiny): tiny is no ranked row but a
+ *   line 'gone: tiny (2.5k calls/step in BASE, ...; called from op_b)'
+ *   after the table; op_b, whose self time took in tiny's, carries a line
+ *   'callees gone: tiny'; no call count is written with an exponent;
+ *   JSON says presence "gone" and op_b's callees_gone ["tiny"]; CSV lists
+ *   tiny last with 2500,0 calls and not significant.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -155,11 +163,46 @@ static void test_renamed(void **state)
 	ss_e2e_pass(t);
 }
 
+/* Build s-diff-paths into dir/ (env: variables before stepscope-cc,
+ * def: -D flags). */
+static void build_paths(struct ss_e2e *t, const char *dir, const char *env, const char *def)
+{
+	SS_E2E_SH_OK(t, "mkdir -p %s && %s \"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -pthread %s "
+		     "-o %s/s-diff-paths \"$SS_E2E_SRC/tests/e2e/s-diff-paths.c\"",
+		     dir, env, t->v->cc, t->v->opt, def, dir);
+}
+
+static void test_excluded(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	build_paths(t, "base", "", "");
+	build_paths(t, "excl", "STEPSCOPE_EXCLUDE=tiny", "");
+	SS_E2E_SH_OK(t, SS " record " SET " -o run-base -- base/s-diff-paths 40 >/dev/null && "
+		     SS " record " SET " -o run-excl -- excl/s-diff-paths 40 >/dev/null");
+	SS_E2E_SH_OK(t, SS " diff -q run-base run-excl");
+	print_message("%s", t->out);
+	SS_E2E_SH_OK(t, SS " diff -q run-base run-excl > d.txt && "
+		     "grep -Eqx '  gone: tiny \\(2\\.5k calls/step in BASE, self [0-9.]+[mun]?s/step; called from op_b\\)' d.txt");
+	SS_E2E_CHECK(t, ss_e2e_sh(t, "grep -Eq '^tiny ' d.txt") == 1, "tiny is a ranked row");
+	SS_E2E_SH_OK(t, "grep -A1 -E '^op_b +1->1 ' d.txt | tail -1 | "
+		     "grep -qx '  callees gone: tiny (their time may have moved into this function.s self time)'");
+	SS_E2E_CHECK(t, ss_e2e_sh(t, "grep -v '^step time' d.txt | grep -Eq '[0-9]e[+-]?[0-9]'") == 1,
+		     "a number with an exponent");
+	SS_E2E_SH_OK(t, SS " diff -q --format json run-base run-excl > d.json && "
+		     "grep -q '{\"name\":\"tiny\",\"kind\":\"function\",\"presence\":\"gone\",\"calls_base\":2500,\"calls_new\":0,' d.json && "
+		     "grep '{\"name\":\"op_b\",' d.json | grep -q '\"callees_gone\":\\[\"tiny\"\\]'");
+	SS_E2E_SH_OK(t, SS " diff -q --format csv --limit 0 run-base run-excl | tail -1 | "
+		     "grep -Eqx 'tiny,function,2500,0,.*,0'");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E__ONE(test_cut, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_renamed, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_excluded, ss_e2e_gcc_O2, "gcc-O2"),
 	};
 
 	ss_e2e_filter_from_env();
