@@ -226,11 +226,14 @@ static size_t ss_diff_shown(const struct ss_diff_args *g, size_t n)
 }
 
 /* Under row r: the callees gone from NEW that it called in BASE (their
- * time may now be its own). */
-static void ss_diff_paths(FILE *f, const struct ss_diff_run *a,
+ * time may now be its own), and for a function called from several
+ * places whose time changed, which callers' calls of it grew. */
+static void ss_diff_paths(FILE *f, const struct ss_diff_run *a, const struct ss_diff_run *b,
 			  const struct ss_diff_row *rows, size_t n, const struct ss_diff_row *r)
 {
+	struct ss_diff_caller c[8];
 	const char *gone[8];
+	char t[32];
 	size_t k, m;
 
 	if (r->kind != SS_AGG_FUNCTION)
@@ -242,6 +245,15 @@ static void ss_diff_paths(FILE *f, const struct ss_diff_run *a,
 		fprintf(f, " and %zu more", m - 8);
 	if (m)
 		fprintf(f, " (their time may have moved into this function's self time)\n");
+	if (!r->self.significant && !r->total.significant)
+		return;
+	m = ss_diff_callers(a, b, r->name, c, 8);
+	if (m < 2)
+		return;
+	for (k = 0; k < m && k < 8; k++)
+		fprintf(f, "%s%s (%s)", k ? ", " : "  grew under: ", c[k].name,
+			ss_diff_fmt_dt(c[k].delta, t, sizeof(t)));
+	fprintf(f, m > 8 ? " and %zu more callers\n" : "\n", m - 8);
 }
 
 /* The functions and ranges of one run only, after the table. */
@@ -320,7 +332,7 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 			ss_diff_fmt_dt(r->total.delta, t7, sizeof(t7)),
 			ss_diff_fmt_pct(&r->total, t8, sizeof(t8)),
 			r->self.significant ? "*" : r->total.significant ? "(*)" : "");
-		ss_diff_paths(f, a, rows, n, r);
+		ss_diff_paths(f, a, b, rows, n, r);
 	}
 	ss_diff_only(f, g, a, b, rows, n);
 	fprintf(f, "\nTimes are medians per step over the recorded steps (every thread); Calls/step is the mean.\n"
@@ -406,15 +418,24 @@ static void ss_diff_json_run(FILE *f, const char *key, const struct ss_diff_run 
 	fputs("]}", f);
 }
 
-/* "callees_gone" of function row r. */
+/* "callers" (the time of r's calls each made, per step) and
+ * "callees_gone" of function row r. */
 static void ss_diff_json_paths(FILE *f, const struct ss_diff_run *a,
-			       const struct ss_diff_row *rows, size_t n,
-			       const struct ss_diff_row *r)
+			       const struct ss_diff_run *b, const struct ss_diff_row *rows,
+			       size_t n, const struct ss_diff_row *r)
 {
+	struct ss_diff_caller c[16];
 	const char *gone[16];
-	size_t k, m;
+	size_t k, m = ss_diff_callers(a, b, r->name, c, 16);
 
-	fputs(",\"callees_gone\":[", f);
+	fputs(",\"callers\":[", f);
+	for (k = 0; k < m && k < 16; k++) {
+		fputs(k ? ",{\"name\":" : "{\"name\":", f);
+		ss_export_json_fputs(f, c[k].name);
+		fprintf(f, ",\"base_ns\":%.0f,\"new_ns\":%.0f,\"delta_ns\":%.0f}",
+			c[k].base, c[k].new_, c[k].delta);
+	}
+	fputs("],\"callees_gone\":[", f);
 	m = ss_diff_gone_callees(a, rows, n, r->name, gone, 16);
 	for (k = 0; k < m && k < 16; k++) {
 		if (k)
@@ -457,7 +478,7 @@ static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 		fputc(',', f);
 		ss_diff_json_stat(f, "total", &r->total);
 		if (r->kind == SS_AGG_FUNCTION)
-			ss_diff_json_paths(f, a, rows, n, r);
+			ss_diff_json_paths(f, a, b, rows, n, r);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);

@@ -30,6 +30,11 @@
  *   'callees gone: tiny'; no call count is written with an exponent;
  *   JSON says presence "gone" and op_b's callees_gone ["tiny"]; CSV lists
  *   tiny last with 2500,0 calls and not significant.
+ * - test_shared_helper: s-diff-paths against a build whose op_a asks
+ *   helper for 400 us instead of 100 (op_b still 100): helper is the
+ *   first row, significant, and the line under it says 'grew under: op_a
+ *   (+250..400us), op_b (under 10 us either way)'; JSON's
+ *   callers of helper put op_a first.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,12 +202,33 @@ static void test_excluded(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_shared_helper(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	build_paths(t, "base", "", "");
+	build_paths(t, "slow", "", "-DA_US=400");
+	SS_E2E_SH_OK(t, SS " record " SET " -o run-base -- base/s-diff-paths 40 >/dev/null && "
+		     SS " record " SET " -o run-slow -- slow/s-diff-paths 40 >/dev/null");
+	SS_E2E_SH_OK(t, SS " diff -q run-base run-slow");
+	print_message("%s", t->out);
+	SS_E2E_SH_OK(t, SS " diff -q run-base run-slow > d.txt && grep -A2 '^Name ' d.txt > top.txt && "
+		     "sed -n 2p top.txt | grep -Eq '^helper +2->2 .*\\*$' && sed -n 3p top.txt | "
+		     "grep -Eqx '  grew under: op_a \\(\\+(2[5-9][0-9]|3[0-9][0-9])\\.[0-9]+us\\), op_b \\([+-]([0-9.]+ns|[0-9]\\.[0-9]+us)\\)'");
+	SS_E2E_SH_OK(t, "command -v python3 >/dev/null || exit 0; " SS " diff -q --format json run-base run-slow > d.json && "
+		     "python3 -c 'import json; d=json.load(open(\"d.json\")); h=d[\"rows\"][0]; "
+		     "assert h[\"name\"]==\"helper\" and [c[\"name\"] for c in h[\"callers\"]]==[\"op_a\",\"op_b\"] "
+		     "and h[\"callers\"][0][\"delta_ns\"] > 250000'");
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E__ONE(test_cut, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_renamed, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_excluded, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E__ONE(test_shared_helper, ss_e2e_gcc_O2, "gcc-O2"),
 	};
 
 	ss_e2e_filter_from_env();
