@@ -62,6 +62,8 @@ struct ss_chrome {
 };
 
 void *ss_chrome_writer_main(void *arg);
+/* chrome-offcpu.c: the exporter's offcpu callback (record.sched) */
+void ss_chrome_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d);
 void ss_chrome_flush(struct ss_chrome *c);
 void ss_chrome_lit(struct ss_chrome *c, const char *s, size_t n);
 void ss_chrome_u64(struct ss_chrome *c, uint64_t v);

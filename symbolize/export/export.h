@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "gpu.h"
+#include "offcpu.h"
 #include "slices.h"
 
 /* A step slice ends where the next step begins; viewers given two slices
@@ -47,6 +48,13 @@ struct ss_exporter {
 	int (*end)(void *ctx, char *err, size_t errlen);
 	void (*release)(void *ctx);
 	uint64_t events;        /* trace events written (slices + counters) */
+	/* (Last, so initialisers in field order need not name it.)
+	 * Optional: when process pid's threads were switched out by the
+	 * kernel (record.sched: off-CPU intervals, docs/report.md), after
+	 * its threads and its GPU activity and before its slices; d stays
+	 * valid until its last slice was given.  Only called when the
+	 * process recorded switches.  NULL: ignored. */
+	void (*offcpu)(void *ctx, uint64_t pid, const struct ss_offcpu *d);
 };
 
 /* Chrome trace-event JSON into `path`.  NULL with err on failure. */

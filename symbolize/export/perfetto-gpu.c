@@ -35,8 +35,9 @@ enum {
 
 /* One BEGIN or END of a GPU op on its own sequence, at an absolute
  * CLOCK_MONOTONIC time (GPU ops come in file order, not time order, so no
- * deltas); a BEGIN carries the name, category, annotation and flow. */
-static void ss_pf_gpu_event(struct ss_perfetto *pf, uint32_t seq, uint64_t ns,
+ * deltas); a BEGIN carries the name, category, annotation and flow.  Also
+ * what perfetto-offcpu.c writes its intervals with. */
+void ss_pf_gpu_event(struct ss_perfetto *pf, uint32_t seq, uint64_t ns,
 			    unsigned type, uint64_t track, const char *name,
 			    const char *cat, const char *ann, uint64_t ann_v,
 			    unsigned flow_field, uint64_t flow)

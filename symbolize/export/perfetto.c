@@ -686,6 +686,7 @@ struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 	pf->ex.open = ss_pf_open;
 	pf->ex.counter = ss_pf_counter;
 	pf->ex.gpu = ss_pf_gpu;
+	pf->ex.offcpu = ss_pf_offcpu;
 	pf->ex.end = ss_pf_end;
 	pf->ex.release = ss_pf_release;
 	return &pf->ex;

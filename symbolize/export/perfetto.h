@@ -229,5 +229,11 @@ void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 void ss_pf_thread_flush(struct ss_perfetto *pf);
 void ss_pf_counters_flush(struct ss_perfetto *pf);
 void ss_pf_gpu(void *ctx, uint64_t pid, const struct ss_gpu_data *g);
+void ss_pf_gpu_event(struct ss_perfetto *pf, uint32_t seq, uint64_t ns,
+		     unsigned type, uint64_t track, const char *name,
+		     const char *cat, const char *ann, uint64_t ann_v,
+		     unsigned flow_field, uint64_t flow);
+/* perfetto-offcpu.c: the exporter's offcpu callback (record.sched) */
+void ss_pf_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d);
 
 #endif /* SS_PERFETTO_H */

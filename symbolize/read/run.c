@@ -246,8 +246,16 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 	/* GPU activity before the slices: a consumer can then place each
 	 * launch in the host functions as they come (gpu-report.c) */
 	run_feed_gpu(r, ex, nex);
+	/* record.sched: off-CPU intervals, which consumers sum per slice */
+	struct ss_offcpu off;
+	int have_off = !ss_offcpu_read(r, &off);
+	for (e = 0; have_off && off.nrecords && e < nex; e++)
+		if (ex[e]->offcpu)
+			ex[e]->offcpu(ex[e]->ctx, r->hdr.pid, &off);
 	for (t = 0; t < r->nthreads; t++)
 		ss_slicer_thread(sl, t, fn, ctx);
+	if (have_off)
+		ss_offcpu_release(&off);
 	/* record.stack: the frames the slices' stacks name */
 	nn = ss_slicer_stack_nodes(sl, &nodes);
 	for (e = 0; nn && e < nex; e++)
