@@ -138,9 +138,9 @@ $(LIBDIR_STAMP):
 $(OBJ)/tool/symbolize/cmd/record.o: $(LIBDIR_STAMP)
 $(OBJ)/tool/symbolize/cmd/record.o: TOOL_CFLAGS += -DSS_LIBDIR_REL='"$(LIBDIR_REL)"'
 
-# exec.c (execve/posix_spawn wrappers) only makes sense preloaded or
-# shared; dl.c is built without dlopen for the archive (runtime/dl.c: the
-# static dlopen's link warning)
+# exec.c (execve/posix_spawn wrappers) and context.c (swapcontext) only
+# make sense preloaded or shared; dl.c is built without dlopen for the
+# archive (runtime/dl.c: the static dlopen's link warning)
 $(OBJ)/runtime-static/dl.o: runtime/dl.c $(wildcard runtime/*.h) | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (static)")
@@ -148,7 +148,7 @@ $(OBJ)/runtime-static/dl.o: runtime/dl.c $(wildcard runtime/*.h) | $(DEPS_OK)
 $(B)/lib/libstepscope.a: $(RT_OBJ) $(OBJ)/runtime-static/dl.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o $(OBJ)/runtime/dl.o,$(RT_OBJ)) \
+	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o $(OBJ)/runtime/context.o $(OBJ)/runtime/dl.o,$(RT_OBJ)) \
 		$(OBJ)/runtime-static/dl.o
 
 $(OBJ)/runtime-exe/hooks-exe.o: runtime/exe/hooks-exe.c $(wildcard runtime/*.h) | $(DEPS_OK)

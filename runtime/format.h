@@ -125,7 +125,9 @@ enum ss_event_kind {
 	 * exit()); it ends here, with every frame opened after it. */
 	SS_EV_UNWIND = 10,
 	/* arg: function address: a frame open in the parent when this process
-	 * forked; a child's first events, outermost frame first. */
+	 * forked; a child's first events, outermost frame first.  Also the
+	 * frames of a ucontext switched to again, outermost first, after the
+	 * UNWINDs (SS_UNWIND_SUSPENDED) that closed them. */
 	SS_EV_INHERIT = 11,
 	/* arg: stack id (SS_META_STACKDEF): the native call stack of the
 	 * innermost open frame without one, which is the ENTER just before
@@ -209,6 +211,10 @@ enum ss_unwind_reason {
 	                            * an exception through uninstrumented code) */
 	SS_UNWIND_THREAD_EXIT = 1, /* its thread ended (pthread_exit) */
 	SS_UNWIND_EXIT = 2,        /* the process exited (exit() inside it) */
+	SS_UNWIND_SUSPENDED = 3,   /* its ucontext was switched away from
+	                            * (swapcontext back to the context that
+	                            * resumed it); if it is switched to again,
+	                            * INHERIT events reopen its frames */
 };
 
 enum ss_stop_reason {

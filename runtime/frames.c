@@ -22,9 +22,15 @@
  * entered while recording: frames opened earlier are the slicer's business
  * (SS_META_STACK), and a window that opens again starts from empty.
  *
+ * ucontext coroutines (context.c): while the thread runs a context it
+ * switched to, an enter on that context's stack never takes the frames
+ * below the context's base (the switching frame and its callers, on
+ * another stack) for gone, wherever the coroutine's stack lies: a local
+ * array of the switching function sits above its frame and looked like a
+ * longjmp that left it (ss_frames_floor).
  * Never: pop on a jump to another stack (sigaltstack, coroutines: more than
- * SS_FRAMES_JUMP above the top frame), block, or take the lock on the hot
- * path.
+ * SS_FRAMES_JUMP above the top frame, or inside a context's own stack),
+ * block, or take the lock on the hot path.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -63,6 +69,10 @@ void ss_frames_release(struct ss_thread *t)
 	t->frames = NULL;
 	if (f)
 		munmap(f, cap * sizeof(*f));
+	struct ss_ctx *c = t->ctx;
+	t->ctx = NULL;
+	if (c)
+		munmap(c, sizeof(*c));
 }
 
 /* Push with the shadow full: double it, or count the frame unstored. */
@@ -92,15 +102,35 @@ __attribute__((noinline)) void ss_frames_grow(struct ss_thread *t, uintptr_t sp,
 	t->frames_busy = 0;
 }
 
+/* The lowest depth a jump at `sp` can unwind to: the base of the
+ * coroutine running on top (context.c) when sp is on its stack, else 0.
+ * Contexts on top whose stack sp has left, or whose base the frames went
+ * below, were left without swapcontext (returned to uc_link, setcontext):
+ * they are dropped. */
+uint32_t ss_frames_floor(struct ss_thread *t, uintptr_t sp)
+{
+	struct ss_ctx *c = t->ctx;
+	if (!c)
+		return 0;
+	while (c->n > 1) {
+		const struct ss_ctx_link *l = &c->chain[c->n - 1];
+		if (l->base <= t->depth && sp >= l->lo && sp < l->hi)
+			return l->base;
+		c->n--;
+	}
+	return 0;
+}
+
 /* An enter at `sp` from return address `site`: the frames on top below
  * it are gone, and so is one at the same place entered from another call
  * site (a sibling; hooks of functions inlined into one frame share its
- * place and its return address, so they never look like siblings). */
+ * place and its return address, so they never look like siblings); never
+ * those below the running coroutine's base. */
 __attribute__((noinline)) void ss_frames_unwind(struct ss_thread *t, uintptr_t sp,
 						 uintptr_t site)
 {
-	uint32_t d;
-	while ((d = t->depth) && d - 1 < t->frames_cap) {
+	uint32_t d, floor = ss_frames_floor(t, sp);
+	while ((d = t->depth) > floor && d - 1 < t->frames_cap) {
 		const struct ss_frame *f = &t->frames[d - 1];
 		if (f->sp > sp || sp - f->sp > SS_FRAMES_JUMP ||
 		    (f->sp == sp && f->site == site))
@@ -150,9 +180,14 @@ void ss_frames_unwind_all(struct ss_thread *t, unsigned why)
 /* A window opens (lock held): no thread has a recorded frame open. */
 void ss_frames_forget_all(void)
 {
-	for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
+	for (struct ss_thread *t = ss_rt.threads; t; t = t->next) {
 		t->depth = 0;
+		if (t->ctx)
+			t->ctx->n = 0;
+	}
 	ss_tls.depth = 0;
+	if (ss_tls.ctx)
+		ss_tls.ctx->n = 0;
 }
 
 /* A forked child's first chunk: its open frames, outermost first, as

@@ -65,6 +65,7 @@ struct ss_thread {
 	uint32_t frames_cap;           /* entries `frames` holds */
 	int frames_busy;               /* growing: a nested hook stores nothing */
 	int inherit;                   /* forked child: replay frames first */
+	struct ss_ctx *ctx;            /* ucontext switches (context.c), or NULL */
 	struct ss_stats *stats;        /* stats: whole_run counters (stats.c) */
 };
 
@@ -74,6 +75,30 @@ struct ss_frame {
 	uintptr_t sp;
 	uintptr_t fn;
 	uintptr_t site;
+};
+
+/* A thread's ucontext coroutines (context.c): the chain of contexts
+ * running one on top of the other, entry 0 the thread's own; each other
+ * one's frames are those from `base` up, on the stack [lo, hi).  The
+ * frames of a context switched away from wait in `saved`. */
+#define SS_CTX_CHAIN 64
+#define SS_CTX_SAVED 64
+#define SS_CTX_FRAMES 512
+struct ss_ctx_link {
+	const void *uc;                /* its ucontext_t, as the program names it */
+	uintptr_t lo, hi;
+	uint32_t base;
+};
+struct ss_ctx_saved {
+	const void *uc;                /* NULL: a free slot */
+	uint32_t n;
+	struct ss_frame f[SS_CTX_FRAMES];
+};
+struct ss_ctx {
+	uint32_t n;
+	uint32_t evict;                /* next slot taken when all are */
+	struct ss_ctx_link chain[SS_CTX_CHAIN];
+	struct ss_ctx_saved saved[SS_CTX_SAVED];
 };
 
 /* Bits of ss_hot.gate.  Bits 0-2 are the event recording (1 recording,
@@ -233,6 +258,7 @@ SS_HIDDEN void ss_frames_release(struct ss_thread *t);
 SS_HIDDEN void ss_frames_grow(struct ss_thread *t, uintptr_t sp, uintptr_t fn,
 			       uintptr_t site);
 SS_HIDDEN void ss_frames_unwind(struct ss_thread *t, uintptr_t sp, uintptr_t site);
+SS_HIDDEN uint32_t ss_frames_floor(struct ss_thread *t, uintptr_t sp);
 SS_HIDDEN void ss_frames_exit_slow(struct ss_thread *t, uintptr_t fn);
 SS_HIDDEN void ss_frames_unwind_all(struct ss_thread *t, unsigned why);
 SS_HIDDEN void ss_frames_forget_all(void);

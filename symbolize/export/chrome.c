@@ -244,6 +244,7 @@ static const char *ss_chrome_unwound(unsigned why)
 	switch (why) {
 	case SS_UNWIND_THREAD_EXIT: return "thread_exit";
 	case SS_UNWIND_EXIT: return "exit";
+	case SS_UNWIND_SUSPENDED: return "suspended";
 	default: return "longjmp";
 	}
 }

@@ -83,6 +83,7 @@ static const char *ss_pf_unwound(unsigned u)
 	switch (u) {
 	case 1 + SS_UNWIND_THREAD_EXIT: return "thread_exit";
 	case 1 + SS_UNWIND_EXIT: return "exit";
+	case 1 + SS_UNWIND_SUSPENDED: return "suspended";
 	default: return "longjmp";
 	}
 }

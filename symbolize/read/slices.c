@@ -8,9 +8,10 @@
  * marks the frames above it "unwound"; an EXIT with no match belongs to a
  * call that began before the window and is emitted clipped at the window
  * start.  When a window closes, open frames end there, clipped.  Frames
- * open at a window's start (SS_META_STACK) or inherited from the parent
- * of a forked process (SS_EV_INHERIT) are pushed clipped.  An UNWIND (the
- * runtime saw a frame vanish: longjmp, pthread_exit, exit) ends the frame
+ * open at a window's start (SS_META_STACK), inherited from the parent
+ * of a forked process or resumed with a suspended ucontext (SS_EV_INHERIT)
+ * are pushed clipped.  An UNWIND (the runtime saw a frame vanish: longjmp,
+ * pthread_exit, exit; or suspended it, a ucontext switch) ends the frame
  * and those above it, marked unwound with its reason.  On request, STOP
  * and LOST events come out as MARKER slices; a function slice with a
  * native stack says which of its frames is its nearest open caller.

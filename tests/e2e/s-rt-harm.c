@@ -20,6 +20,21 @@
  *   s-rt-harm ucontext:   main -> foo -> swapcontext to a context running
  *                         bar, which returns to foo; then baz; prints
  *                         "foo 1 bar 1 baz 1"
+ *   s-rt-harm uctx local|heap: uftrace's s-ucontext.c: main makes a
+ *                         context on a stack that is an array in main's
+ *                         frame (local) or malloc'ed (heap), running
+ *                         uc_bar(10) and linked back to the context
+ *                         uc_foo saves; main -> uc_foo swapcontext()s to
+ *                         it; uc_bar returns through uc_link into uc_foo;
+ *                         then main calls uc_baz; prints "foo F bar B
+ *                         baz Z"
+ *   s-rt-harm gen N:      a generator on a stack in main's frame: main
+ *                         calls gen_next() until the producer is done;
+ *                         each gen_next swapcontext()s to the producer,
+ *                         which calls make_value and yield_value N times
+ *                         (yield_value swaps back to gen_next) and then
+ *                         returns through uc_link into the last gen_next;
+ *                         prints "next X producer P yield Y make M"
  *   s-rt-harm kill3 FILE: three threads call leaf() in a loop for 200 ms,
  *                         then the process SIGKILLs itself; the leaf count
  *                         is kept in FILE (a shared mapping), which the
@@ -51,6 +66,7 @@
 DEFINE_SINK;
 
 static atomic_long n_train, n_leaf, n_handler, n_early, n_foo, n_bar, n_baz;
+static atomic_long n_ufoo, n_ubar, n_ubaz, n_next, n_prod, n_yield, n_make;
 static sigjmp_buf jump_env;
 static volatile sig_atomic_t jumping, in_step, stop_spin;
 static atomic_long n_jumps, n_ticks;
@@ -246,6 +262,60 @@ NOINLINE void baz(void)
 	SINK(9);
 }
 
+NOINLINE void uc_foo(ucontext_t *old, ucontext_t *new)
+{
+	atomic_fetch_add(&n_ufoo, 1);
+	swapcontext(old, new);
+	SINK(11);
+}
+
+NOINLINE void uc_bar(int c)
+{
+	atomic_fetch_add(&n_ubar, 1);
+	SINK(c);
+}
+
+NOINLINE void uc_baz(int c)
+{
+	atomic_fetch_add(&n_ubaz, 1);
+	SINK(c);
+}
+
+static ucontext_t gen_main, gen_ctx;
+static volatile long gen_value;
+static volatile int gen_done;
+
+NOINLINE void yield_value(long v)
+{
+	atomic_fetch_add(&n_yield, 1);
+	gen_value = v;
+	swapcontext(&gen_ctx, &gen_main);
+	SINK(v);
+}
+
+NOINLINE long make_value(long i)
+{
+	atomic_fetch_add(&n_make, 1);
+	SINK(i);
+	return i * 3;
+}
+
+NOINLINE void producer(int n)
+{
+	atomic_fetch_add(&n_prod, 1);
+	for (int i = 0; i < n; i++)
+		yield_value(make_value(i));
+	gen_done = 1;
+}
+
+NOINLINE long gen_next(void)
+{
+	atomic_fetch_add(&n_next, 1);
+	swapcontext(&gen_main, &gen_ctx);
+	SINK(12);
+	return gen_value;
+}
+
 NOINLINE void early(void)
 {
 	atomic_fetch_add(&n_early, 1);
@@ -278,6 +348,38 @@ int main(int argc, char **argv)
 		       (long)n_baz);
 		return 0;
 	}
+	if (!strcmp(mode, "uctx") && argc > 2) {
+		char local[64 * 1024];
+		char *stack = strcmp(argv[2], "heap") ? local : malloc(sizeof(local));
+		ucontext_t curr, new;
+		getcontext(&new);
+		new.uc_link = &curr;
+		new.uc_stack.ss_sp = stack;
+		new.uc_stack.ss_size = sizeof(local);
+		makecontext(&new, (void (*)(void))uc_bar, 1, 10);
+		uc_foo(&curr, &new);
+		uc_baz(10);
+		printf("foo %ld bar %ld baz %ld\n", (long)n_ufoo, (long)n_ubar,
+		       (long)n_ubaz);
+		if (stack != local)
+			free(stack);
+		return 0;
+	}
+	if (!strcmp(mode, "gen")) {
+		char stack[64 * 1024];
+		long sum = 0;
+		getcontext(&gen_ctx);
+		gen_ctx.uc_link = &gen_main;
+		gen_ctx.uc_stack.ss_sp = stack;
+		gen_ctx.uc_stack.ss_size = sizeof(stack);
+		makecontext(&gen_ctx, (void (*)(void))producer, 1, n ? n : 5);
+		while (!gen_done)
+			sum += gen_next();
+		SINK(sum);
+		printf("next %ld producer %ld yield %ld make %ld\n", (long)n_next,
+		       (long)n_prod, (long)n_yield, (long)n_make);
+		return 0;
+	}
 	if (!strcmp(mode, "kill3") && argc > 2)
 		return kill3(argv[2]);
 	if (!strcmp(mode, "env")) {
@@ -294,6 +396,6 @@ int main(int argc, char **argv)
 		printf("early %ld\n", (long)n_early);
 		return 0;
 	}
-	fprintf(stderr, "usage: s-rt-harm forkenv|sigjump|sigtimer|ucontext|preinit [N]\n");
+	fprintf(stderr, "usage: s-rt-harm forkenv|sigjump|sigtimer|ucontext|uctx|gen|preinit [N]\n");
 	return 2;
 }

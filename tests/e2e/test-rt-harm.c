@@ -9,7 +9,11 @@
  *   - a 100 us timer whose handler records: no call split in two;
  *   - SIGKILL while three threads record, also while their rings are full
  *     and they drop: every returned call is a slice or counted as lost;
- *   - swapcontext, an instrumented .preinit_array hook;
+ *   - swapcontext: a context that never comes back, uftrace's
+ *     s-ucontext.c with the coroutine's stack in main's frame or
+ *     malloc'ed, a generator that yields N times and returns through
+ *     uc_link: every call nested under the one that switched to it;
+ *   - an instrumented .preinit_array hook;
  *   - a program with an allocator of its own: called as often as in the
  *     plain build, and its malloc and free in the trace;
  *   - the environment the program sees.
@@ -174,6 +178,51 @@ static void test_kill_dropping(void **state)
 	kill_threads(state, "STEPSCOPE__TEST_STALL_COPY=1", 1);
 }
 
+/* Function slices after main began (the fixture's .preinit_array hook
+ * runs before): none outside main, and how many are flagged unwound (a
+ * context switched away from: "suspended"). */
+static size_t check_in_main(struct ss_e2e *t, const struct ss_e2e_trace *tr)
+{
+	size_t unwound = 0;
+	const struct ss_e2e_slice *m = ss_e2e_find(tr, "main", 0);
+	SS_E2E_CHECK(t, m && !m->flags, "main is missing or cut (flags %u)",
+		     m ? m->flags : 0);
+	for (size_t i = 0; i < tr->nslices; i++) {
+		const struct ss_e2e_slice *s = &tr->slices[i];
+		if (s->catbit != SS_E2E_CAT_FUNCTION || s == m || s->ts_ns < m->ts_ns)
+			continue;
+		SS_E2E_CHECK(t, ss_e2e_chain(tr, s, "main") == 1,
+			     "%s (at %lld ns) is outside main: parent %s", s->name,
+			     (long long)s->ts_ns,
+			     ss_e2e_parent_name(tr, s) ? ss_e2e_parent_name(tr, s) : "none");
+		unwound += (s->flags & SS_E2E_UNWOUND) != 0;
+	}
+	return unwound;
+}
+
+/* Slices named `name` that begin a call (a coroutine's frame switched to
+ * again continues its call in a slice clipped at the begin). */
+static size_t count_begun(const struct ss_e2e_trace *tr, const char *name)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < tr->nslices; i++)
+		n += !strcmp(tr->slices[i].name, name) &&
+		     !(tr->slices[i].flags & SS_E2E_CLIPPED_BEGIN);
+	return n;
+}
+
+/* `report`'s calls of `name` (csv) equal `calls`. */
+static void expect_report_calls(struct ss_e2e *t, const char *name, long calls)
+{
+	struct ss_e2e_row rows[64];
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report -q --limit 0 --format csv rec");
+	size_t nr = ss_e2e_report_rows(t->out, rows, 64);
+	const struct ss_e2e_row *r = ss_e2e_row_find(rows, nr, name);
+	SS_E2E_CHECK(t, r && r->calls == (unsigned long long)calls,
+		     "report: %s has %llu calls, the program counted %ld:\n%s", name,
+		     r ? r->calls : 0, calls, t->out);
+}
+
 static void test_ucontext(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -183,6 +232,14 @@ static void test_ucontext(void **state)
 	SS_E2E_EXPECT_CALLS(t, tr, "foo", 0, 1);
 	SS_E2E_EXPECT_CALLS(t, tr, "bar", 0, 1);
 	SS_E2E_EXPECT_CALLS(t, tr, "baz", 0, 1);
+	SS_E2E_EXPECT_INSIDE(t, tr, "foo", "main");
+	SS_E2E_EXPECT_INSIDE(t, tr, "bar", "co_body");
+	SS_E2E_EXPECT_INSIDE(t, tr, "co_body", "foo");
+	/* co_body swaps back and is never switched to again: it is the one
+	 * slice cut (suspended), bar inside it returned */
+	size_t unwound = check_in_main(t, tr);
+	SS_E2E_CHECK(t, unwound == 1 && count_flagged(tr, "co_body", SS_E2E_UNWOUND) == 1,
+		     "%zu slices unwound, expected co_body alone", unwound);
 	const struct ss_e2e_slice *bar = ss_e2e_find(tr, "bar", 0);
 	const struct ss_e2e_slice *baz = ss_e2e_find(tr, "baz", 0);
 	SS_E2E_CHECK(t, bar && ss_e2e_chain(tr, bar, "foo") == 1,
@@ -191,6 +248,94 @@ static void test_ucontext(void **state)
 			     !strcmp(ss_e2e_parent_name(tr, baz), "main"),
 		     "baz: parent %s, expected main",
 		     baz && ss_e2e_parent_name(tr, baz) ? ss_e2e_parent_name(tr, baz) : "none");
+	free(out);
+	ss_e2e_pass(t);
+}
+
+/* uftrace's s-ucontext.c: the coroutine (uc_bar itself) runs on an array
+ * in main's frame, above uc_foo's, which looked like a longjmp out of
+ * uc_foo: uc_bar came out beside it, uc_foo cut, and uc_baz outside main
+ * (uc_foo's return, not on the shadow any more, closed every frame).
+ * `where`: "local" or "heap" (malloc'ed, far below the thread's stack). */
+static void ucontext_link(void **state, const char *where)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out, args[32];
+	ss_e2e_build(t, "rt-harm", NULL);
+	snprintf(args, sizeof(args), "uctx %s", where);
+	struct ss_e2e_trace *tr = run(t, "rt-harm", "", args, &out);
+	SS_E2E_CHECK(t, strstr(out, "foo 1 bar 1 baz 1") != NULL, "program: %s", out);
+	SS_E2E_EXPECT_CALLS(t, tr, "uc_foo", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "uc_bar", 0, 1);
+	SS_E2E_EXPECT_CALLS(t, tr, "uc_baz", 0, 1);
+	SS_E2E_EXPECT_INSIDE(t, tr, "uc_foo", "main");
+	SS_E2E_EXPECT_INSIDE(t, tr, "uc_bar", "uc_foo");
+	SS_E2E_EXPECT_INSIDE(t, tr, "uc_baz", "main");
+	size_t unwound = check_in_main(t, tr);
+	SS_E2E_CHECK(t, unwound == 0, "%zu slices unwound, expected none", unwound);
+	free(out);
+	ss_e2e_pass(t);
+}
+
+static void test_ucontext_local(void **state)
+{
+	ucontext_link(state, "local");
+}
+
+static void test_ucontext_heap(void **state)
+{
+	ucontext_link(state, "heap");
+}
+
+/* A generator on a stack in main's frame, yielding 7 times: each
+ * gen_next's switch resumes producer and the yield_value call it was
+ * suspended in, nested under that gen_next (slices clipped at the begin,
+ * the part before the switch unwound "suspended"); the last one returns
+ * through uc_link.  Calls (slices not clipped at the begin, and report's
+ * counts) are the program's own. */
+static void test_ucontext_generator(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char *out;
+	ss_e2e_build(t, "rt-harm", NULL);
+	struct ss_e2e_trace *tr = run(t, "rt-harm", "", "gen 7", &out);
+	long next = ss_e2e_printed(t, out, "next"), prod = ss_e2e_printed(t, out, "producer");
+	long yield = ss_e2e_printed(t, out, "yield"), make = ss_e2e_printed(t, out, "make");
+	SS_E2E_CHECK(t, next == 8 && prod == 1 && yield == 7 && make == 7, "program: %s", out);
+	SS_E2E_EXPECT_CALLS(t, tr, "gen_next", 0, (size_t)next);
+	SS_E2E_EXPECT_CALLS(t, tr, "make_value", 0, (size_t)make);
+	/* producer runs a piece inside every gen_next, yield_value two
+	 * pieces a call: until its switch, and from its resume */
+	SS_E2E_EXPECT_CALLS(t, tr, "producer", 0, (size_t)next);
+	SS_E2E_EXPECT_CALLS(t, tr, "yield_value", 0, (size_t)(2 * yield));
+	SS_E2E_CHECK(t, count_begun(tr, "gen_next") == (size_t)next &&
+			     count_begun(tr, "producer") == (size_t)prod &&
+			     count_begun(tr, "yield_value") == (size_t)yield &&
+			     count_begun(tr, "make_value") == (size_t)make,
+		     "calls begun: gen_next %zu, producer %zu, yield_value %zu, make_value "
+		     "%zu; the program: %s", count_begun(tr, "gen_next"),
+		     count_begun(tr, "producer"), count_begun(tr, "yield_value"),
+		     count_begun(tr, "make_value"), out);
+	SS_E2E_EXPECT_INSIDE(t, tr, "gen_next", "main");
+	SS_E2E_EXPECT_INSIDE(t, tr, "producer", "gen_next");
+	SS_E2E_EXPECT_INSIDE(t, tr, "yield_value", "producer");
+	SS_E2E_EXPECT_INSIDE(t, tr, "make_value", "producer");
+	size_t unwound = check_in_main(t, tr);
+	SS_E2E_CHECK(t, unwound == (size_t)(2 * yield) &&
+			     count_flagged(tr, "producer", SS_E2E_UNWOUND) == (size_t)yield &&
+			     count_flagged(tr, "yield_value", SS_E2E_UNWOUND) == (size_t)yield,
+		     "%zu slices unwound, expected producer and yield_value %ld times each",
+		     unwound, yield);
+	SS_E2E_CHECK(t, count_flagged(tr, "gen_next", ~0u) == 0 &&
+			     count_flagged(tr, "make_value", ~0u) == 0,
+		     "gen_next or make_value cut or clipped");
+	SS_E2E_SH_OK(t, "grep -o '\"unwound\":\"suspended\"' rec/trace.json | wc -l");
+	SS_E2E_CHECK(t, atol(t->out) == 2 * yield, "%ld slices unwound \"suspended\", "
+		     "expected %ld", atol(t->out), 2 * yield);
+	expect_report_calls(t, "gen_next", next);
+	expect_report_calls(t, "producer", prod);
+	expect_report_calls(t, "yield_value", yield);
+	expect_report_calls(t, "make_value", make);
 	free(out);
 	ss_e2e_pass(t);
 }
@@ -356,6 +501,9 @@ int main(void)
 		SS_E2E__ONE(test_kill_threads, ss_e2e_clang_O0, "clang-O0"),
 		SS_E2E__ONE(test_kill_dropping, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E_VARIANTS(test_ucontext),
+		SS_E2E_VARIANTS(test_ucontext_local),
+		SS_E2E_VARIANTS(test_ucontext_heap),
+		SS_E2E_VARIANTS(test_ucontext_generator),
 		SS_E2E_VARIANTS(test_preinit),
 		SS_E2E__ONE(test_own_allocator, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E__ONE(test_own_allocator, ss_e2e_gcc_O0, "gcc-O0"),
