@@ -459,7 +459,7 @@ void ss_config_defaults(struct ss_config *c)
 	c->buffer_kb = 1024;
 	c->record_stack = 0;
 	c->record_stack_depth = 16;
-	c->record_sched = 1;
+	c->record_sched = 0;
 	c->memory_enabled = 0;
 	c->memory_interval_ms = 10;
 	c->memory_every_n_steps = 100;

@@ -58,7 +58,7 @@ struct ss_config {
 	/* record: stack capture at each recorded entry */
 	int record_stack;                      /* record.stack: false */
 	int64_t record_stack_depth;            /* record.stack_depth: 16, 1..128 */
-	int record_sched;                      /* record.sched: true (sched.c) */
+	int record_sched;                      /* record.sched: false (sched.c) */
 	/* memory: poller */
 	int memory_enabled;                    /* memory.enabled: false */
 	int64_t memory_interval_ms;            /* memory.interval_ms: 10, 1..60000 */

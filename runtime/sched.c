@@ -121,7 +121,7 @@ static void refused(int err)
 	char msg[320];
 	snprintf(msg, sizeof(msg), why, par);
 	ss_warn("record.sched: perf_event_open %s: %s; off-CPU time is not "
-		"recorded (record.sched: false turns this off)", msg, strerror(err));
+		"recorded (leave record.sched off to not ask)", msg, strerror(err));
 }
 
 /* Write the batch as one record (ss_rt.lock held). */

@@ -35,8 +35,10 @@ static void ss_agg_totals_walk(const struct ss_agg_node *n, uint32_t *onpath,
 	for (; n; n = n->next) {
 		int counted = !n->native && n->name < nfs;
 		if (counted) {
-			if (!onpath[n->name])
+			if (!onpath[n->name]) {
 				fs[n->name].total_ns += n->total_ns;
+				fs[n->name].off_ns += n->off_ns;
+			}
 			onpath[n->name]++;
 		}
 		ss_agg_totals_walk(n->child, onpath, fs, nfs);
@@ -64,7 +66,7 @@ static void ss_agg_totals(struct ss_agg *a)
 			struct ss_agg_thread *t = &a->threads[i];
 			size_t j;
 			for (j = 0; j < t->nfs[k]; j++)
-				t->fs[k][j].total_ns = 0;
+				t->fs[k][j].total_ns = t->fs[k][j].off_ns = 0;
 			ss_agg_totals_walk(t->b[k].root, onpath, t->fs[k], t->nfs[k]);
 		}
 	free(onpath);
@@ -114,6 +116,9 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 				row->clipped += f->clipped;
 				row->self_ns += f->self_ns;
 				row->total_ns += f->total_ns;
+				row->off_ns += f->off_ns;
+				row->off_self_ns += f->off_self_ns;
+				row->off_most += f->off_most;
 				if (f->complete && (!row->complete || f->min_ns < row->min_ns))
 					row->min_ns = f->min_ns;
 				if (f->complete && f->max_ns > row->max_ns)

@@ -17,6 +17,7 @@ struct ss_agg_fstat {
 	uint64_t clipped;            /* fragments cut by a window's edge */
 	uint64_t complete;           /* slices with no edge cut: min/max */
 	uint64_t complete_ns;        /* their time, for avg */
+	uint64_t off_ns, off_self_ns, off_most; /* record.sched (agg.h) */
 };
 
 struct ss_agg_entry {
@@ -36,6 +37,7 @@ struct ss_agg_pend {
 	uint32_t id;
 	int has_step;
 	int in_step;                 /* ss_slice.in_step */
+	uint64_t off;                /* record.sched: switched out in it */
 	unsigned nnative;
 	uint32_t native[SS_AGG_NATIVE_MAX]; /* outermost first */
 };
@@ -51,6 +53,7 @@ struct ss_agg_builder {
  * in no call and no range nested in the slice. */
 struct ss_agg_own {
 	uint64_t begin, end, busy;
+	uint64_t off;                /* record.sched: the slices' off-CPU time */
 	unsigned nest;
 	struct ss_agg_node *forest;  /* its flame subtrees (calls and ranges) */
 };
@@ -111,6 +114,11 @@ struct ss_agg {
 	struct ss_agg_counter *ctrs;
 	size_t nctrs, capctrs;
 	uint64_t self_sum;
+	/* record.sched: the current process's off-CPU intervals (valid
+	 * while its slices come), and whether any process had some */
+	const struct ss_offcpu *off;
+	uint64_t off_pid, off_lost;
+	int have_off;
 	/* the first stop (SS_EV_STOP marker) of the run */
 	int stopped, stop_has_step;
 	unsigned stop_reason;

@@ -118,6 +118,8 @@ void ss_agg_merge(struct ss_agg *a, struct ss_agg_node **dst,
 		d->calls += s->calls;
 		d->self_ns += s->self_ns;
 		d->total_ns += s->total_ns;
+		d->off_ns += s->off_ns;
+		d->off_self_ns += s->off_self_ns;
 		ss_agg_merge(a, &d->child, s->child);
 		ss_agg_node_put(a, s);
 	}
@@ -143,6 +145,8 @@ void ss_agg_merge_copy(struct ss_agg *a, struct ss_agg_node **dst,
 		d->calls += src->calls;
 		d->self_ns += src->self_ns;
 		d->total_ns += src->total_ns;
+		d->off_ns += src->off_ns;
+		d->off_self_ns += src->off_self_ns;
 		ss_agg_merge_copy(a, &d->child, src->child);
 	}
 }

@@ -191,11 +191,41 @@ static void ss_agg_process(void *ctx, uint64_t pid, const char *name)
 	struct ss_agg *a = ctx;
 	size_t i;
 
+	a->off = NULL; /* its intervals come next, if it has any */
 	for (i = 0; i < a->npids; i++)
 		if (a->pids[i] == pid)
 			return;
 	if (!ss_grow((void **)&a->pids, &a->cappids, a->npids, sizeof(*a->pids), 16))
 		a->pids[a->npids++] = pid;
+}
+
+/* record.sched: the process's off-CPU intervals, for the slices to come */
+static void ss_agg_offcpu_cb(void *ctx, uint64_t pid, const struct ss_offcpu *d)
+{
+	struct ss_agg *a = ctx;
+
+	a->off = d;
+	a->off_pid = pid;
+	a->have_off = 1;
+	a->off_lost += d->lost;
+}
+
+/* Time thread tid of pid was switched out in [b, e) (0: not known). */
+static uint64_t ss_agg_off_in(const struct ss_agg *a, uint64_t pid, uint64_t tid,
+			      uint64_t b, uint64_t e, uint64_t *preempted)
+{
+	if (preempted)
+		*preempted = 0;
+	if (!a->off || a->off_pid != pid)
+		return 0;
+	return ss_offcpu_in(ss_offcpu_find(a->off, tid), b, e, preempted);
+}
+
+int ss_agg_have_offcpu(const struct ss_agg *a, uint64_t *lost)
+{
+	if (lost)
+		*lost = a->off_lost;
+	return a->have_off;
 }
 
 static void ss_agg_thread_cb(void *ctx, uint64_t pid, uint64_t tid, const char *name)
@@ -275,21 +305,27 @@ static struct ss_agg_node *ss_agg_unstep(struct ss_agg *a, struct ss_agg_node *f
  * under the frames that span steps (main, the loop) or on the root.  Consecutive siblings (same nest, disjoint)
  * merge, as in ss_agg_close. */
 static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
-				const struct ss_agg_pend *s)
+				const struct ss_agg_pend *s, uint64_t *off_self)
 {
 	uint64_t dur = s->end > s->begin ? s->end - s->begin : 0, busy = 0, self;
+	uint64_t off_busy = 0;
 	struct ss_agg_node *forest = NULL, *node;
 	struct ss_agg_own *o;
 
 	while (t->nown && t->own[t->nown - 1].begin >= s->begin) {
 		o = &t->own[--t->nown];
 		busy += o->busy;
+		off_busy += o->off;
 		if (!forest)
 			forest = o->forest;
 		else
 			ss_agg_merge(a, &forest, o->forest);
 	}
 	self = dur > busy ? dur - busy : 0;
+	/* switched out while no call or range nested in it was open */
+	*off_self = s->off > off_busy ? s->off - off_busy : 0;
+	if (*off_self > self)
+		*off_self = self;
 	if (s->in_step)
 		forest = ss_agg_unstep(a, forest);
 	node = ss_agg_node_new(a, s->id);
@@ -301,6 +337,8 @@ static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 	node->calls = (s->flags & SS_SLICE_CLIPPED_BEGIN) ? 0 : 1;
 	node->self_ns = self;
 	node->total_ns = dur;
+	node->off_ns = s->off;
+	node->off_self_ns = *off_self;
 	node->child = forest;
 	node = ss_agg_wrap_native(a, node, s, dur);
 	if (s->in_step)
@@ -309,6 +347,7 @@ static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 	if (o && o->nest == s->nest && o->end <= s->begin &&
 	    !(s->flags & SS_SLICE_CLIPPED_BEGIN)) {
 		o->busy += dur;
+		o->off += s->off;
 		o->end = s->end;
 		ss_agg_merge(a, &o->forest, node);
 	} else if (!ss_grow((void **)&t->own, &t->capown, t->nown,
@@ -317,6 +356,7 @@ static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 		o->begin = s->begin;
 		o->end = s->end;
 		o->busy = dur;
+		o->off = s->off;
 		o->nest = s->nest;
 		o->forest = node;
 	} else {
@@ -329,7 +369,7 @@ static uint64_t ss_agg_own_self(struct ss_agg *a, struct ss_agg_thread *t,
 /* Hang one closed slice, whose self time is `self`, into the tree of its
  * thread. */
 static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
-			 const struct ss_agg_pend *s, uint64_t self)
+			 const struct ss_agg_pend *s, uint64_t self, uint64_t off_self)
 {
 	struct ss_agg_builder *b = &t->b[kind];
 	struct ss_agg_fstat *fs;
@@ -352,6 +392,8 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	node->calls = (s->flags & SS_SLICE_CLIPPED_BEGIN) ? 0 : 1;
 	node->self_ns = self;
 	node->total_ns = dur;
+	node->off_ns = s->off;
+	node->off_self_ns = off_self;
 	node->child = forest;
 	node = ss_agg_wrap_native(a, node, s, dur);  /* its callers without hooks */
 
@@ -370,6 +412,9 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 		if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
 			fs->calls++;
 		fs->self_ns += self;
+		fs->off_self_ns += off_self;
+		if (s->off > dur - s->off && !(s->flags & SS_SLICE_CLIPPED_BEGIN))
+			fs->off_most++; /* switched out longer than it ran */
 	}
 	a->self_sum += self;
 	if (kind == SS_AGG_FUNCTION) {
@@ -412,9 +457,11 @@ static void ss_agg_flush(struct ss_agg *a, struct ss_agg_thread *t)
 			t->pend[j] = t->pend[j - 1];
 			t->pend[j - 1] = x;
 		}
-	for (i = 0; i < t->npend; i++)
-		ss_agg_close(a, t, t->pend[i].kind, &t->pend[i],
-			     ss_agg_own_self(a, t, &t->pend[i]));
+	for (i = 0; i < t->npend; i++) {
+		uint64_t off_self = 0;
+		uint64_t self = ss_agg_own_self(a, t, &t->pend[i], &off_self);
+		ss_agg_close(a, t, t->pend[i].kind, &t->pend[i], self, off_self);
+	}
 	t->npend = 0;
 }
 
@@ -488,6 +535,8 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 		st->cycle = s->has_step ? s->cycle : 0;
 		st->begin_ns = s->begin_ns;
 		st->end_ns = s->end_ns > s->begin_ns ? s->end_ns : s->begin_ns;
+		st->off_ns = ss_agg_off_in(a, pid, tid, st->begin_ns, st->end_ns,
+					   &st->off_preempted_ns);
 		return;
 	}
 	t = ss_agg_thread_get(a, pid, tid);
@@ -516,6 +565,7 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 	p->has_step = s->has_step;
 	p->step = s->step;
 	p->in_step = s->in_step;
+	p->off = ss_agg_off_in(a, pid, tid, s->begin_ns, s->end_ns, NULL);
 	p->nnative = 0;
 	if (kind == SS_AGG_FUNCTION && s->stack)
 		ss_agg_native(a, p, s);
@@ -615,6 +665,7 @@ struct ss_agg *ss_agg_new(void)
 	a->ex.thread = ss_agg_thread_cb;
 	a->ex.slice = ss_agg_slice;
 	a->ex.counter = ss_agg_counter_cb;
+	a->ex.offcpu = ss_agg_offcpu_cb;
 	a->ex.end = ss_agg_end;
 	a->ex.release = ss_agg_release_cb;
 	return a;

@@ -54,6 +54,12 @@ struct ss_agg_row {
 	 * min/max are over the `complete` calls, with neither end cut, and
 	 * complete_ns is their time. */
 	uint64_t clipped, complete, complete_ns;
+	/* record.sched: time its thread was switched out by the kernel
+	 * inside its calls (off_ns, counted like total) and while it was the
+	 * innermost call (off_self_ns, a part of self); off_most: calls
+	 * switched out for longer than they ran.  0 without switch records
+	 * (ss_agg_have_offcpu). */
+	uint64_t off_ns, off_self_ns, off_most;
 	/* Whole-run statistics only (stats-read.c): the function below the
 	 * first call of this one on its thread; "" the thread's start, NULL
 	 * not known (a runtime that did not write it, a merged row) */
@@ -89,6 +95,7 @@ struct ss_agg_node {
 	uint32_t name;            /* ss_agg_name() */
 	int native;               /* enum ss_agg_frame: nonzero, not a call */
 	uint64_t calls, self_ns, total_ns;
+	uint64_t off_ns, off_self_ns;  /* record.sched: as in struct ss_agg_row */
 	struct ss_agg_node *child, *next;
 };
 
@@ -97,6 +104,9 @@ struct ss_agg_step {
 	uint64_t pid, tid, step;
 	uint32_t cycle;
 	uint64_t begin_ns, end_ns;
+	/* record.sched: its thread's time switched out in it, and how much
+	 * of that it was preempted (runnable) rather than blocked */
+	uint64_t off_ns, off_preempted_ns;
 };
 
 /* Samples of one counter track of one process, in time order. */
@@ -119,6 +129,10 @@ struct ss_exporter *ss_agg_exporter(struct ss_agg *a);
  * per_thread 0 for one row per name.  The array is owned by `a` and valid
  * until the next call of ss_agg_rows. */
 size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows);
+/* Whether any process recorded context switches (record.sched): the
+ * off-CPU fields of rows, nodes and steps mean something.  *lost (may be
+ * NULL): switch records the kernel dropped, all processes. */
+int ss_agg_have_offcpu(const struct ss_agg *a, uint64_t *lost);
 /* Sum of the self time of every function slice (the table's 100%). */
 uint64_t ss_agg_self_sum(const struct ss_agg *a);
 /* Threads and processes that had slices. */

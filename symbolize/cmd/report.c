@@ -28,6 +28,7 @@
 #include "ranks.h"
 #include "overhead.h"
 #include "step-outliers.h"
+#include "offcpu-report.h"
 #include "outfile.h"
 #include "stats-read.h"
 
@@ -161,23 +162,27 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 {
 	static const char *const heads[] = { "Name", "Thread", "Self %", "Self",
 					     "Total %", "Total", "Avg", "Min",
-					     "Max", "Calls", "Clipped" };
-	int w[11], i, ncol = 10;
+					     "Max", "Calls", "Clipped", "Off-CPU Self",
+					     "Off-CPU" };
+	/* columns in print order: record.sched's after Self and Total */
+	static const int order[] = { 0, 1, 2, 3, 11, 4, 5, 12, 6, 7, 8, 9, 10 };
+	enum { NCOL = 13 };
+	int w[NCOL], show[NCOL], ww[NCOL], i, m = 0, last = 0;
 	uint64_t sum = o->sum;
 	const struct ss_agg_step *steps;
 	size_t nsteps = ss_agg_steps(a, &steps), k;
-	char cell[11][128], tb[32];
+	char cell[NCOL][128], tb[32];
 	uint64_t clipped = 0;
 
 	for (k = 0; k < n; k++)
 		clipped += rows[k].clipped;
-	if (clipped)
-		ncol = 11; /* frames cut by a window's edge: say so */
-	for (i = 0; i < ncol; i++)
+	for (i = 0; i < NCOL; i++) {
+		show[i] = i == 1 ? o->threads : i == 10 ? clipped != 0 /* cut frames: say so */
+			: i > 10 ? ss_agg_have_offcpu(a, NULL) : 1;
 		w[i] = (int)strlen(heads[i]);
-	for (i = 2; i < ncol; i++)
-		if (w[i] < 9)
+		if (i >= 2 && w[i] < 9)
 			w[i] = 9;
+	}
 	for (k = 0; k < n; k++) {
 		ss_report_name(rows[k].name, cell[0], sizeof(cell[0]));
 		if ((int)strlen(cell[0]) > w[0])
@@ -186,43 +191,43 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		if ((int)strlen(cell[1]) > w[1])
 			w[1] = (int)strlen(cell[1]);
 	}
-	if (!o->threads)
-		w[1] = 0;
-	/* header */
-	{
-		int ww[11], m = 0;
-		for (i = 0; i < ncol; i++)
-			if (i != 1 || o->threads)
-				ww[m++] = w[i];
-		ss_report_dashes(f, ww, m);
-		for (i = 0; i < ncol; i++)
-			if (i != 1 || o->threads)
-				ss_report_cell(f, heads[i], w[i], i < 2, i == ncol - 1);
-		ss_report_dashes(f, ww, m);
-		for (k = 0; k < n; k++) {
-			const struct ss_agg_row *r = &rows[k];
-			ss_report_name(r->name, cell[0], sizeof(cell[0]));
-			ss_report_thread(r, cell[1], sizeof(cell[1]));
-			snprintf(cell[2], sizeof(cell[2]), "%.2f%%", ss_report_pct(r->self_ns, sum));
-			ss_agg_fmt_time(r->self_ns, cell[3], sizeof(cell[3]));
-			snprintf(cell[4], sizeof(cell[4]), "%.2f%%", ss_report_pct(r->total_ns, sum));
-			ss_agg_fmt_time(r->total_ns, cell[5], sizeof(cell[5]));
-			ss_agg_fmt_time(ss_agg_row_avg(r), cell[6], sizeof(cell[6]));
-			ss_agg_fmt_time(r->min_ns, cell[7], sizeof(cell[7]));
-			ss_agg_fmt_time(r->max_ns, cell[8], sizeof(cell[8]));
-			if (!r->calls || (r->clipped && !r->complete))
-				snprintf(cell[6], sizeof(cell[6]), "-");
-			if (r->clipped && !r->complete) /* only cut fragments */
-				snprintf(cell[7], sizeof(cell[7]), "-"),
-				snprintf(cell[8], sizeof(cell[8]), "-");
-			snprintf(cell[9], sizeof(cell[9]), "%llu", (unsigned long long)r->calls);
-			snprintf(cell[10], sizeof(cell[10]), "%llu", (unsigned long long)r->clipped);
-			for (i = 0; i < ncol; i++)
-				if (i != 1 || o->threads)
-					ss_report_cell(f, cell[i], w[i], i < 2, i == ncol - 1);
+	for (i = 0; i < NCOL; i++)
+		if (show[order[i]]) {
+			ww[m++] = w[order[i]];
+			last = order[i];
 		}
-		ss_report_dashes(f, ww, m);
+	ss_report_dashes(f, ww, m);
+	for (i = 0; i < NCOL; i++)
+		if (show[order[i]])
+			ss_report_cell(f, heads[order[i]], w[order[i]], order[i] < 2,
+				       order[i] == last);
+	ss_report_dashes(f, ww, m);
+	for (k = 0; k < n; k++) {
+		const struct ss_agg_row *r = &rows[k];
+		ss_report_name(r->name, cell[0], sizeof(cell[0]));
+		ss_report_thread(r, cell[1], sizeof(cell[1]));
+		snprintf(cell[2], sizeof(cell[2]), "%.2f%%", ss_report_pct(r->self_ns, sum));
+		ss_agg_fmt_time(r->self_ns, cell[3], sizeof(cell[3]));
+		snprintf(cell[4], sizeof(cell[4]), "%.2f%%", ss_report_pct(r->total_ns, sum));
+		ss_agg_fmt_time(r->total_ns, cell[5], sizeof(cell[5]));
+		ss_agg_fmt_time(ss_agg_row_avg(r), cell[6], sizeof(cell[6]));
+		ss_agg_fmt_time(r->min_ns, cell[7], sizeof(cell[7]));
+		ss_agg_fmt_time(r->max_ns, cell[8], sizeof(cell[8]));
+		if (!r->calls || (r->clipped && !r->complete))
+			snprintf(cell[6], sizeof(cell[6]), "-");
+		if (r->clipped && !r->complete) /* only cut fragments */
+			snprintf(cell[7], sizeof(cell[7]), "-"),
+			snprintf(cell[8], sizeof(cell[8]), "-");
+		snprintf(cell[9], sizeof(cell[9]), "%llu", (unsigned long long)r->calls);
+		snprintf(cell[10], sizeof(cell[10]), "%llu", (unsigned long long)r->clipped);
+		ss_agg_fmt_time(r->off_self_ns, cell[11], sizeof(cell[11]));
+		ss_agg_fmt_time(r->off_ns, cell[12], sizeof(cell[12]));
+		for (i = 0; i < NCOL; i++)
+			if (show[order[i]])
+				ss_report_cell(f, cell[order[i]], w[order[i]], order[i] < 2,
+					       order[i] == last);
 	}
+	ss_report_dashes(f, ww, m);
 	ss_report_more(f, n, o->nall);
 	fprintf(f, "Self time total: %s\n", ss_agg_fmt_time(sum, tb, sizeof(tb)));
 	if (clipped)
@@ -232,6 +237,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "Steps: %zu (%zu process%s, %zu thread%s)\n", nsteps,
 		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
+	ss_offcpu_report_footer(f, a, rows, o->nall);
 	ss_report_stopped(f, a);
 	ss_report_lost(f, a);
 	ss_overhead_print(f, &o->over, o->calls, ss_agg_self_sum(a), o->dir, o->compensate);
@@ -301,10 +307,11 @@ static void ss_report_steps_text(FILE *f, struct ss_agg *a)
 	}
 }
 
-static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o)
+static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o, int off)
 {
-	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped\n",
-		o->threads ? "pid,tid,thread," : "");
+	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped%s\n",
+		o->threads ? "pid,tid,thread," : "",
+		off ? ",off_cpu_self_ns,off_cpu_ns,off_cpu_longer" : ""); /* record.sched */
 }
 
 /* The columns of a CSV row before the times: name, kind[, pid, tid, thread]. */
@@ -327,16 +334,21 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	uint64_t sum = o->sum;
 	size_t k;
 
-	ss_report_csv_header(f, o);
+	int off = ss_agg_have_offcpu(a, NULL);
+	ss_report_csv_header(f, o, off);
 	for (k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
 		ss_report_csv_head(f, r, o);
-		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu\n",
+		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%llu",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
 			(unsigned long long)ss_agg_row_avg(r),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
 			(unsigned long long)r->calls, (unsigned long long)r->clipped);
+		if (off)
+			fprintf(f, ",%llu,%llu,%llu", (unsigned long long)r->off_self_ns,
+				(unsigned long long)r->off_ns, (unsigned long long)r->off_most);
+		fputc('\n', f);
 	}
 }
 
@@ -392,6 +404,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			ss_overhead_pct(&o->over, o->calls, ss_agg_self_sum(a)),
 			o->compensate ? "true" : "false");
 	ss_report_json_lost(f, a);
+	ss_offcpu_report_json(f, a, rows, o->nall);
 	{
 		uint64_t step, at;
 		const char *why;
@@ -408,12 +421,17 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		const struct ss_agg_row *r = &rows[k];
 		ss_report_json_head(f, r, k, o);
 		fprintf(f, ",\"self_pct\":%.4f,\"self_ns\":%llu,\"total_pct\":%.4f,\"total_ns\":%llu,"
-			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu,\"clipped\":%llu}",
+			"\"avg_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu,\"calls\":%llu,\"clipped\":%llu",
 			ss_report_pct(r->self_ns, sum), (unsigned long long)r->self_ns,
 			ss_report_pct(r->total_ns, sum), (unsigned long long)r->total_ns,
 			(unsigned long long)ss_agg_row_avg(r),
 			(unsigned long long)r->min_ns, (unsigned long long)r->max_ns,
 			(unsigned long long)r->calls, (unsigned long long)r->clipped);
+		if (ss_agg_have_offcpu(a, NULL))
+			fprintf(f, ",\"off_cpu_self_ns\":%llu,\"off_cpu_ns\":%llu,\"off_cpu_longer\":%llu",
+				(unsigned long long)r->off_self_ns, (unsigned long long)r->off_ns,
+				(unsigned long long)r->off_most);
+		fputc('}', f);
 	}
 	fprintf(f, "\n],\n\"cycles\":[");
 	nc = ss_agg_cycles(a, &cy);
@@ -442,7 +460,10 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 				ss_export_json_fputs(f, top[j]);
 				fprintf(f, ":%llu", (unsigned long long)ss_agg_step_self(a, top[j], &steps[k]));
 			}
-			fprintf(f, "}}");
+			fprintf(f, "}");
+			if (ss_agg_have_offcpu(a, NULL))
+				ss_offcpu_report_json_step(f, &steps[k]); /* record.sched */
+			fprintf(f, "}");
 		}
 		fprintf(f, "\n]");
 	}
@@ -515,7 +536,7 @@ static void ss_report_whole_csv(FILE *f, const struct ss_stats_result *res,
 				const struct ss_agg_row *rows, size_t n,
 				const struct ss_report_opts *o)
 {
-	ss_report_csv_header(f, o);
+	ss_report_csv_header(f, o, 0);
 	for (size_t k = 0; k < n; k++) {
 		const struct ss_agg_row *r = &rows[k];
 		ss_report_csv_head(f, r, o);  /* kind: always function */
@@ -750,6 +771,8 @@ int cmd_report(int argc, char **argv)
 		ss_report_table(f, a, rows, n, &o);
 		if (o.steps)
 			ss_report_steps_text(f, a);
+		if (o.steps)
+			ss_offcpu_report_steps(f, a);
 		if (o.steps)
 			ss_step_outliers_text(f, a, SS_STEP_OUTLIER_FACTOR);
 		if (exs[1])

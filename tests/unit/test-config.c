@@ -793,7 +793,7 @@ static void test_dump_text(void **state)
 		"buffer_kb=1024\n"
 		"record.stack=false\n"
 		"record.stack_depth=16\n"
-		"record.sched=true\n"
+		"record.sched=false\n"
 		"memory.enabled=false\n"
 		"memory.interval_ms=10\n"
 		"memory.every_n_steps=100\n"
