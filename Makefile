@@ -209,7 +209,21 @@ $(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
-test: $(DEPS_TEST_OK) all $(UNIT_BIN) $(E2E_BIN) $(BENCH_TOOLS)
+# test-export's speedscope check runs node on speedscope and ajv, the
+# versions tests/lib/npm pins: npm ci installs them into build/npm once
+# (--prefer-offline: from npm's cache when it has them)
+NPM_OK := $(B)/npm/.npm-ok
+$(NPM_OK): tests/lib/npm/package.json tests/lib/npm/package-lock.json | $(DEPS_TEST_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NPM     speedscope ajv -> $(dir $@)")
+	$(Q)cp tests/lib/npm/package.json tests/lib/npm/package-lock.json $(dir $@)
+	$(Q)npm ci --prefix $(dir $@) --prefer-offline --no-audit --no-fund \
+		>$(dir $@)npm.log 2>&1 || { echo "stepscope: npm ci could not install" \
+		"speedscope and ajv into $(dir $@) (full output in $(dir $@)npm.log)" >&2; exit 1; }
+	$(Q)touch $@
+$(B)/tests/test-export: | $(NPM_OK)
+
+test: $(DEPS_TEST_OK) $(NPM_OK) all $(UNIT_BIN) $(E2E_BIN) $(BENCH_TOOLS)
 	$(Q)$(MAKE) --no-print-directory mpi-lib
 	$(Q)sh tests/run-tests.sh $(UNIT_BIN) $(E2E_BIN)
 

@@ -27,10 +27,15 @@ build_pkgs="make gcc libc6-dev libdw-dev libelf-dev binutils-dev libcjson-dev li
 # reads the screenshot); cmake: test-cc; openmpi-bin, libopenmpi-dev:
 # test-mpi and libstepscope-mpi; strace: test-shared counts the system
 # calls of a recording; hyperfine, uftrace, time: test-bench runs `make
-# bench` once at its smallest sizes
+# bench` once at its smallest sizes; nodejs, npm: test-export checks the
+# speedscope output with node, on the npm modules make installs
+# (tests/lib/npm)
 bench_pkgs="$build_pkgs hyperfine uftrace time"
 test_pkgs="$build_pkgs libcmocka-dev g++ clang libomp-dev protobuf-compiler chromium
-	zlib1g-dev cmake openmpi-bin libopenmpi-dev strace $bench_pkgs"
+	zlib1g-dev cmake openmpi-bin libopenmpi-dev strace nodejs npm $bench_pkgs"
+# installed after the others, if still missing then: nodesource's nodejs
+# (a machine with its apt source) provides npm and conflicts with Debian's
+late_pkgs="npm"
 
 [ $# -gt 0 ] || set -- build
 pkgs=
@@ -45,11 +50,16 @@ for set do
 done
 pkgs="$pkgs ${SS_DEPS_EXTRA:-}"
 
-# missing: the packages of $pkgs that dpkg does not list as installed
+# missing: the packages of $pkgs that dpkg lists neither as installed nor
+# as provided by an installed package (as apt takes a dependency: npm is
+# there with nodesource's nodejs)
 missing() {
 	m=
+	prov=" $(dpkg-query -W -f='${db:Status-Abbrev}|${Provides}\n' 2>/dev/null |
+		sed -n 's/^ii *|//p' | tr ',' '\n' | sed 's/^ *//; s/ .*//' | tr '\n' ' ') "
 	for p in $pkgs; do
 		case " $m " in *" $p "*) continue ;; esac
+		case "$prov" in *" $p "*) continue ;; esac
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			m="$m $p"
 	done
@@ -72,7 +82,15 @@ echo "  DEPS    installing:$need"
 log=${SS_DEPS_LOG:-}
 [ -n "$log" ] || log=$(mktemp "${TMPDIR:-/tmp}/stepscope-deps.XXXXXX")
 export DEBIAN_FRONTEND=noninteractive
-{ apt-get update && apt-get install -y --no-install-recommends $need; } </dev/null >"$log" 2>&1
+first= late=
+for p in $need; do
+	case " $late_pkgs " in *" $p "*) late="$late $p" ;; *) first="$first $p" ;; esac
+done
+{
+	apt-get update && { [ -z "$first" ] || apt-get install -y --no-install-recommends $first; } &&
+	{ [ -z "$late" ] || { late=$(missing) && [ -z "$late" ]; } ||
+		apt-get install -y --no-install-recommends $late; }
+} </dev/null >"$log" 2>&1
 rc=$?
 left=$(missing)
 if [ $rc != 0 ] || [ -n "$left" ]; then
