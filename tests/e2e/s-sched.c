@@ -1,0 +1,150 @@
+/*
+ * s-sched.c - fixture for off-CPU time (record.sched): a trainer-shaped
+ * loop whose step spins on the CPU, then sleeps.
+ *
+ *   s-sched STEPS        main calls train_step STEPS times; train_step
+ *                        calls spinner() (spins 12 ms on CLOCK_MONOTONIC:
+ *                        on a CPU the whole time unless a busy process on
+ *                        the same CPU preempts it) and sleeper() (one
+ *                        nanosleep of 5 ms: blocked nearly all of it)
+ *
+ * What the kernel says, for the test to compare with: around each call and
+ * around the step's body the fixture reads the thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID, read between two reads of the wall clock with
+ * no switch between them: schedstat's first field lags until the next
+ * tick or switch), the time it waited on a run queue (the second field of
+ * /proc/thread-self/schedstat, ns) and its voluntary and involuntary
+ * switch counts (/proc/thread-self/status), and prints, after the step,
+ * one line per call and one for the step:
+ *
+ *   call STEP NAME wall NS cpu NS wait NS vol N invol N
+ *   step STEP wall NS cpu NS wait NS vol N invol N
+ *
+ * wall - cpu is the time the thread was off the CPU (switched out) in it.
+ * Prints "steps N" at the end.
+ * Functions: main, train_step, spinner, sleeper.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+
+DEFINE_SINK;
+
+/* one reading of the kernel's view of this thread (libc calls and macros
+ * only: no function the test does not count) */
+struct look {
+	long long wall, cpu, wait, vol, invol;
+};
+
+/* The clocks as one pair: wall, thread CPU time, wall again, until no
+ * switch fell between them (both reads within 20 us), so that wall - cpu
+ * differences count only the switches between two looks. */
+#define CLOCKS(l)                                                               \
+	do {                                                                    \
+		struct timespec w0_, c_, w1_;                                   \
+		do {                                                            \
+			clock_gettime(CLOCK_MONOTONIC, &w0_);                   \
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c_);            \
+			clock_gettime(CLOCK_MONOTONIC, &w1_);                   \
+		} while ((w1_.tv_sec - w0_.tv_sec) * 1000000000LL +             \
+				 w1_.tv_nsec - w0_.tv_nsec > 20000);            \
+		(l).wall = w1_.tv_sec * 1000000000LL + w1_.tv_nsec;             \
+		(l).cpu = c_.tv_sec * 1000000000LL + c_.tv_nsec;                \
+	} while (0)
+
+/* The run-queue wait and the switch counts, from /proc. */
+#define PROC(l)                                                                 \
+	do {                                                                    \
+		char b_[2048];                                                  \
+		long long run_ = 0;                                             \
+		int fd_ = open("/proc/thread-self/schedstat", O_RDONLY);        \
+		ssize_t n_ = fd_ >= 0 ? read(fd_, b_, sizeof(b_) - 1) : -1;     \
+		if (fd_ >= 0)                                                   \
+			close(fd_);                                             \
+		b_[n_ > 0 ? n_ : 0] = 0;                                        \
+		(l).wait = 0;                                                   \
+		sscanf(b_, "%lld %lld", &run_, &(l).wait);                      \
+		fd_ = open("/proc/thread-self/status", O_RDONLY);               \
+		n_ = fd_ >= 0 ? read(fd_, b_, sizeof(b_) - 1) : -1;             \
+		if (fd_ >= 0)                                                   \
+			close(fd_);                                             \
+		b_[n_ > 0 ? n_ : 0] = 0;                                        \
+		char *v_ = strstr(b_, "voluntary_ctxt_switches:");              \
+		char *i_ = strstr(b_, "nonvoluntary_ctxt_switches:");           \
+		(l).vol = v_ ? atoll(v_ + 24) : -1;                             \
+		(l).invol = i_ ? atoll(i_ + 27) : -1;                           \
+	} while (0)
+
+/* Before a call: /proc first, the clocks last, right before it; after a
+ * call: the clocks first, right after it.  The clocks then bracket the
+ * call and its hooks only. */
+#define LOOK_BEFORE(l)                                                          \
+	do {                                                                    \
+		PROC(l);                                                        \
+		CLOCKS(l);                                                      \
+	} while (0)
+#define LOOK_AFTER(l)                                                           \
+	do {                                                                    \
+		CLOCKS(l);                                                      \
+		PROC(l);                                                        \
+	} while (0)
+
+#define SAY(i, what, a, b)                                                      \
+	snprintf(lines[i], sizeof(lines[0]),                                    \
+		 "%s wall %lld cpu %lld wait %lld vol %lld invol %lld\n", what, \
+		 (b).wall - (a).wall, (b).cpu - (a).cpu, (b).wait - (a).wait,   \
+		 (b).vol - (a).vol, (b).invol - (a).invol)
+
+NOINLINE void spinner(void)
+{
+	SPIN_NS(12000000);
+	SINK(1);
+}
+
+NOINLINE void sleeper(void)
+{
+	struct timespec ts = { 0, 5000000 };
+	nanosleep(&ts, NULL);
+	SINK(2);
+}
+
+static char lines[3][160]; /* the step's, spinner's, sleeper's */
+
+NOINLINE void train_step(long step)
+{
+	struct look s0, a, b, c, d, s1;
+	char what[64];
+	LOOK_BEFORE(s0);
+	LOOK_BEFORE(a);
+	spinner();
+	LOOK_AFTER(b);
+	LOOK_BEFORE(c);
+	sleeper();
+	LOOK_AFTER(d);
+	LOOK_AFTER(s1);
+	snprintf(what, sizeof(what), "call %ld spinner", step);
+	SAY(1, what, a, b);
+	snprintf(what, sizeof(what), "call %ld sleeper", step);
+	SAY(2, what, c, d);
+	snprintf(what, sizeof(what), "step %ld", step);
+	SAY(0, what, s0, s1);
+}
+
+int main(int argc, char **argv)
+{
+	long steps = argc > 1 ? atol(argv[1]) : 6;
+	for (long s = 0; s < steps; s++) {
+		train_step(s);
+		/* printed outside the step: stdio is not step time */
+		fputs(lines[1], stdout);
+		fputs(lines[2], stdout);
+		fputs(lines[0], stdout);
+	}
+	printf("steps %ld\n", steps);
+	return 0;
+}
