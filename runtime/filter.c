@@ -337,7 +337,7 @@ void ss_filter_calibrate(void)
 	struct ss_thread *t = &ss_tls;
 	struct ss_thread saved = *t;
 	int gate = ss_hot.gate, filter = ss_hot.filter, stacks = ss_hot.stacks;
-	uint64_t round[SS_CAL_ROUNDS];
+	uint64_t round[SS_CAL_ROUNDS], inside = UINT64_MAX;
 	void *fn = (void *)&ss_filter_cal_target;
 	uintptr_t lo, hi;
 	if (!ss_elfsym_instrumented(&lo, &hi, 1))
@@ -371,8 +371,16 @@ void ss_filter_calibrate(void)
 		}
 		uint64_t t1 = ss_clock_now();
 		ss_hot.gate = gate;
-		if (r >= 0)
-			round[nr++] = t1 - t0;
+		if (r < 0)
+			continue;
+		round[nr++] = t1 - t0;
+		/* the empty calls' times, ENTER to EXIT: the least is the
+		 * hooks' part inside a call's measured time */
+		for (uint64_t *w = buf; w + 1 < t->pos; w++)
+			if (SS_CW_K(w[0]) == 1 && SS_CW_K(w[1]) == 2 &&
+			    SS_CW_DT(w[1]) >= SS_CW_DT(w[0]) &&
+			    SS_CW_DT(w[1]) - SS_CW_DT(w[0]) < inside)
+				inside = SS_CW_DT(w[1]) - SS_CW_DT(w[0]);
 	}
 	munmap(buf, bytes);
 	*t = saved;
@@ -393,6 +401,7 @@ void ss_filter_calibrate(void)
 	ss_filter_cost.pair_ticks = ticks;
 	ss_filter_cost.pair_ns = per_s ? (uint64_t)((double)ticks * 1e9 / (double)per_s) : 0;
 	ss_filter_cost.pairs = pairs;
+	ss_filter_cost.inside_ticks = inside == UINT64_MAX ? 0 : inside ? inside : 1;
 	/* the file may be open already (stepscope_step() mode: step 0 began
 	 * in ss_window_init) */
 	pthread_mutex_lock(&ss_rt.lock);

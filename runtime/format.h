@@ -450,12 +450,15 @@ _Static_assert(sizeof(struct ss_meta_stats_entry) == 32, "stats entry size");
 
 /* What one recorded call (an ENTER and its EXIT through the hooks) costs
  * the program, measured at start-up off the program's clock: the median of
- * a few rounds of `pairs` back-to-back pairs into a scratch buffer. */
+ * a few rounds of `pairs` back-to-back pairs into a scratch buffer.
+ * inside_ticks: the shortest time the calibration's empty calls measured
+ * between their ENTER and EXIT, the part of a call's own hooks inside its
+ * measured time (0: not measured, a trace written before it was). */
 struct ss_meta_overhead {
 	uint64_t pair_ticks;         /* in the file clock */
 	uint64_t pair_ns;
 	uint64_t pairs;              /* pairs per round */
-	uint64_t reserved;
+	uint64_t inside_ticks;       /* in the file clock; 0 unknown */
 };
 _Static_assert(sizeof(struct ss_meta_overhead) == 32, "overhead size");
 

@@ -15,8 +15,8 @@
 void ss_overhead_read(const char *dir, struct ss_overhead *o)
 {
 	char **paths = NULL, err[512];
-	size_t n = 0, with = 0;
-	uint64_t sum = 0;
+	size_t n = 0, with = 0, inside = 0;
+	uint64_t sum = 0, in_ns = UINT64_MAX;
 
 	memset(o, 0, sizeof(*o));
 	if (ss_run_list(dir, ss_run_is_trace, &paths, &n) < 0)
@@ -44,6 +44,13 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 			sum += r->ns_per_tick > 0 ? (uint64_t)(c.pair_ticks * r->ns_per_tick + 0.5)
 						  : c.pair_ns;
 			with++;
+			if (c.inside_ticks) { /* the least: never more than is inside */
+				uint64_t ns = r->ns_per_tick > 0
+						      ? (uint64_t)(c.inside_ticks * r->ns_per_tick)
+						      : c.inside_ticks;
+				in_ns = ns < in_ns ? ns : in_ns;
+				inside++;
+			}
 			break;
 		}
 		ss_reader_free(r);
@@ -52,6 +59,8 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 	if (with) {
 		o->known = 1;
 		o->pair_ns = sum / with;
+		o->inside_known = inside == with;
+		o->inside_ns = inside ? in_ns : 0;
 	}
 }
 

@@ -23,6 +23,10 @@
 struct ss_overhead {
 	int known;          /* some trace had SS_META_OVERHEAD */
 	uint64_t pair_ns;   /* per recorded call; mean of the processes' */
+	uint64_t inside_ns; /* the part of pair_ns inside a call's own measured
+			     * time (its ENTER to its EXIT), at least: the
+			     * least of the processes' calibrations */
+	int inside_known;   /* every trace measured it (older ones did not) */
 	uint64_t events;    /* events in the raw traces */
 	uint64_t bytes;     /* bytes of the raw traces */
 	uint64_t procs;     /* raw traces read */
