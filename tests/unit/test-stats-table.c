@@ -61,6 +61,15 @@ void ss_warn(const char *fmt, ...)
 	(void)fmt;
 }
 
+/* thread.c's, without the runtime's thread state */
+int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *name)
+{
+	int err = pthread_create(th, NULL, fn, arg);
+	if (!err && name)
+		pthread_setname_np(*th, name);
+	return err;
+}
+
 static struct ss_filter_slot filter_slots[16];
 struct ss_filter_slot *ss_filter_table = filter_slots;
 unsigned ss_filter_bits = 4;
