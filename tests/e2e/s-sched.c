@@ -7,6 +7,9 @@
  *                        on a CPU the whole time unless a busy process on
  *                        the same CPU preempts it) and sleeper() (one
  *                        nanosleep of 5 ms: blocked nearly all of it)
+ *   s-sched STEPS noperf the same, after a seccomp filter made
+ *                        perf_event_open fail with EACCES (as Docker's
+ *                        default profile does), before the first step
  *
  * What the kernel says, for the test to compare with: around each call and
  * around the step's body the fixture reads the thread's CPU time
@@ -24,10 +27,16 @@
  * Prints "steps N" at the end.
  * Functions: main, train_step, spinner, sleeper.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,6 +147,20 @@ NOINLINE void train_step(long step)
 int main(int argc, char **argv)
 {
 	long steps = argc > 1 ? atol(argv[1]) : 6;
+	if (argc > 2 && !strcmp(argv[2], "noperf")) {
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_perf_event_open, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA)),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+			perror("s-sched: seccomp");
+			return 1;
+		}
+	}
 	for (long s = 0; s < steps; s++) {
 		train_step(s);
 		/* printed outside the step: stdio is not step time */

@@ -324,12 +324,34 @@ static void test_offcpu_off(void **state)
 	ss_e2e_pass(t);
 }
 
+/* the kernel refuses the event (seccomp, as in Docker): one line says so
+ * and why, and the rest is recorded as without record.sched */
+static void test_offcpu_refused(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "sched", NULL);
+	SS_E2E_SH_OK(t, SS " record -o run --set step.function=train_step --set record.sched=true "
+			"--set schedule.active=3 -- ./s-sched 3 noperf");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "record.sched:") == 1,
+		     "not one record.sched line on stderr:\n%s", t->err);
+	SS_E2E_CHECK(t, strstr(t->err, "stepscope: record.sched: perf_event_open not permitted") &&
+			strstr(t->err, "Permission denied") && strstr(t->err, "seccomp") &&
+			strstr(t->err, "off-CPU time is not recorded"),
+		     "the line does not say what was refused and why:\n%s", t->err);
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 --format csv run");
+	SS_E2E_CHECK(t, !strstr(t->out, "off_cpu"), "off-CPU columns without switches:\n%s", t->out);
+	SS_E2E_CHECK(t, strstr(t->out, "\nspinner,function,") && strstr(t->out, "\nsleeper,function,"),
+		     "the calls are not recorded:\n%s", t->out);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_offcpu),
 		SS_E2E__ONE(test_offcpu, ss_e2e_gcc_O2, "gcc-O2"),
 		SS_E2E_TEST(test_offcpu_off),
+		SS_E2E_TEST(test_offcpu_refused),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
