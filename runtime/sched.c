@@ -349,6 +349,8 @@ void ss_sched_on_window(int open)
 void ss_sched_drain(void)
 {
 	int any = 0;
+	if (!ss_rt.cfg.record_sched)
+		return;
 	pthread_mutex_lock(&sc.mu);
 	for (int i = 0; sc.on && sc.pid == getpid() && i < sc.n && !any; i++)
 		any = has_data(&sc.ents[i]);
