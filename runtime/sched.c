@@ -146,10 +146,11 @@ static void emit(struct sched_ent *e, uint64_t out, uint64_t in, uint32_t flags)
 		flush(e);
 }
 
-static int has_data(const struct sched_ent *e)
+/* Bytes the kernel wrote that were not read yet. */
+static uint64_t pending(const struct sched_ent *e)
 {
-	return e->mp && __atomic_load_n(&e->mp->data_head, __ATOMIC_ACQUIRE) !=
-				e->mp->data_tail;
+	return e->mp ? __atomic_load_n(&e->mp->data_head, __ATOMIC_ACQUIRE) -
+			       e->mp->data_tail : 0;
 }
 
 /* Read the thread's ring to its end (ss_rt.lock and sc.mu held), keeping
@@ -345,22 +346,30 @@ void ss_sched_on_window(int open)
 	pthread_mutex_unlock(&sc.mu);
 }
 
-/* The background thread (pool.c), no lock held: write what the rings hold. */
+/* The background thread (pool.c), no lock held: write what the rings
+ * hold, every SW_EVERY_NS or as soon as one is a quarter full (it comes
+ * every 0.1 to 1 ms while recording; ss_rt.lock is the program's too). */
+#define SW_EVERY_NS 10000000ull
 void ss_sched_drain(void)
 {
+	static uint64_t last;
 	int any = 0;
 	if (!ss_rt.cfg.record_sched)
 		return;
+	uint64_t now = ss_clock_mono_ns(), quarter = (uint64_t)SW_PAGES * page_size() / 4;
 	pthread_mutex_lock(&sc.mu);
-	for (int i = 0; sc.on && sc.pid == getpid() && i < sc.n && !any; i++)
-		any = has_data(&sc.ents[i]);
+	for (int i = 0; sc.on && sc.pid == getpid() && i < sc.n && any < 2; i++) {
+		uint64_t p = pending(&sc.ents[i]);
+		any = p >= quarter ? 2 : p ? 1 : any;
+	}
 	pthread_mutex_unlock(&sc.mu);
-	if (!any)
+	if (!any || (any == 1 && now - last < SW_EVERY_NS))
 		return;
+	last = now;
 	pthread_mutex_lock(&ss_rt.lock);
 	pthread_mutex_lock(&sc.mu);
 	for (int i = 0; sc.on && sc.pid == getpid() && i < sc.n; i++)
-		if (has_data(&sc.ents[i]))
+		if (pending(&sc.ents[i]))
 			drain_one(&sc.ents[i], UINT64_MAX);
 	pthread_mutex_unlock(&sc.mu);
 	pthread_mutex_unlock(&ss_rt.lock);
