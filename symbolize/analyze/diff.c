@@ -261,6 +261,17 @@ static void ss_diff_on_open(void *ctx, uint64_t tid, const struct ss_slice *s)
 		t->seen_ns = s->begin_ns;
 }
 
+/* Slice s into entry e: a call unless its beginning was cut (a
+ * fragment), its time unless it runs inside a call of itself (rec:
+ * recursion counts once). */
+static void ss_diff_count(struct ss_diff_key *e, const struct ss_slice *s, int rec)
+{
+	if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
+		e->calls++;
+	if (!rec)
+		e->total += s->end_ns - s->begin_ns;
+}
+
 static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 			  const struct ss_slice *s)
 {
@@ -303,10 +314,7 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 		c->oom = 1;
 		return;
 	}
-	if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
-		e->calls++;
-	if (!rec)
-		e->total += s->end_ns - s->begin_ns;
+	ss_diff_count(e, s, rec);
 	e->self += self;
 	if (caller == UINT32_MAX)
 		return;
@@ -315,10 +323,7 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 		c->oom = 1;
 		return;
 	}
-	if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
-		e->calls++;
-	if (!rec)
-		e->total += s->end_ns - s->begin_ns;
+	ss_diff_count(e, s, rec);
 }
 
 static int ss_diff_begin_cb(void *ctx, uint64_t t0)
