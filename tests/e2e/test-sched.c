@@ -12,11 +12,14 @@
  *     blocked nearly all the time);
  *   - the spinner's and sleeper's Off-CPU (report csv, summed over the 4
  *     recorded calls) equal the kernel's off-CPU time of the same calls,
- *     the sum of wall - cpu the fixture printed, within 10% + 200 us (the
- *     slack: the fixture's clock reads and the hooks sit between its
- *     readings and the call's slice);
+ *     the sum of wall - cpu the fixture printed, within 10% + 200 us + 30
+ *     us a switch (the slack: the fixture's clock reads and the hooks sit
+ *     between its readings and the call's slice; the kernel's run-queue
+ *     wait came to up to 16 us a switch more than perf's switch-out to
+ *     switch-in on the development VM when the spinner was preempted 13-17
+ *     times in 12 ms);
  *   - per recorded step and call, the off-CPU slices of trace.json inside
- *     the call sum to the kernel's wall - cpu of it within 10% + 200 us,
+ *     the call sum to the kernel's wall - cpu of it within the same,
  *     and their number is the thread's switches (voluntary + involuntary)
  *     in it, +-1; per step, both calls together the same;
  *   - the spinner holds at least one "off-CPU (preempted)" slice (the
@@ -53,6 +56,9 @@
 #define FIRST 1     /* recorded steps: FIRST .. FIRST + ACTIVE - 1 */
 #define ACTIVE 4
 #define SLACK_NS 200000.0
+/* and per switch: the kernel's run-queue wait came to up to 16 us a switch
+ * more than perf's switch-out to switch-in on the development VM */
+#define SLACK_SWITCH_NS 30000.0
 
 /* What the fixture printed for one call or step. */
 struct kern {
@@ -143,7 +149,7 @@ static void test_offcpu(void **state)
 	struct ss_e2e *t = ss_e2e_begin(state);
 	char out[8192], head[512];
 	struct kern call[STEPS][2], step[STEPS];
-	double off_step[ACTIVE] = { 0 }, kern_step[ACTIVE] = { 0 };
+	double off_step[ACTIVE] = { 0 }, kern_step[ACTIVE] = { 0 }, sw_step[ACTIVE] = { 0 };
 	const struct ss_e2e_slice *pstep[ACTIVE];
 
 	ss_e2e_build(t, "sched", NULL);
@@ -178,10 +184,12 @@ static void test_offcpu(void **state)
 	double sl_oself = csv_col(t->out, head, "sleeper", "off_cpu_self_ns");
 	double sl_off = csv_col(t->out, head, "sleeper", "off_cpu_ns");
 	double sp_off = csv_col(t->out, head, "spinner", "off_cpu_ns");
-	double k_sl = 0, k_sp = 0;
+	double k_sl = 0, k_sp = 0, sw_sl = 0, sw_sp = 0;
 	for (int s = FIRST; s < FIRST + ACTIVE; s++) {
 		k_sp += (double)(call[s][0].wall - call[s][0].cpu);
 		k_sl += (double)(call[s][1].wall - call[s][1].cpu);
+		sw_sp += (double)(call[s][0].vol + call[s][0].invol);
+		sw_sl += (double)(call[s][1].vol + call[s][1].invol);
 	}
 	print_message("sleeper: total %.0f ns, off-CPU self %.0f, off-CPU %.0f, kernel %.0f\n"
 		      "spinner: off-CPU %.0f ns, kernel %.0f\n",
@@ -189,10 +197,10 @@ static void test_offcpu(void **state)
 	SS_E2E_CHECK(t, sl_total > 0 && sl_oself >= 0.9 * sl_total,
 		     "sleeper: Off-CPU Self %.0f ns is not within 10%% of its Total %.0f ns:\n%s",
 		     sl_oself, sl_total, t->out);
-	SS_E2E_CHECK(t, near(sl_off, k_sl, SLACK_NS),
+	SS_E2E_CHECK(t, near(sl_off, k_sl, SLACK_NS + SLACK_SWITCH_NS * sw_sl),
 		     "sleeper: Off-CPU %.0f ns, the kernel says %.0f ns (wall - cpu of its 4 "
 		     "calls):\n%s\n%s", sl_off, k_sl, t->out, out);
-	SS_E2E_CHECK(t, near(sp_off, k_sp, SLACK_NS),
+	SS_E2E_CHECK(t, near(sp_off, k_sp, SLACK_NS + SLACK_SWITCH_NS * sw_sp),
 		     "spinner: Off-CPU %.0f ns, the kernel says %.0f ns (wall - cpu of its 4 "
 		     "calls):\n%s\n%s", sp_off, k_sp, t->out, out);
 
@@ -213,7 +221,9 @@ static void test_offcpu(void **state)
 			print_message("step %zu %s: off-CPU %.0f ns in %ld slices; kernel %lld ns "
 				      "(run-queue wait %lld), %ld switches\n", FIRST + k, fns[f],
 				      off, n, kk->wall - kk->cpu, kk->wait, sw);
-			SS_E2E_CHECK(t, near(off, (double)(kk->wall - kk->cpu), SLACK_NS),
+			sw_step[k] += (double)sw;
+			SS_E2E_CHECK(t, near(off, (double)(kk->wall - kk->cpu),
+					     SLACK_NS + SLACK_SWITCH_NS * (double)sw),
 				     "step %zu: off-CPU slices in %s sum to %.0f ns, the kernel "
 				     "says %lld ns:\n%s", FIRST + k, fns[f], off,
 				     kk->wall - kk->cpu, out);
@@ -223,7 +233,8 @@ static void test_offcpu(void **state)
 		}
 	}
 	for (size_t k = 0; k < ACTIVE; k++)
-		SS_E2E_CHECK(t, near(off_step[k], kern_step[k], SLACK_NS),
+		SS_E2E_CHECK(t, near(off_step[k], kern_step[k],
+				     SLACK_NS + SLACK_SWITCH_NS * sw_step[k]),
 			     "step %zu: the thread's off-CPU time in its calls is %.0f ns, the "
 			     "kernel says %.0f ns", FIRST + k, off_step[k], kern_step[k]);
 	size_t nsteps = sorted(tr, NULL, pstep, ACTIVE);
