@@ -12,11 +12,13 @@
  *     train_loop(STEPS)
  *       train_step(i)          the step function: spins SPIN_MS on the
  *                              clock, then
- *         dot64(x)  x NDOT     a 64-element dot product of doubles: 64
- *                              dependent multiply-adds, which no -O level
- *                              may reorder (no -ffast-math): tens of ns;
- *                              each call starts from the last one's result,
- *                              so calls cannot overlap (here and in main)
+ *         dot64(x)  x NDOT     a 64-element dot product of doubles taken 3
+ *                              times: 192 dependent multiply-adds, which
+ *                              no -O level may reorder (no -ffast-math):
+ *                              about 100 ns, well over one recorded call's
+ *                              cost; each call starts from the last one's
+ *                              result, so calls cannot overlap (here and
+ *                              in main)
  *         get(k)    x NGET     a trivial accessor: one load
  *
  * Functions: main, train_loop, train_step, dot64, get.
@@ -34,8 +36,9 @@ static long cell[16];
 
 #define DOT64_BODY                                                              \
 	double s = x * 1e-3;                                                    \
-	for (int i = 0; i < 64; i++)                                            \
-		s += va[i] * vb[i];                                             \
+	for (int r = 0; r < 3; r++)                                             \
+		for (int i = 0; i < 64; i++)                                    \
+			s += va[i] * vb[i];                                     \
 	return s
 
 NOINLINE double dot64(double x)
