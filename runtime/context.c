@@ -148,7 +148,7 @@ static void ctx_switch(struct ss_thread *t, const void *o, const ucontext_t *u,
 
 /* The wrapper: libc's swapcontext after the bookkeeping.  When the
  * program switches back to o, it returns here on o's stack. */
-__attribute__((visibility("default"))) int swapcontext(ucontext_t *o, const ucontext_t *u)
+SS_EXPORT int swapcontext(ucontext_t *o, const ucontext_t *u)
 {
 	swap_fn *f = atomic_load_explicit(&real_swap, memory_order_relaxed);
 	if (!f) {
@@ -158,7 +158,7 @@ __attribute__((visibility("default"))) int swapcontext(ucontext_t *o, const ucon
 		atomic_store_explicit(&real_swap, f, memory_order_relaxed);
 	}
 	struct ss_thread *t = &ss_tls;
-	if ((ss_hot.gate & 1) && t->frames && o && u && !t->in_slow)
+	if ((ss_hot.gate & SS_GATE_REC) && t->frames && o && u && !t->in_slow)
 		ctx_switch(t, o, u, (uintptr_t)__builtin_frame_address(0));
 	return f(o, u);
 }

@@ -31,6 +31,11 @@ int ss_dl_missing(void)
 	return 1;
 }
 
+const char *ss_dlerror(void)
+{
+	return "a static program loads no library";
+}
+
 #else
 
 void *ss_dlopen(const char *lib, int flags)
@@ -41,6 +46,11 @@ void *ss_dlopen(const char *lib, int flags)
 int ss_dl_missing(void)
 {
 	return 0;
+}
+
+const char *ss_dlerror(void)
+{
+	return dlerror();
 }
 
 #endif

@@ -34,6 +34,8 @@
 
 #define EXEC_MAX_VARS 16
 
+extern char **environ;
+
 static char *run_vars[EXEC_MAX_VARS]; /* "NAME=VALUE", captured */
 static int nrun_vars;
 static char self_lib[4096];           /* our path, when it was preloaded */
@@ -66,7 +68,6 @@ static void resolve(void)
  * per-process STEPSCOPE__OWNER) and our place in LD_PRELOAD. */
 void ss_exec_capture(void)
 {
-	extern char **environ;
 	resolve();
 	if (getauxval(AT_SECURE))
 		return; /* a setuid program hands on nothing of its caller's */
@@ -181,21 +182,27 @@ SS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	return real_fexecve(fd, argv, env);
 }
 
+/* argv of an execl-style call, on the caller's stack: ARG, then the
+ * variable arguments up to the NULL; the va_list ap_ is left open at the
+ * argument after it (execle's envp) for the caller to va_end. */
+#define LIST_ARGV(arg, argv)                                                   \
+	va_list ap_;                                                           \
+	size_t n_ = 1;                                                         \
+	va_start(ap_, arg);                                                    \
+	while (va_arg(ap_, const char *))                                      \
+		n_++;                                                          \
+	va_end(ap_);                                                           \
+	char *argv[n_ + 1];                                                    \
+	va_start(ap_, arg);                                                    \
+	argv[0] = (char *)(arg);                                               \
+	for (size_t i_ = 1; i_ <= n_; i_++)                                    \
+		argv[i_] = va_arg(ap_, char *)
+
 SS_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	va_list ap;
-	size_t n = 1;
-	va_start(ap, arg);
-	while (va_arg(ap, const char *))
-		n++;
-	va_end(ap);
-	char *argv[n + 1];
-	va_start(ap, arg);
-	argv[0] = (char *)arg;
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
-	char *const *envp = va_arg(ap, char *const *);
-	va_end(ap);
+	LIST_ARGV(arg, argv);
+	char *const *envp = va_arg(ap_, char *const *);
+	va_end(ap_);
 	return execve(path, argv, envp);
 }
 
@@ -226,24 +233,6 @@ SS_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 /* ------------------------------------------------------------ the forms
  * that take the program's environment */
 
-extern char **environ;
-
-/* argv of an execl-style call, on the caller's stack: ARG, then the
- * va_list's arguments up to the NULL. */
-#define LIST_ARGV(arg, argv)                                                   \
-	va_list ap_;                                                           \
-	size_t n_ = 1;                                                         \
-	va_start(ap_, arg);                                                    \
-	while (va_arg(ap_, const char *))                                      \
-		n_++;                                                          \
-	va_end(ap_);                                                           \
-	char *argv[n_ + 1];                                                    \
-	va_start(ap_, arg);                                                    \
-	argv[0] = (char *)(arg);                                               \
-	for (size_t i_ = 1; i_ <= n_; i_++)                                    \
-		argv[i_] = va_arg(ap_, char *);                                \
-	va_end(ap_)
-
 SS_EXPORT int execv(const char *path, char *const argv[])
 {
 	return execve(path, argv, environ);
@@ -257,12 +246,14 @@ SS_EXPORT int execvp(const char *file, char *const argv[])
 SS_EXPORT int execl(const char *path, const char *arg, ...)
 {
 	LIST_ARGV(arg, argv);
+	va_end(ap_);
 	return execve(path, argv, environ);
 }
 
 SS_EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	LIST_ARGV(arg, argv);
+	va_end(ap_);
 	return execvpe(file, argv, environ);
 }
 

@@ -143,7 +143,7 @@ static void gpu_load(void)
 	gpu.tried = 1;
 	gpu.dl = ss_dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!gpu.dl) {
-		const char *e = ss_dl_missing() ? "a static program loads no library" : dlerror();
+		const char *e = ss_dlerror();
 		ss_warn("gpu: cannot load %s (%s); recording host functions only",
 			lib, e ? e : "dlopen failed");
 		return;

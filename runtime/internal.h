@@ -383,6 +383,8 @@ extern void __libc_free(void *p);
 void *ss_dlopen(const char *lib, int flags) SS_HIDDEN;
 /* 1 in libstepscope.a: every ss_dlopen fails */
 int ss_dl_missing(void) SS_HIDDEN;
+/* Why the last ss_dlopen failed (dlerror's text, which may be NULL) */
+const char *ss_dlerror(void) SS_HIDDEN;
 #define ss_malloc(n) __libc_malloc(n)
 #define ss_calloc(k, n) __libc_calloc(k, n)
 #define ss_realloc(p, n) __libc_realloc(p, n)

@@ -117,7 +117,7 @@ static int nvml_load(struct ss_mem_nvml *n, char *why, size_t len)
 	if (!n->dl)
 		n->dl = ss_dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!n->dl && chosen) {
-		const char *e = ss_dl_missing() ? "a static program loads no library" : dlerror();
+		const char *e = ss_dlerror();
 		snprintf(why, len, "memory: cannot load STEPSCOPE_NVML_LIBRARY=%s "
 			 "(%s); polling host memory only", lib, e ? e : "dlopen failed");
 		return -1;
