@@ -136,7 +136,11 @@ enum ss_event_kind {
 	SS_EV_BASE = 13,        /* version 2 only: see "Compact events" */
 	SS_EV_PAD = 14,
 	SS_EV_BLOCK = 15,
-	/* 16: reserved (issue 33, call arguments) */
+	/* A listed function's call (record.args, runtime/args.c): what its
+	 * parameters' DWARF locations need at the enter hook, written right
+	 * after its ENTER; compact long record only, n = 4 .. 2^22 - 1 (see
+	 * "Compact events" and struct ss_args_head below). */
+	SS_EV_ARGS = 16,
 	/* Recorded allocations (memory.allocations, runtime/alloc.c; CUDA
 	 * spaces from runtime/gpu*.c), compact long records only, written
 	 * into the allocating thread's own ring: the reader attributes one by
@@ -172,8 +176,10 @@ enum ss_alloc_space {
  *   k == 1: ENTER, k == 2: EXIT, one word:   fn = abase + (w >> 34)
  *   k == 3: a long record, 1 + n words:
  *           kind = (w >> 34) & 0xff          (enum ss_event_kind)
- *           n    = (w >> 42) & 3             payload words that follow
- *           bits 44..63 are 0
+ *           n    = w >> 42                   payload words that follow
+ *                                            (0..3 but for SS_EV_ARGS
+ *                                            and SS_EV_PAD: bits 44..63
+ *                                            are 0 in every other record)
  *   k == 0 (w != 0): corrupt.
  *
  * Long records:
@@ -183,7 +189,9 @@ enum ss_alloc_space {
  *                to an EVENTS chunk and still in the RING chunk) is the
  *                same block, the longer copy wins.
  *   SS_EV_BASE   n = 2: tbase, abase.  Sets both bases; ts = the new tbase.
- *   SS_EV_PAD    n = 0..3: nothing, its n words included (a slot the
+ *   SS_EV_ARGS   n >= 4: struct ss_args_head, its registers, then its
+ *                stack windows (see struct ss_args_head).
+ *   SS_EV_PAD    n = 0..3 (or more): nothing, its n words included (a slot the
  *                writer gave back; a claim a signal handler found open,
  *                ss_buf_fill; the head of a long record whose payload is
  *                being stored).
@@ -200,8 +208,36 @@ enum ss_alloc_space {
 #define SS_CW_K(w) ((unsigned)((w) >> 32) & 3u)
 #define SS_CW_ADDR(w) ((w) >> 34)
 #define SS_CW_KIND(w) ((unsigned)((w) >> 34) & 0xffu)
-#define SS_CW_N(w) ((unsigned)((w) >> 42) & 3u)
+#define SS_CW_N(w) ((unsigned)((w) >> 42) & 0x3fffffu)
+#define SS_CW_N_MAX 0x3fffffu
 #define SS_CW_ADDR_BITS 30
+/* SS_EV_ARGS (record.args): the payload of the record that follows a
+ * listed function's ENTER.  Words, in order: this head (4 words), `nregs`
+ * register values (x86-64: rbx, rbp, r12, r13, r14, r15: the callee-saved
+ * registers of the function's frame, as they were when it called the enter
+ * hook), then `nwin` stack windows, each an address word, a length word
+ * (bytes, a multiple of 8) and that many bytes copied from the thread's
+ * stack, and last one word SS_ARGS_END (so the record never ends in a
+ * word that could pass for a compact ENTER, runtime/filter.c's take-back).
+ * Everything a parameter's DWARF location can refer to at `pc`,
+ * evaluated offline (symbolize/names/args-dw.c); nothing is decoded at
+ * run time. */
+enum ss_args_arch {
+	SS_ARGS_X86_64 = 1,
+};
+struct ss_args_head {
+	uint32_t arch;               /* enum ss_args_arch */
+	uint16_t nregs;
+	uint16_t nwin;
+	uint64_t fn;                 /* the function (its ENTER's address) */
+	uint64_t pc;                 /* return address of its enter hook call */
+	uint64_t sp;                 /* its stack pointer at that call (the
+	                              * hook's CFA): x86-64 rsp after the call
+	                              * returns */
+};
+_Static_assert(sizeof(struct ss_args_head) == 32, "args head size");
+#define SS_ARGS_END SS_CW_LONG(SS_EV_ARGS, 0, 0)
+
 #define SS_CW_LONG(kind, n, dt) \
 	((uint64_t)(uint32_t)(dt) | UINT64_C(3) << 32 | (uint64_t)(kind) << 34 | \
 	 (uint64_t)(n) << 42)

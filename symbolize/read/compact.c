@@ -51,22 +51,23 @@ static enum ss_cw_res ss_cw_long(const uint8_t *data, uint64_t len, uint64_t *po
 	unsigned kind = SS_CW_KIND(w), n = SS_CW_N(w), i;
 	uint64_t p[3] = { 0, 0, 0 };
 
-	if (w >> 44) {
-		*why = "a long record with bits 44-63 set";
+	/* a long payload (bits 44..63) only where its kind has one */
+	if (kind == SS_EV_ARGS ? n < 4 :
+	    kind == SS_EV_PAD ? 0 : n != ss_cw_payload(kind)) {
+		*why = n > 3 ? "a long record with bits 44-63 set" :
+			       "a long record of the wrong length for its kind";
 		return SS_CW_BAD;
 	}
-	if (n != ss_cw_payload(kind) && kind != SS_EV_PAD) {
-		*why = "a long record of the wrong length for its kind";
-		return SS_CW_BAD;
-	}
-	if (len - *pos < 8 * (uint64_t)(n + 1)) {
+	if ((len - *pos) / 8 < (uint64_t)n + 1) {
 		*why = "a record that runs past the end of its block";
 		return SS_CW_CUT;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && i < 3; i++)
 		p[i] = ss_reader_word(data + *pos + 8 * (i + 1));
 	out->kind = kind;
 	out->arg = p[0];
+	out->payload = data + *pos + 8;
+	out->n = n;
 	if (kind == SS_EV_BLOCK || kind == SS_EV_BASE) {
 		uint64_t tb = kind == SS_EV_BLOCK ? p[1] : p[0];
 		if (!tb || (kind == SS_EV_BLOCK && SS_CW_DT(w))) {
@@ -121,6 +122,7 @@ enum ss_cw_res ss_cw_decode(const uint8_t *data, uint64_t len, uint64_t *pos,
 	out->ts = ss_cw_ts(st->tbase, SS_CW_DT(w));
 	out->kind = k == 1 ? SS_EV_ENTER : SS_EV_EXIT;
 	out->arg = (st->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK;
+	out->n = 0;
 	*pos += 8;
 	return SS_CW_EVENT;
 }
@@ -142,9 +144,21 @@ void ss_cw_scan_block(const uint8_t *data, uint64_t len, int packed,
 		return;
 	}
 	for (;;) {
-		uint64_t at = pos;
+		uint64_t at;
 		enum ss_cw_res res;
 
+		/* the bulk: short ENTER/EXIT records after the bases, which
+		 * ss_cw_decode would take one by one */
+		while (st.based && len - pos >= 8 && pos < len) {
+			unsigned k;
+			memcpy(&w, data + pos, sizeof(w));
+			k = SS_CW_K(w);
+			if (k != 1 && k != 2)
+				break;
+			s->nevents++;
+			pos += 8;
+		}
+		at = pos;
 		if (at && packed && len - at >= 8 &&
 		    ss_reader_word(data + at) == SS_CW_BLOCK_HEAD) {
 			s->end = SS_CW_SKIP;

@@ -34,6 +34,10 @@ struct ss_cw_rec {
 	uint64_t ts;
 	unsigned kind;
 	uint64_t arg;
+	/* a long record's payload words (n of them; little-endian, read
+	 * with ss_reader_word), valid while its block is */
+	const uint8_t *payload;
+	unsigned n;
 };
 
 /* One block scanned: its good bytes and events, and why it ended. */

@@ -115,6 +115,11 @@ struct ss_revent {
 	uint64_t ns;
 	unsigned kind;          /* enum ss_event_kind */
 	uint64_t arg;
+	/* version 2 long records with more than one payload word
+	 * (SS_EV_ARGS): n words at payload, valid until the iterator moves
+	 * to another block; n is 0 for every other event */
+	unsigned n;
+	const uint8_t *payload;
 };
 struct ss_event_iter {
 	const struct ss_reader *r;
