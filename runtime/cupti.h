@@ -1,6 +1,7 @@
 /*
- * cupti.h - the few CUPTI types and calls gpu.c uses, declared here so the
- * runtime builds without the CUDA toolkit (CUPTI is dlopen'd at run time).
+ * cupti.h - the few CUPTI types and calls gpu.c and gpu-alloc.c use,
+ * declared here so the runtime builds without the CUDA toolkit (CUPTI is
+ * dlopen'd at run time).
  *
  * Layouts match CUPTI's ABI (cupti_activity.h of CUDA 12/13, 64-bit):
  * only the leading fields gpu.c reads are declared; records are walked
@@ -93,5 +94,78 @@ typedef int (*ss_cupti_cbname_fn)(uint32_t domain, uint32_t cbid,
 				  const char **name);
 #define SS_CUPTI_DOMAIN_DRIVER 1
 #define SS_CUPTI_DOMAIN_RUNTIME 2
+
+/*
+ * The callback API (cupti_callbacks.h), for gpu-alloc.c: CUDA's memory
+ * calls seen at their exit, on the calling thread.  CUpti_CallbackData
+ * whole; the runtime API's cbids (cupti_runtime_cbid.h) and parameter
+ * structs (generated_cuda_runtime_api_meta.h) of the calls recorded.
+ */
+#define SS_CUPTI_API_ENTER 0
+#define SS_CUPTI_API_EXIT 1
+#define SS_CUPTI_MULTIPLE_SUBSCRIBERS 39 /* ..._NOT_SUPPORTED */
+
+struct ss_cupti_cbdata {
+	uint32_t callback_site;          /* SS_CUPTI_API_ENTER / _EXIT */
+	const char *function_name;
+	const void *function_params;     /* the call's ss_cuda_*_params */
+	void *function_return_value;     /* cudaError_t *, valid at exit */
+	const char *symbol_name;
+	void *context;                   /* CUcontext, NULL if none */
+	uint32_t context_uid;
+	uint64_t *correlation_data;
+	uint32_t correlation_id;
+};
+_Static_assert(offsetof(struct ss_cupti_cbdata, function_params) == 16, "cb params");
+_Static_assert(offsetof(struct ss_cupti_cbdata, context) == 40, "cb context");
+_Static_assert(offsetof(struct ss_cupti_cbdata, correlation_id) == 64, "cb corr");
+_Static_assert(sizeof(struct ss_cupti_cbdata) == 72, "cb size");
+
+enum ss_cupti_rt_cbid {
+	SS_CBID_cudaMalloc = 20,             /* cudaMalloc_v3020 */
+	SS_CBID_cudaMallocPitch = 21,        /* cudaMallocPitch_v3020 */
+	SS_CBID_cudaFree = 22,               /* cudaFree_v3020 */
+	SS_CBID_cudaMallocHost = 25,         /* cudaMallocHost_v3020 */
+	SS_CBID_cudaFreeHost = 26,           /* cudaFreeHost_v3020 */
+	SS_CBID_cudaHostAlloc = 27,          /* cudaHostAlloc_v3020 */
+	SS_CBID_cudaMallocManaged = 206,     /* cudaMallocManaged_v6000 */
+	SS_CBID_cudaMallocAsync = 373,       /* cudaMallocAsync_v11020 */
+	SS_CBID_cudaMallocAsync_ptsz = 374,
+	SS_CBID_cudaFreeAsync = 375,         /* cudaFreeAsync_v11020 */
+	SS_CBID_cudaFreeAsync_ptsz = 376,
+	SS_CBID_cudaMallocFromPoolAsync = 391, /* cudaMallocFromPoolAsync_v11020 */
+	SS_CBID_cudaMallocFromPoolAsync_ptsz = 392,
+};
+
+/* cudaMalloc, cudaMallocHost (ptr), cudaHostAlloc (pHost),
+ * cudaMallocManaged, cudaMallocAsync(_ptsz), cudaMallocFromPoolAsync(_ptsz):
+ * the returned pointer's address, then the size */
+struct ss_cuda_alloc_params {
+	void **ptr;
+	size_t size;
+};
+/* cudaFree, cudaFreeHost, cudaFreeAsync(_ptsz): the pointer first */
+struct ss_cuda_free_params {
+	void *ptr;
+};
+/* cudaMallocPitch_v3020: pitch x height bytes */
+struct ss_cuda_pitch_params {
+	void **ptr;
+	size_t *pitch;
+	size_t width, height;
+};
+_Static_assert(offsetof(struct ss_cuda_alloc_params, size) == 8, "alloc size");
+_Static_assert(offsetof(struct ss_cuda_pitch_params, height) == 24, "pitch height");
+
+/* CUpti_CallbackFunc(void *userdata, CUpti_CallbackDomain, CUpti_CallbackId,
+ * const void *cbdata) */
+typedef void (*ss_cupti_callback_fn)(void *userdata, uint32_t domain, uint32_t cbid,
+				     const void *cbdata);
+typedef int (*ss_cupti_subscribe_fn)(void **subscriber, ss_cupti_callback_fn cb,
+				     void *userdata);
+typedef int (*ss_cupti_unsubscribe_fn)(void *subscriber);
+typedef int (*ss_cupti_enable_cb_fn)(uint32_t enable, void *subscriber,
+				     uint32_t domain, uint32_t cbid);
+typedef int (*ss_cupti_device_id_fn)(void *context, uint32_t *device);
 
 #endif /* SS_CUPTI_H */

@@ -1,6 +1,9 @@
 /*
  * test-cupti-abi.c - runtime/cupti.h against CUPTI's own headers: every
- * field gpu.c reads sits at the offset cupti_activity.h gives it.
+ * field gpu.c reads sits at the offset cupti_activity.h gives it, and the
+ * callback data, runtime API cbids and parameter structs gpu-alloc.c
+ * reads match cupti_callbacks.h, cupti_runtime_cbid.h and
+ * generated_cuda_runtime_api_meta.h.
  *
  * The runtime builds without the CUDA toolkit, so the headers are looked
  * for at run time ($CUDA_HOME, /usr/local/cuda, in include/ and
@@ -50,7 +53,38 @@
 	X(CUpti_ActivityAPI, start, ss_cupti_api, start)                     \
 	X(CUpti_ActivityAPI, end, ss_cupti_api, end)                         \
 	X(CUpti_ActivityAPI, threadId, ss_cupti_api, thread_id)              \
-	X(CUpti_ActivityAPI, correlationId, ss_cupti_api, correlation_id)
+	X(CUpti_ActivityAPI, correlationId, ss_cupti_api, correlation_id)    \
+	X(CUpti_CallbackData, callbackSite, ss_cupti_cbdata, callback_site)  \
+	X(CUpti_CallbackData, functionParams, ss_cupti_cbdata, function_params) \
+	X(CUpti_CallbackData, functionReturnValue, ss_cupti_cbdata, function_return_value) \
+	X(CUpti_CallbackData, context, ss_cupti_cbdata, context)             \
+	X(CUpti_CallbackData, correlationId, ss_cupti_cbdata, correlation_id) \
+	X(cudaMalloc_v3020_params, size, ss_cuda_alloc_params, size)         \
+	X(cudaMallocHost_v3020_params, size, ss_cuda_alloc_params, size)     \
+	X(cudaHostAlloc_v3020_params, size, ss_cuda_alloc_params, size)      \
+	X(cudaMallocManaged_v6000_params, size, ss_cuda_alloc_params, size)  \
+	X(cudaMallocAsync_v11020_params, size, ss_cuda_alloc_params, size)   \
+	X(cudaMallocAsync_ptsz_v11020_params, size, ss_cuda_alloc_params, size) \
+	X(cudaMallocFromPoolAsync_v11020_params, size, ss_cuda_alloc_params, size) \
+	X(cudaMallocPitch_v3020_params, pitch, ss_cuda_pitch_params, pitch)  \
+	X(cudaMallocPitch_v3020_params, height, ss_cuda_pitch_params, height) \
+	X(cudaFreeAsync_v11020_params, devPtr, ss_cuda_free_params, ptr)
+
+/* the runtime API callback ids gpu-alloc.c enables (cupti_runtime_cbid.h) */
+#define CBIDS(X)                                                            \
+	X(cudaMalloc_v3020, SS_CBID_cudaMalloc)                              \
+	X(cudaMallocPitch_v3020, SS_CBID_cudaMallocPitch)                    \
+	X(cudaFree_v3020, SS_CBID_cudaFree)                                  \
+	X(cudaMallocHost_v3020, SS_CBID_cudaMallocHost)                      \
+	X(cudaFreeHost_v3020, SS_CBID_cudaFreeHost)                          \
+	X(cudaHostAlloc_v3020, SS_CBID_cudaHostAlloc)                        \
+	X(cudaMallocManaged_v6000, SS_CBID_cudaMallocManaged)                \
+	X(cudaMallocAsync_v11020, SS_CBID_cudaMallocAsync)                   \
+	X(cudaMallocAsync_ptsz_v11020, SS_CBID_cudaMallocAsync_ptsz)         \
+	X(cudaFreeAsync_v11020, SS_CBID_cudaFreeAsync)                       \
+	X(cudaFreeAsync_ptsz_v11020, SS_CBID_cudaFreeAsync_ptsz)             \
+	X(cudaMallocFromPoolAsync_v11020, SS_CBID_cudaMallocFromPoolAsync)   \
+	X(cudaMallocFromPoolAsync_ptsz_v11020, SS_CBID_cudaMallocFromPoolAsync_ptsz)
 
 static const char *find_headers(char *dir, size_t len)
 {
@@ -86,10 +120,15 @@ static void test_layouts(void **state)
 	snprintf(src, sizeof(src), "%s/abi.c", tmp);
 	FILE *f = fopen(src, "w");
 	assert_non_null(f);
-	fprintf(f, "#include <cupti_activity.h>\n#include <stddef.h>\n#include <stdio.h>\n"
+	/* cupti.h brings cupti_activity.h, cupti_callbacks.h, the cbids
+	 * and the runtime API's parameter structs */
+	fprintf(f, "#include <cupti.h>\n#include <stddef.h>\n#include <stdio.h>\n"
 		   "int main(void) {\n");
 #define REAL(T, F, S, G) fprintf(f, "printf(\"%%zu\\n\", offsetof(" #T ", " #F "));\n");
 	FIELDS(REAL)
+	fprintf(f, "printf(\"%%zu\\n\", sizeof(CUpti_CallbackData));\n");
+#define REAL_CBID(N, E) fprintf(f, "printf(\"%%d\\n\", (int)CUPTI_RUNTIME_TRACE_CBID_" #N ");\n");
+	CBIDS(REAL_CBID)
 	fprintf(f, "return 0; }\n");
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cc -I'%s' -o '%s/abi' '%s' && '%s/abi' > '%s/out'", dir,
@@ -107,6 +146,18 @@ static void test_layouts(void **state)
 		bad++;                                                          \
 	}
 	FIELDS(MINE)
+	if (fscanf(f, "%zu", &got) != 1 || got != sizeof(struct ss_cupti_cbdata)) {
+		printf("sizeof CUpti_CallbackData: CUPTI %zu, cupti.h %zu\n", got,
+		       sizeof(struct ss_cupti_cbdata));
+		bad++;
+	}
+	int id;
+#define MINE_CBID(N, E)                                                     \
+	if (fscanf(f, "%d", &id) != 1 || id != (int)(E)) {                    \
+		printf("cbid %s: CUPTI %d, cupti.h %d\n", #N, id, (int)(E));    \
+		bad++;                                                          \
+	}
+	CBIDS(MINE_CBID)
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	(void)!system(cmd);
