@@ -60,7 +60,7 @@ endif
 RT_SRC    := $(wildcard runtime/*.c)
 RT_OBJ    := $(patsubst runtime/%.c,$(OBJ)/runtime/%.o,$(RT_SRC))
 # symbolize/ also uses the config parser and schedule of the runtime
-SHARED_RT := runtime/config.c runtime/config-yaml.c runtime/schedule.c
+SHARED_RT := runtime/config.c runtime/config-yaml.c runtime/schedule.c runtime/flops-expr.c
 TOOL_SRC  := $(filter-out symbolize/main.c,$(wildcard $(addsuffix /*.c,$(SYM_DIRS)))) $(wildcard $(SHARED_RT))
 TOOL_OBJ  := $(patsubst %.c,$(OBJ)/tool/%.o,$(TOOL_SRC))
 TOOL_LIB  := $(OBJ)/libss-tool.a
@@ -138,8 +138,9 @@ $(LIBDIR_STAMP):
 $(OBJ)/tool/symbolize/cmd/record.o: $(LIBDIR_STAMP)
 $(OBJ)/tool/symbolize/cmd/record.o: TOOL_CFLAGS += -DSS_LIBDIR_REL='"$(LIBDIR_REL)"'
 
-# exec.c (execve/posix_spawn wrappers) and context.c (swapcontext) only
-# make sense preloaded or shared; dl.c is built without dlopen for the
+# exec.c (execve/posix_spawn wrappers), context.c (swapcontext) and
+# alloc-wrap.c (the malloc family: a static link has glibc's) only make
+# sense preloaded or shared; dl.c is built without dlopen for the
 # archive (runtime/dl.c: the static dlopen's link warning)
 $(OBJ)/runtime-static/dl.o: runtime/dl.c $(wildcard runtime/*.h) | $(DEPS_OK)
 	@mkdir -p $(dir $@)
@@ -148,7 +149,7 @@ $(OBJ)/runtime-static/dl.o: runtime/dl.c $(wildcard runtime/*.h) | $(DEPS_OK)
 $(B)/lib/libstepscope.a: $(RT_OBJ) $(OBJ)/runtime-static/dl.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o $(OBJ)/runtime/context.o $(OBJ)/runtime/dl.o,$(RT_OBJ)) \
+	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o $(OBJ)/runtime/context.o $(OBJ)/runtime/dl.o $(OBJ)/runtime/alloc-wrap.o,$(RT_OBJ)) \
 		$(OBJ)/runtime-static/dl.o
 
 $(OBJ)/runtime-exe/hooks-exe.o: runtime/exe/hooks-exe.c $(wildcard runtime/*.h) | $(DEPS_OK)

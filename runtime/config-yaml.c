@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "config-keys.h"
+#include "flops-expr.h"
 
 /* ------------------------------------------------------------ YAML file */
 
@@ -58,6 +59,48 @@ static int node_is_null(const yaml_node_t *n)
 static const char *node_kind(const yaml_node_t *n)
 {
 	return n->type == YAML_MAPPING_NODE ? "a mapping" : "a list";
+}
+
+/* flops: a mapping of function names to expressions, kept as
+ * "fn=expr;..." with each entry's line (config.h); each expression is
+ * checked here, at its own line. */
+static int load_flops(struct loader *L, yaml_node_t *map)
+{
+	char list[SS_CONFIG_LIST_MAX + 1] = "", msg[SS_MSG_MAX], why[256];
+	size_t used = 0, n = 0;
+
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = yaml_document_get_node(L->doc, p->key);
+		yaml_node_t *vn = yaml_document_get_node(L->doc, p->value);
+		const char *fn, *ex;
+
+		if (!kn || !vn)
+			continue;
+		if (kn->type != YAML_SCALAR_NODE || vn->type != YAML_SCALAR_NODE) {
+			ss_cfg_fmt(msg, sizeof(msg), "flops must map function names to expressions (matmul_forward: \"2*B*T*C*OC\")");
+			return load_fail(L, kn->start_mark, msg);
+		}
+		fn = (const char *)kn->data.scalar.value;
+		ex = (const char *)vn->data.scalar.value;
+		if (strchr(fn, '=') || strchr(fn, ';') || strchr(ex, ';') || !*fn) {
+			ss_cfg_fmt(msg, sizeof(msg), "flops: '%s' is not a function name", fn);
+			return load_fail(L, kn->start_mark, msg);
+		}
+		if (ss_flops_check(ex, strlen(ex), why, sizeof(why))) {
+			ss_cfg_fmt(msg, sizeof(msg), "flops: %s: %s", fn, why);
+			return load_fail(L, vn->start_mark, msg);
+		}
+		if (n >= SS_FLOPS_MAX || used + strlen(fn) + strlen(ex) + 3 > sizeof(list)) {
+			ss_cfg_fmt(msg, sizeof(msg), "flops has too many entries (at most %d, %d characters)",
+			    SS_FLOPS_MAX, SS_CONFIG_LIST_MAX - 1);
+			return load_fail(L, kn->start_mark, msg);
+		}
+		L->c->flops_line[n++] = (uint32_t)kn->start_mark.line + 1;
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s=%s", used ? ";" : "", fn, ex);
+	}
+	if (ss_cfg_key_apply(L->c, I_FLOPS, list, msg, sizeof(msg)))
+		return load_fail(L, map->start_mark, msg);
+	return 0;
 }
 
 static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
@@ -123,9 +166,15 @@ static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
 				ss_cfg_fmt(msg, sizeof(msg), "%s must be a mapping of keys, got a list", name);
 			return load_fail(L, vn->start_mark, msg);
 		}
-		/* filter.exclude / filter.include: a list of globs */
+		/* flops: function -> expression (flops-expr.c) */
+		if (k == I_FLOPS && vn->type == YAML_MAPPING_NODE) {
+			if (load_flops(L, vn))
+				return -1;
+			continue;
+		}
+		/* filter.exclude / filter.include / record.args: a list of globs */
 		if (vn->type == YAML_SEQUENCE_NODE &&
-		    (k == I_FILTER_EXCLUDE || k == I_FILTER_INCLUDE)) {
+		    (k == I_FILTER_EXCLUDE || k == I_FILTER_INCLUDE || k == I_RECORD_ARGS)) {
 			char list[SS_CONFIG_LIST_MAX + 1] = "";
 			size_t used = 0;
 

@@ -33,6 +33,7 @@
 
 #include "config.h"
 #include "config-keys.h"
+#include "flops-expr.h"
 
 #define F(field) offsetof(struct ss_config, field)
 #define NOF 0, 0
@@ -60,10 +61,12 @@ const struct key ss_cfg_keys[I_NKEYS] = {
 	[I_RECORD_STACK] = { "record.stack", T_BOOL, F(record_stack), 0, NOF, I_RECORD, ANY_MODE },
 	[I_RECORD_DEPTH] = { "record.stack_depth", T_INT, F(record_stack_depth), 0, 1, 128, I_RECORD, ANY_MODE },
 	[I_RECORD_SCHED] = { "record.sched", T_BOOL, F(record_sched), 0, NOF, I_RECORD, ANY_MODE },
+	[I_RECORD_ARGS] = { "record.args", T_STR, F(record_args), SS_CONFIG_LIST_MAX, NOF, I_RECORD, ANY_MODE },
 	[I_MEMORY] = { "memory", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
 	[I_MEMORY_ENABLED] = { "memory.enabled", T_BOOL, F(memory_enabled), 0, NOF, I_MEMORY, ANY_MODE },
 	[I_MEMORY_INTERVAL] = { "memory.interval_ms", T_INT, F(memory_interval_ms), 0, 1, 60000, I_MEMORY, ANY_MODE },
 	[I_MEMORY_EVERY_N] = { "memory.every_n_steps", T_INT, F(memory_every_n_steps), 0, 1, BIG, I_MEMORY, ANY_MODE },
+	[I_MEMORY_ALLOCATIONS] = { "memory.allocations", T_BOOL, F(memory_allocations), 0, NOF, I_MEMORY, ANY_MODE },
 	[I_GPU] = { "gpu", T_SECTION, 0, 0, NOF, -1, ANY_MODE },
 	[I_GPU_ENABLED] = { "gpu.enabled", T_BOOL, F(gpu_enabled), 0, NOF, I_GPU, ANY_MODE },
 	[I_STATS] = { "stats", T_STATS, F(stats), 0, NOF, -1, ANY_MODE },
@@ -75,6 +78,7 @@ const struct key ss_cfg_keys[I_NKEYS] = {
 	[I_FILTER_EXCLUDE_FILE] = { "filter.exclude_file", T_STR, F(filter_exclude_file), SS_CONFIG_PATH_MAX, NOF, I_FILTER, ANY_MODE },
 	[I_FILTER_MAX_DEPTH] = { "filter.max_depth", T_INT, F(filter_max_depth), 0, 0, 1000000, I_FILTER, ANY_MODE },
 	[I_FILTER_MIN_DURATION] = { "filter.min_duration_us", T_INT, F(filter_min_duration_us), 0, 0, 1000000000, I_FILTER, ANY_MODE },
+	[I_FLOPS] = { "flops", T_STR, F(flops), SS_CONFIG_LIST_MAX, NOF, -1, ANY_MODE },
 };
 
 #undef F
@@ -461,6 +465,7 @@ void ss_config_defaults(struct ss_config *c)
 	c->record_stack_depth = 16;
 	c->record_sched = 0;
 	c->memory_enabled = 0;
+	c->memory_allocations = 0;
 	c->memory_interval_ms = 10;
 	c->memory_every_n_steps = 100;
 	c->gpu_enabled = 0;
@@ -556,6 +561,9 @@ static int config_check(const struct ss_config *c, char *err, size_t errlen)
 
 	if (c->mode < SS_SCHED_ALL || c->mode > SS_SCHED_EVERY_N)
 		return check_fail(c, -1, err, errlen, "unknown schedule mode");
+	/* flops given with --set (the YAML mapping was checked per entry) */
+	if (c->flops[0] && ss_flops_check_all(c->flops, msg, sizeof(msg)) >= 0)
+		return check_fail(c, I_FLOPS, err, errlen, msg);
 
 	/* a schedule needs active steps; say so before "must be > 0, got 0" */
 	if ((c->mode == SS_SCHED_TORCH || c->mode == SS_SCHED_EVERY_N) && c->active == 0) {
@@ -727,6 +735,8 @@ static int dump_key(const struct ss_config *c, int k)
 		return c->mode == SS_SCHED_WINDOW;
 	if (k == I_EVERY_N)
 		return c->mode == SS_SCHED_EVERY_N;
+	if (k == I_RECORD_ARGS || k == I_FLOPS) /* only when given */
+		return *((const char *)c + ss_cfg_keys[k].off) != 0;
 	if (sec == I_FILTER) /* only the filters in use */
 		return ss_cfg_keys[k].type == T_INT ? int_value(c, k) != 0
 					     : *((const char *)c + ss_cfg_keys[k].off) != 0;

@@ -19,6 +19,7 @@
 
 #define SS_CONFIG_PATH_MAX 4096
 #define SS_CONFIG_NAME_MAX 256
+#define SS_FLOPS_MAX 64         /* flops: entries */
 #define SS_CONFIG_MAX_KEYS 48   /* room in ss_config.mark[] (config.c's key table) */
 #define SS_CONFIG_ORIGIN_MAX 64
 #define SS_CONFIG_LIST_MAX 4096 /* filter.exclude / filter.include */
@@ -59,10 +60,18 @@ struct ss_config {
 	int record_stack;                      /* record.stack: false */
 	int64_t record_stack_depth;            /* record.stack_depth: 16, 1..128 */
 	int record_sched;                      /* record.sched: false (sched.c) */
+	/* record.args: name globs of the functions whose calls keep their
+	 * arguments (runtime/args.c, docs/shapes.md), "" = none */
+	char record_args[SS_CONFIG_LIST_MAX];
+	/* flops: "function=expression" entries separated by ';' (the YAML
+	 * mapping, in file order; flops-expr.c), and the line of each */
+	char flops[SS_CONFIG_LIST_MAX];
+	uint32_t flops_line[SS_FLOPS_MAX];
 	/* memory: poller */
 	int memory_enabled;                    /* memory.enabled: false */
 	int64_t memory_interval_ms;            /* memory.interval_ms: 10, 1..60000 */
 	int64_t memory_every_n_steps;          /* memory.every_n_steps: 100, > 0 */
+	int memory_allocations;                /* memory.allocations: false (alloc.c) */
 	int gpu_enabled;                       /* gpu.enabled: false (CUPTI) */
 	enum ss_stats_scope stats;             /* stats: window */
 	int64_t log_every_n_steps;             /* log.every_n_steps: 0 = never */

@@ -67,7 +67,7 @@ static inline uintptr_t ss_hook_frame_key(void *site)
  * reached by a tail call from ss_hook_enter, which pushes nothing, so the
  * frame above this one is the instrumented caller's, as ss_hook_frame_key
  * expects. */
-__attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
+__attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
 {
 	if (ss_unlikely(ss_hot.gate & SS_GATE_INIT))
 		ss_runtime_early(); /* before our constructor: start now */
@@ -115,6 +115,8 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 				t->frames[d].site = (uintptr_t)site;
 			}
 			t->depth = d + 1;
+			if (ss_unlikely(ss_hot.args))
+				ss_args_emit((uintptr_t)fn); /* record.args */
 			if (ss_unlikely(ss_hot.stacks))
 				ss_stack_capture();
 			return;
@@ -134,6 +136,8 @@ __attribute__((noinline)) static void ss_hook_enter_slow(void *fn, void *site)
 		}
 		atomic_signal_fence(memory_order_seq_cst);
 		ss_emit_fn(SS_EV_ENTER, (uintptr_t)fn);
+		if (ss_unlikely(ss_hot.args))
+			ss_args_emit((uintptr_t)fn); /* record.args: args.c */
 		if (ss_unlikely(ss_hot.stacks))
 			ss_stack_capture(); /* record.stack: stack.c */
 	}
@@ -190,6 +194,8 @@ static inline __attribute__((always_inline)) void ss_hook_enter_go(void *fn, voi
 {
 	if (g == SS_GATE_STATS && fn != w)
 		ss_stats_hook_enter(fn);
+	else if (ss_unlikely(ss_hot.args))
+		ss_args_hook_enter(fn, site); /* record.args: then the slow path */
 	else
 		ss_hook_enter_slow(fn, site);
 }

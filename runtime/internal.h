@@ -116,17 +116,24 @@ struct ss_ctx {
 
 /* Read-mostly globals tested on every hook call.  The hooks that
  * stepscope-cc links into an executable (runtime/exe/hooks-exe.c) read
- * `gate` and `watch` through the pointer stepscope__hooks_attach gives
- * them: a change to those two fields bumps SS_HOOKS_ABI. */
-#define SS_HOOKS_ABI 1
+ * `gate`, `watch` and `stats_tp` through the pointer stepscope__hooks_attach
+ * gives them, and count calls in the stats table (stats.h) themselves: a
+ * change to those fields or to that table bumps SS_HOOKS_ABI. */
+#define SS_HOOKS_ABI 2
 struct ss_hot {
 	volatile int gate;             /* 1 while events are recorded; bit 2:
 	                                * a module bound the hooks (hooks.c);
 	                                * 4: stopped, threads mark it */
 	int use_tsc;                   /* clock: rdtsc, else CLOCK_MONOTONIC */
 	void *volatile watch;          /* step.function address, NULL if none */
+	long stats_tp;                 /* stats: ss_stats_self's offset from the
+	                                * thread pointer, set before the gate's
+	                                * SS_GATE_STATS bit (stats.c; x86-64) */
 	int stacks;                    /* record.stack: capture at each ENTER */
 	int filter;                    /* SS_FILTER_SKIP | SS_FILTER_SHORT */
+	int args;                      /* record.args matched a function: the
+	                                * enter hook's slow path goes through
+	                                * ss_args_hook_enter (args.c) */
 } __attribute__((aligned(64)));
 
 struct ss_runtime {
@@ -321,6 +328,13 @@ SS_HIDDEN void ss_fork_resume(void);
 /* gpu.c: CUPTI activity (gpu.enabled) */
 SS_HIDDEN void ss_gpu_on_window(int open); /* lock held */
 SS_HIDDEN void ss_gpu_stop(void);          /* lock not held */
+SS_HIDDEN void ss_gpu_alloc_load(void *cupti); /* lock held (gpu-alloc.c) */
+
+/* args.c: record.args (docs/shapes.md) */
+SS_HIDDEN void ss_args_init(void);            /* before main */
+SS_HIDDEN void ss_args_hook_enter(void *fn, void *site); /* tail-called */
+SS_HIDDEN void ss_args_emit(uintptr_t fn);    /* right after fn's ENTER */
+SS_HIDDEN void ss_hook_enter_slow(void *fn, void *site); /* hooks.c */
 
 /* sched.c: context switches of the recorded threads (record.sched) */
 SS_HIDDEN void ss_sched_thread_add(struct ss_thread *t);  /* lock held, own thread */

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "envcode.h"
 #include "internal.h"
 
@@ -211,6 +212,7 @@ static void after_fork_child(void)
 	ss_ring_after_fork();
 	ss_tls.inherit = ss_tls.depth != 0; /* replayed in the child's trace */
 	ss_pool_after_fork();
+	ss_alloc_after_fork();
 	/* the owner mark names this image and this copy, which the child
 	 * shares: nothing to set (setenv here would wait forever on glibc's
 	 * environment lock when another thread held it at the fork) */
@@ -453,11 +455,13 @@ static void runtime_start(void)
 	}
 	ss_filter_init(); /* filter: names to addresses */
 	ss_filter_calibrate();
+	ss_args_init(); /* record.args: names to addresses */
 	ss_stats_init(); /* stats: whole_run, log.every_n_steps */
 	if (ss_rt.cfg.record_stack)
 		ss_stack_init();
 	if (ss_rt.cfg.memory_enabled)
 		ss_memory_start();
+	ss_alloc_init(); /* memory.allocations (alloc.c) */
 	ss_rank_init(); /* mpirun, srun: rank N of the job */
 }
 
@@ -493,6 +497,7 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		}
 		ss_ring_trim_tail(self, 1); /* the rest of each chunk: holes */
 		ss_meta_calib();
+		ss_alloc_write_live(); /* memory.allocations: blocks never freed */
 		struct ss_meta_end e = {
 			.events = atomic_load(&ss_rt.events),
 			.lost = atomic_load(&ss_rt.lost),

@@ -446,12 +446,18 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	}
 	prog = argv[i];
-	for (int k = 0; k < nsets; k++)
+	for (int k = 0; k < nsets; k++) {
+		/* a list key's commas are its separators: spaces do the same
+		 * and travel in STEPSCOPE_SET (record.args=a,b) */
+		if (!strncmp(sets[k], "record.args=", 12))
+			for (char *c = (char *)sets[k]; *c; c++)
+				*c = *c == ',' ? ' ' : *c;
 		if (strchr(sets[k], ',')) {
 			fprintf(stderr, "stepscope: --set: '%s': values may not contain ','\n", sets[k]);
 			free(sets);
 			return 2;
 		}
+	}
 
 	const char *cfgarg = cfgpath; /* before a piped one becomes its copy */
 	if (ss_record_read_config(&cfgpath, cfgcopy, sizeof(cfgcopy))) {

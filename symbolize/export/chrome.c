@@ -362,9 +362,14 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 	if (s->args) { /* MPI calls: "bytes=4096 comm_size=4" as args */
 		ss_chrome_args(c, s->args);
 		args = 1;
-	} else if (s->cat == SS_SLICE_FUNCTION && (c->details || s->clone)) {
+	} else if (s->cat == SS_SLICE_FUNCTION && (c->details || s->clone || s->argv)) {
 		char addr[24];
 		SS_CHROME_LIT(c, ",\"args\":{");
+		if (s->argv) {  /* record.args: chrome-args.c */
+			ss_chrome_call_args(c, s);
+			if (c->details || s->clone)
+				SS_CHROME_LIT(c, ",");
+		}
 		if (c->details) {
 			if (s->file) {
 				SS_CHROME_LIT(c, "\"file\":\"");
@@ -426,7 +431,8 @@ static void ss_chrome_slice(void *ctx, uint64_t pid, uint64_t tid,
 		ss_chrome_marker(c, pid, tid, s);
 		return;
 	}
-	if (s->cat != SS_SLICE_FUNCTION || s->stack || !(e = ss_chrome_sym_get(c, s))) {
+	if (s->cat != SS_SLICE_FUNCTION || s->stack || s->argv ||
+	    !(e = ss_chrome_sym_get(c, s))) {
 		ss_chrome_slice_other(c, pid, tid, s);
 		return;
 	}

@@ -437,6 +437,22 @@ const struct ss_sym_info *ss_sym_lookup_at(struct ss_sym_space *sp, uint64_t add
 	return info;
 }
 
+int ss_sym_where(struct ss_sym_space *sp, uint64_t addr, uint64_t ns,
+		 const char **path, const char **debug, uint64_t *vaddr)
+{
+	size_t mi = ss_sym_find_map(sp, addr, ns);
+	struct ss_sym_map *map = mi == SIZE_MAX ? NULL : &sp->maps[mi];
+
+	if (!map || !map->mod)
+		return -1;
+	ss_sym_module_open(sp->sym, map->mod);
+	if (ss_sym_module_vaddr(map->mod, addr - map->start + map->offset, vaddr))
+		return -1;
+	*path = map->mod->path;
+	*debug = map->mod->debug;
+	return 0;
+}
+
 const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr)
 {
 	return ss_sym_lookup_at(sp, addr, SS_SYM_NO_TIME);

@@ -83,6 +83,12 @@ const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr);
 const struct ss_sym_info *ss_sym_lookup_at(struct ss_sym_space *sp, uint64_t addr,
 					   uint64_t ns);
 
+/* The file that held addr at time ns, for readers of its DWARF beyond
+ * names (names/args-dw.c): 0 with its path, its separate debug file (or
+ * NULL) and addr's vaddr in it; -1 when no module holds addr. */
+int ss_sym_where(struct ss_sym_space *sp, uint64_t addr, uint64_t ns,
+		 const char **path, const char **debug, uint64_t *vaddr);
+
 /* ---- backend interface (sym-dw.c, sym-bfd.c) ---- */
 
 /* A symbol found by a backend, in the module's own vaddrs. */

@@ -46,6 +46,7 @@ struct ss_slices_tname {
 struct ss_slicer {
 	const struct ss_reader *r;
 	struct ss_sym_space *sp;
+	char *flops;                    /* the run's flops: config, or NULL */
 	struct ss_slices_step *steps;
 	size_t nsteps;
 	struct ss_slices_window *wins;
@@ -77,6 +78,9 @@ struct ss_slices_frame {
 	uint64_t stack;                 /* SS_EV_STACK id, 0 = none */
 	unsigned other;                 /* frames of the other kind open when
 					 * it was pushed (ranges for a call) */
+	uint8_t *args;                  /* record.args: a copy of its ARGS
+					 * record's payload, or NULL */
+	unsigned nargs;                 /* its words */
 };
 
 /* A recorded stack; resolved (names, leaf) when a slice first uses it. */
@@ -107,6 +111,10 @@ struct ss_slices_walk {
 	 * announced (its SS_EV_STACK may follow), and its category */
 	struct ss_slices_fstack *pend;
 	enum ss_slice_cat pend_cat;
+	/* record.args: the closing frame's record, and its values */
+	const uint8_t *args;
+	unsigned nargs;
+	struct ss_argv argv[SS_ARGS_MAX];
 };
 
 const struct ss_stack *ss_slices_stack(struct ss_slicer *sl, uint64_t id);

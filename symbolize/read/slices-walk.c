@@ -20,6 +20,7 @@
 #include "slices.h"
 #include "util.h"
 #include "slicer.h"
+#include "args-read.h"
 
 const struct ss_slices_string *ss_slices_string(const struct ss_slicer *sl,
 						uint64_t id)
@@ -151,6 +152,17 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 								&w->calls, depth, key);
 		if (flags & SS_SLICE_UNWOUND)
 			sp->unwind = w->why;
+		if (w->args) {  /* record.args */
+			int n = ss_args_resolve(sl->sp, w->args, w->nargs, begin, w->argv,
+						SS_ARGS_MAX);
+			if (n >= 0) {
+				sp->argv = w->argv;
+				sp->nargv = (size_t)n;
+				n = ss_args_flops(sl->flops, sp->name, w->argv, (size_t)n,
+						  &sp->flops);
+				sp->has_flops = n < 0 ? 0 : n ? 2 : 1;
+			}
+		}
 	} else if (cat == SS_SLICE_RANGE) {
 		const struct ss_slices_string *str = ss_slices_string(sl, key);
 		sp->name = str ? str->text : NULL;
@@ -267,6 +279,8 @@ static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
 	st->f[st->n].flags = flags;
 	st->f[st->n].stack = 0;
 	st->f[st->n].other = 0;
+	st->f[st->n].args = NULL;
+	st->f[st->n].nargs = 0;
 	st->n++;
 }
 
@@ -322,8 +336,13 @@ static void ss_slices_close_group(struct ss_slices_walk *w, struct ss_slices_fst
 		if (tie && ns > begin && !(f->flags & SS_SLICE_CLIPPED_BEGIN))
 			begin++;
 		w->stack = f->stack;
+		w->args = f->args;
+		w->nargs = f->nargs;
 		ss_slices_emit(w, cat, f->key, begin, ns,
 			       f->flags | (k == from ? first : rest), k, f->other);
+		w->args = NULL;
+		free(st->f[k].args);
+		st->f[k].args = NULL;
 	}
 }
 
@@ -385,6 +404,23 @@ static size_t ss_slices_find(struct ss_slices_walk *w, struct ss_slices_fstack *
 		}
 	}
 	return 0;
+}
+
+/* An SS_EV_ARGS record: kept with the call it follows (the innermost
+ * open frame, which must be its function) until the call's slice. */
+static void ss_slices_args(struct ss_slices_walk *w, const struct ss_revent *ev)
+{
+	struct ss_slices_frame *f;
+	struct ss_args_head h;
+
+	if (ev->n < 4 || !w->calls.n)
+		return;
+	f = &w->calls.f[w->calls.n - 1];
+	memcpy(&h, ev->payload, sizeof(h));
+	if (f->args || f->key != h.fn || !(f->args = malloc(8 * (size_t)ev->n)))
+		return;
+	memcpy(f->args, ev->payload, 8 * (size_t)ev->n);
+	f->nargs = ev->n;
 }
 
 /* An EXIT / POP: close the matching frame, or emit a clipped one. */
@@ -537,6 +573,9 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		case SS_EV_INHERIT:  /* open in the parent at fork */
 			ss_slices_open(&w, SS_SLICE_FUNCTION, ev.arg, ev.ns,
 				       SS_SLICE_CLIPPED_BEGIN);
+			break;
+		case SS_EV_ARGS:  /* record.args: of the ENTER just before */
+			ss_slices_args(&w, &ev);
 			break;
 		case SS_EV_STACK:  /* of the innermost frame without one */
 			if (w.calls.n && !w.calls.f[w.calls.n - 1].stack)

@@ -30,6 +30,7 @@
 #include "slices.h"
 #include "util.h"
 #include "slicer.h"
+#include "args-read.h"
 
 static void ss_slices_worker_names(struct ss_slices_tname *tn, size_t n, uint64_t pid)
 {
@@ -242,6 +243,10 @@ struct ss_slicer *ss_slicer_new(const struct ss_reader *r, struct ss_sym_space *
 	ss_reader_meta_begin(r, &it);
 	while (ss_reader_meta_next(&it, &m)) {
 		switch (m.type) {
+		case SS_META_CONFIG:  /* flops: per call of a listed function */
+			if (!sl->flops)
+				sl->flops = ss_args_flops_config((const char *)m.data, m.len);
+			break;
 		case SS_META_MAPS:
 			if (sp)
 				ss_sym_space_add_maps_at(sp, (const char *)m.data, m.len,
@@ -368,6 +373,7 @@ void ss_slicer_free(struct ss_slicer *sl)
 
 	if (!sl)
 		return;
+	free(sl->flops);
 	for (i = 0; i < sl->nstacks; i++)
 		free(sl->stacks[i].addrs);
 	for (i = 0; i < sl->nstrs; i++)

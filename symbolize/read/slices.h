@@ -15,6 +15,7 @@
 
 #include "reader.h"
 #include "sym.h"
+#include "args.h"
 
 enum ss_slice_cat {
 	SS_SLICE_FUNCTION = 0,
@@ -89,6 +90,14 @@ struct ss_slice {
 	 * text after a TAB in the range's name: MPI calls, docs/mpi.md), or
 	 * NULL */
 	const char *args;
+	/* FUNCTION of a function listed in record.args: its parameters in
+	 * declaration order (names/args.h), or NULL; nargv of them */
+	const struct ss_argv *argv;
+	size_t nargv;
+	/* with argv and a flops: expression for the function: 1 and flops
+	 * its value, or 2 when a parameter it needs was optimized out; 0 */
+	int has_flops;
+	double flops;
 };
 
 /* Receives each finished slice; tid is the OS thread id. */
@@ -134,5 +143,11 @@ void ss_slicer_on_open(struct ss_slicer *sl, ss_slice_fn fn, void *ctx);
  * of slices emitted. */
 uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			  void *ctx);
+
+/* Emit every slice of every thread, thread by thread: the same callbacks
+ * in the same order as ss_slicer_thread for each, made on the calling
+ * thread while a worker thread walks (slices-pipe.c; STEPSCOPE_JOBS=1:
+ * no worker). */
+void ss_slicer_walk(struct ss_slicer *sl, ss_slice_fn fn, void *ctx);
 
 #endif /* SS_SLICES_H */

@@ -1,0 +1,308 @@
+/*
+ * args.c - record.args: the calls of listed functions keep what their
+ * parameters' DWARF locations need at the enter hook (docs/shapes.md).
+ *
+ * How: at start-up the listed names and globs are resolved to addresses
+ * through the modules' symbol tables (elfsym.c) into a small open-addressing
+ * set, and ss_hot.args is set when one matched.  Then the enter hook's slow
+ * path goes through ss_args_hook_enter, an assembly stub that saves the
+ * instrumented caller's callee-saved registers as they are at the hook
+ * (the hooks before it only test and tail-call, so they are untouched) and
+ * its stack pointer, asks ss_args_take whether the function is listed, and
+ * jumps on to the ordinary slow path with every register as it found it.
+ * Right after a listed call's ENTER, ss_args_emit stores one SS_EV_ARGS
+ * record (format.h) in the thread's block: the registers, the return
+ * address of the hook call (where the DWARF locations are looked up
+ * offline), and copies of the caller's stack: [sp, sp + 512) and, for a
+ * frame that keeps its locals far above sp (-O0), 256 bytes below its
+ * frame pointer and 64 above, both inside the thread's stack.  symbolize
+ * evaluates the locations (names/args-dw.c); nothing DWARF happens here.
+ *
+ * Must never: lock, allocate, make a system call or take stdio per call
+ * (the thread's stack bounds are read once per thread); read outside the
+ * thread's stack; write a record that does not fit its block whole; cost
+ * a function that is not listed more than the set test, or anything at
+ * all without record.args.
+ */
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SS_ARGS_SLOTS 1024          /* listed addresses: at most half */
+#define SS_ARGS_GLOBS 64
+#define SS_ARGS_LOW 512             /* bytes copied from sp up */
+#define SS_ARGS_FP_BELOW 256        /* and around a frame pointer above that */
+#define SS_ARGS_FP_ABOVE 64
+#define SS_ARGS_NREGS 6
+#define SS_ARGS_NAME_MAX 256
+
+static uintptr_t ss_args_set[SS_ARGS_SLOTS];
+
+/* What the stub saw at the last listed call of this thread, until its
+ * ENTER is stored (fn 0: nothing pending). */
+struct ss_args_pending {
+	uintptr_t fn;
+	uint64_t regs[SS_ARGS_NREGS];
+	uint64_t sp, pc;
+};
+static __thread struct ss_args_pending ss_args_tls
+	__attribute__((tls_model("initial-exec")));
+
+static inline size_t ss_args_hash(uintptr_t a)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 54) & (SS_ARGS_SLOTS - 1);
+}
+
+static inline int ss_args_listed(uintptr_t a)
+{
+	for (size_t i = ss_args_hash(a);; i = (i + 1) & (SS_ARGS_SLOTS - 1)) {
+		uintptr_t v = ss_args_set[i];
+		if (v == a)
+			return 1;
+		if (!v)
+			return 0;
+	}
+}
+
+/* ------------------------------------------------------------ start-up */
+
+struct ss_args_globs {
+	char pat[SS_ARGS_GLOBS][SS_ARGS_NAME_MAX];
+	size_t n, used;
+};
+
+/* gcc's and clang's outlined OpenMP bodies are not the user's functions */
+static int ss_args_outlined(const char *name)
+{
+	return strstr(name, "._omp_fn.") || strstr(name, ".omp_outlined") ||
+	       strstr(name, "._omp_cpyfn.");
+}
+
+static int ss_args_match(uintptr_t addr, const char *name, void *ctx)
+{
+	struct ss_args_globs *g = ctx;
+	if (!addr || ss_args_outlined(name) || g->used >= SS_ARGS_SLOTS / 2)
+		return 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (fnmatch(g->pat[i], name, 0))
+			continue;
+		for (size_t s = ss_args_hash(addr);; s = (s + 1) & (SS_ARGS_SLOTS - 1)) {
+			if (ss_args_set[s] == addr)
+				break;
+			if (!ss_args_set[s]) {
+				ss_args_set[s] = addr;
+				g->used++;
+				break;
+			}
+		}
+		break;
+	}
+	return 0;
+}
+
+/* Before main, after the filter's calibration: names to addresses. */
+void ss_args_init(void)
+{
+	static struct ss_args_globs g;
+	const char *p = ss_rt.cfg.record_args;
+
+	g.n = g.used = 0;
+	while (*p && g.n < SS_ARGS_GLOBS) {
+		p += strspn(p, ", \t");
+		size_t n = strcspn(p, ", \t");
+		if (n && n < SS_ARGS_NAME_MAX) {
+			memcpy(g.pat[g.n], p, n);
+			g.pat[g.n++][n] = 0;
+		}
+		p += n;
+	}
+	if (!g.n)
+		return;
+#if defined(__x86_64__)
+	ss_elfsym_each_function(ss_args_match, &g);
+	if (g.used >= SS_ARGS_SLOTS / 2)
+		ss_warn("record.args matches more than %d functions; the others keep no arguments",
+			SS_ARGS_SLOTS / 2);
+	if (!g.used)
+		ss_warn("record.args: no instrumented function matches '%s'", ss_rt.cfg.record_args);
+	ss_hot.args = g.used != 0;
+#else
+	ss_warn("record.args works on x86-64 only; arguments are not recorded");
+#endif
+}
+
+/* ------------------------------------------------------------ hook path */
+
+#if defined(__x86_64__)
+/* regs: rbx rbp r12 r13 r14 r15 as the caller left them, then its sp */
+__attribute__((used)) SS_HIDDEN void ss_args_take(void *fn, void *site, const uint64_t *regs)
+{
+	struct ss_args_pending *a = &ss_args_tls;
+	(void)site;
+	a->fn = 0;
+	if (!ss_args_listed((uintptr_t)fn))
+		return;
+	memcpy(a->regs, regs, sizeof(a->regs));
+	a->sp = regs[SS_ARGS_NREGS];
+	a->pc = ((const uint64_t *)a->sp)[-1];
+	a->fn = (uintptr_t)fn;
+}
+
+/* Reached by a tail call from the hooks (hooks.c, ss_hook_enter_go), so
+ * [rsp] is the return address into the instrumented function and every
+ * callee-saved register still holds its value there. */
+__asm__(".text\n"
+	".globl ss_args_hook_enter\n"
+	".hidden ss_args_hook_enter\n"
+	".type ss_args_hook_enter,@function\n"
+	"ss_args_hook_enter:\n"
+	".cfi_startproc\n"
+	"	pushq %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	subq $56, %rsp\n"
+	".cfi_adjust_cfa_offset 56\n"
+	"	movq %rbx, 0(%rsp)\n"
+	"	movq %rbp, 8(%rsp)\n"
+	"	movq %r12, 16(%rsp)\n"
+	"	movq %r13, 24(%rsp)\n"
+	"	movq %r14, 32(%rsp)\n"
+	"	movq %r15, 40(%rsp)\n"
+	"	leaq 80(%rsp), %rax\n" /* the caller's sp: above our 72 bytes
+					* and its return address */
+	"	movq %rax, 48(%rsp)\n"
+	"	movq %rsp, %rdx\n"
+	"	call ss_args_take\n"
+	"	addq $56, %rsp\n"
+	".cfi_adjust_cfa_offset -56\n"
+	"	popq %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	jmp ss_hook_enter_slow\n"
+	".cfi_endproc\n"
+	".size ss_args_hook_enter, .-ss_args_hook_enter\n");
+#else
+void ss_args_hook_enter(void *fn, void *site)
+{
+	ss_hook_enter_slow(fn, site);
+}
+#endif
+
+/* The thread's stack, read once (a system call and the loader's lock,
+ * outside any recorded call's measured time but this first one's). */
+static int ss_args_bounds(struct ss_thread *t)
+{
+	if (!t->stack_hi) {
+		pthread_attr_t a;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &a))
+			return 0;
+		if (!pthread_attr_getstack(&a, &addr, &size)) {
+			t->stack_lo = (uintptr_t)addr;
+			t->stack_hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&a);
+	}
+	return t->stack_hi != 0;
+}
+
+/* The payload of one record (format.h, struct ss_args_head): its length
+ * in words, filled into out when out is not NULL. */
+static size_t ss_args_layout(const struct ss_args_pending *a, struct ss_thread *t,
+			     uintptr_t fn, uint64_t *out)
+{
+	uintptr_t lo = a->sp, hi = a->sp + SS_ARGS_LOW, fp = a->regs[1];
+	uintptr_t w2lo = 0, w2hi = 0;
+	size_t n = 4 + SS_ARGS_NREGS;
+	if (hi > t->stack_hi)
+		hi = t->stack_hi;
+	if (lo < t->stack_lo || lo >= hi)
+		lo = hi = 0;
+	/* a frame pointer above the first window: -O0 locals below it */
+	if (hi && !(fp & 7) && fp + SS_ARGS_FP_ABOVE > hi &&
+	    fp + SS_ARGS_FP_ABOVE <= t->stack_hi && fp - a->sp < (1u << 20)) {
+		w2lo = fp - SS_ARGS_FP_BELOW < hi ? hi : fp - SS_ARGS_FP_BELOW;
+		w2hi = fp + SS_ARGS_FP_ABOVE;
+	}
+	unsigned nwin = (hi > lo) + (w2hi > w2lo);
+	n += 2 * nwin + (hi - lo) / 8 + (w2hi - w2lo) / 8 + 1;
+	if (!out)
+		return n;
+	struct ss_args_head h = { SS_ARGS_X86_64, SS_ARGS_NREGS, (uint16_t)nwin, fn, a->pc,
+				  a->sp };
+	memcpy(out, &h, sizeof(h));
+	uint64_t *o = out + 4;
+	memcpy(o, a->regs, sizeof(a->regs));
+	o += SS_ARGS_NREGS;
+	if (hi > lo) {
+		*o++ = lo;
+		*o++ = hi - lo;
+		memcpy(o, (const void *)lo, hi - lo);
+		o += (hi - lo) / 8;
+	}
+	if (w2hi > w2lo) {
+		*o++ = w2lo;
+		*o++ = w2hi - w2lo;
+		memcpy(o, (const void *)w2lo, w2hi - w2lo);
+		o += (w2hi - w2lo) / 8;
+	}
+	*o = SS_ARGS_END;
+	return n;
+}
+
+/* Right after fn's ENTER was stored (hooks.c): its SS_EV_ARGS record. */
+void ss_args_emit(uintptr_t fn)
+{
+	struct ss_args_pending *a = &ss_args_tls;
+	struct ss_thread *t = &ss_tls;
+	if (a->fn != fn || !fn)
+		return;
+	a->fn = 0;
+	if (!ss_args_bounds(t))
+		return;
+	size_t n = ss_args_layout(a, t, fn, NULL);
+	int refilled = 0;
+	uint64_t *e;
+	for (;;) {
+		e = t->pos;
+		if (!e || e + 1 + n >= t->end) {
+			/* the block is full: the next one takes a one-word
+			 * ARGS that says "none" (the reader ignores it) */
+			if (refilled || !e)
+				return;
+			ss_buf_refill(t, SS_EV_WORD(SS_EV_ARGS, 0));
+			refilled = 1;
+			continue;
+		}
+		if (ss_unlikely(e != t->done)) {
+			ss_buf_fill(t, e);
+			continue;
+		}
+		if (ss_likely(ss_claim(&t->pos, e, e + 1 + n)))
+			break;
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t now = ss_clock_now(), tb = t->tbase;
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(SS_EV_PAD, n, 0); /* until the head: skip it all */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (ss_unlikely(t->pos != e + 1 + n))
+		return; /* a signal handler recorded after our words: they
+			 * stay a PAD, its events follow */
+	if (ss_unlikely(((now - tb) >> 32) != 0)) {
+		atomic_signal_fence(memory_order_seq_cst);
+		t->done = e + 1 + n;
+		return;
+	}
+	ss_args_layout(a, t, fn, e + 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	e[0] = SS_CW_LONG(SS_EV_ARGS, n, now - tb);
+	atomic_signal_fence(memory_order_seq_cst);
+	t->done = e + 1 + n;
+}

@@ -1,0 +1,241 @@
+/*
+ * flops-expr.c - the `flops:` config (docs/shapes.md): a map from a
+ * function's name to an arithmetic expression over its parameter names,
+ * e.g. matmul_forward: "2*B*T*C*OC".  Kept in the config as
+ * "fn=expr;fn=expr" (config-yaml.c builds it from the mapping).
+ *
+ * Design: one small recursive-descent parser over the text, used three
+ * ways: to check the syntax when the config is read (runtime and the
+ * `stepscope` command alike, so a bad expression is refused before the
+ * program runs), to list the names an expression uses (record checks
+ * them against the function's parameters in its DWARF), and to evaluate
+ * it with the values of one call (symbolize).  Grammar:
+ *   expr := term (('+' | '-') term)*      term := unary (('*' | '/') unary)*
+ *   unary := '-' unary | '(' expr ')' | NUMBER | NAME
+ * NUMBER: decimal digits with an optional fraction; NAME: a C identifier.
+ *
+ * Must never: allocate, read past the text's end, or give a value for an
+ * expression one of whose names has none (it says which).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flops-expr.h"
+
+struct fx {
+	const char *p, *end;
+	ss_flops_lookup_fn *look;  /* NULL: syntax only */
+	void *ctx;
+	ss_flops_name_fn *each;    /* NULL: names not wanted */
+	void *each_ctx;
+	int missing;               /* a name had no value */
+	const char *why;           /* syntax error */
+	const char *at;
+};
+
+static void fx_space(struct fx *x)
+{
+	while (x->p < x->end && (*x->p == ' ' || *x->p == '\t'))
+		x->p++;
+}
+
+static int fx_fail(struct fx *x, const char *why)
+{
+	if (!x->why) {
+		x->why = why;
+		x->at = x->p;
+	}
+	return -1;
+}
+
+static int fx_expr(struct fx *x, double *v);
+
+static int fx_is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int fx_is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int fx_unary(struct fx *x, double *v)
+{
+	fx_space(x);
+	if (x->p >= x->end)
+		return fx_fail(x, "the expression ends where a number, a name or '(' was expected");
+	if (*x->p == '-') {
+		x->p++;
+		if (fx_unary(x, v))
+			return -1;
+		*v = -*v;
+		return 0;
+	}
+	if (*x->p == '(') {
+		x->p++;
+		if (fx_expr(x, v))
+			return -1;
+		fx_space(x);
+		if (x->p >= x->end || *x->p != ')')
+			return fx_fail(x, "a '(' is not closed");
+		x->p++;
+		return 0;
+	}
+	if (fx_is_digit(*x->p) || *x->p == '.') {
+		char num[64];
+		size_t n = 0;
+		int dot = 0, digits = 0;
+		while (x->p < x->end && (fx_is_digit(*x->p) || (*x->p == '.' && !dot))) {
+			dot |= *x->p == '.';
+			digits += fx_is_digit(*x->p);
+			if (n + 1 < sizeof(num))
+				num[n++] = *x->p;
+			x->p++;
+		}
+		num[n] = 0;
+		if (!digits || n + 1 >= sizeof(num))
+			return fx_fail(x, "a number is malformed");
+		*v = strtod(num, NULL);
+		return 0;
+	}
+	if (fx_is_alpha(*x->p)) {
+		const char *s = x->p;
+		while (x->p < x->end && (fx_is_alpha(*x->p) || fx_is_digit(*x->p)))
+			x->p++;
+		*v = 0;
+		if (x->each)
+			x->each(x->each_ctx, s, (size_t)(x->p - s));
+		if (x->look && x->look(x->ctx, s, (size_t)(x->p - s), v))
+			x->missing = 1;
+		return 0;
+	}
+	return fx_fail(x, "only + - * / ( ), numbers and parameter names may appear");
+}
+
+static int fx_term(struct fx *x, double *v)
+{
+	if (fx_unary(x, v))
+		return -1;
+	for (;;) {
+		double r;
+		char op;
+		fx_space(x);
+		if (x->p >= x->end || (*x->p != '*' && *x->p != '/'))
+			return 0;
+		op = *x->p++;
+		if (fx_unary(x, &r))
+			return -1;
+		*v = op == '*' ? *v * r : (r != 0 ? *v / r : 0);
+	}
+}
+
+static int fx_expr(struct fx *x, double *v)
+{
+	if (fx_term(x, v))
+		return -1;
+	for (;;) {
+		double r;
+		char op;
+		fx_space(x);
+		if (x->p >= x->end || (*x->p != '+' && *x->p != '-'))
+			return 0;
+		op = *x->p++;
+		if (fx_term(x, &r))
+			return -1;
+		*v = op == '+' ? *v + r : *v - r;
+	}
+}
+
+static int fx_run(struct fx *x, const char *expr, size_t len, double *v)
+{
+	x->p = expr;
+	x->end = expr + len;
+	if (fx_expr(x, v))
+		return -1;
+	fx_space(x);
+	if (x->p < x->end)
+		return fx_fail(x, *x->p == ')' ? "a ')' has no '('" :
+			       "only + - * / ( ), numbers and parameter names may appear");
+	return 0;
+}
+
+int ss_flops_check(const char *expr, size_t len, char *err, size_t errlen)
+{
+	struct fx x = { 0 };
+	double v;
+
+	if (!fx_run(&x, expr, len, &v))
+		return 0;
+	snprintf(err, errlen, "%s (at '%.*s')", x.why,
+		 (int)(x.end - x.at > 20 ? 20 : x.end - x.at), x.at);
+	return -1;
+}
+
+int ss_flops_names(const char *expr, size_t len, ss_flops_name_fn *each, void *ctx)
+{
+	struct fx x = { 0 };
+	double v;
+
+	x.each = each;
+	x.each_ctx = ctx;
+	return fx_run(&x, expr, len, &v);
+}
+
+int ss_flops_eval(const char *expr, size_t len, ss_flops_lookup_fn *look, void *ctx,
+		  double *out)
+{
+	struct fx x = { 0 };
+
+	x.look = look;
+	x.ctx = ctx;
+	if (fx_run(&x, expr, len, out))
+		return -1;
+	return x.missing ? 1 : 0;
+}
+
+int ss_flops_next(const char **pos, struct ss_flops_entry *e)
+{
+	const char *p = *pos, *semi, *eq;
+
+	while (*p == ';' || *p == ' ' || *p == '\n')
+		p++;
+	if (!*p)
+		return 0;
+	semi = strchr(p, ';');
+	if (!semi)
+		semi = p + strlen(p);
+	eq = memchr(p, '=', (size_t)(semi - p));
+	e->fn = p;
+	e->fnlen = eq ? (size_t)(eq - p) : (size_t)(semi - p);
+	while (e->fnlen && e->fn[e->fnlen - 1] == ' ')
+		e->fnlen--;
+	e->expr = eq ? eq + 1 : semi;
+	e->exprlen = (size_t)(semi - e->expr);
+	*pos = semi;
+	return 1;
+}
+
+int ss_flops_check_all(const char *flops, char *err, size_t errlen)
+{
+	struct ss_flops_entry e;
+	const char *p = flops;
+	char why[256];
+	int i = 0;
+
+	while (ss_flops_next(&p, &e)) {
+		if (!e.fnlen) {
+			snprintf(err, errlen, "flops: an entry has no function name ('%.*s')",
+				 (int)(e.exprlen + 1), e.fn);
+			return i;
+		}
+		if (ss_flops_check(e.expr, e.exprlen, why, sizeof(why))) {
+			snprintf(err, errlen, "flops: %.*s: %s", (int)e.fnlen, e.fn, why);
+			return i;
+		}
+		i++;
+	}
+	return -1;
+}
