@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "args-int.h"
 
 enum { K_SKIP, K_INT, K_UINT, K_BOOL, K_FLOAT, K_PTR };
 
@@ -45,7 +46,14 @@ struct recipe_param {
 	size_t nops;
 	const Dwarf_Op *entry;    /* at the function's entry (fallback) */
 	size_t nentry;
+	const Dwarf_Op *after;    /* at pc, right after the hook returns */
+	size_t nafter;
+	int pro;                  /* clang, one location for the whole
+	                           * function: args-prologue.c says where */
+	int abi, abi_idx;         /* ABI_INT rdi.., ABI_SSE xmm.., ABI_STACK */
 };
+
+enum { ABI_NONE, ABI_INT, ABI_SSE, ABI_STACK };
 
 struct recipe {
 	uint64_t fn, pc;          /* file vaddrs */
@@ -57,6 +65,7 @@ struct recipe {
 	size_t nfbase;
 	struct recipe_param p[SS_ARGS_MAX];
 	size_t n;
+	struct ss_prologue pro;   /* when a parameter has .pro */
 };
 
 struct dwmod {
@@ -134,14 +143,76 @@ void ss_args_dw_release(void)
 
 /* ------------------------------------------------------------ DIEs */
 
+/* Was the function's unit compiled by clang? */
+static int is_clang(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	Dwarf_Attribute a;
+	const char *prod;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || !dwarf_attr(&cu, DW_AT_producer, &a) ||
+	    !(prod = dwarf_formstring(&a)))
+		return 0;
+	return strstr(prod, "clang") != NULL;
+}
+
+/* A struct or union result: returned through a hidden pointer in rdi
+ * (or in registers): the argument registers are not worked out then. */
+static int returns_memory(Dwarf_Die *sp)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t, p;
+	int tag;
+
+	if (!dwarf_attr_integrate(sp, DW_AT_type, &a) || !dwarf_formref_die(&a, &t) ||
+	    dwarf_peel_type(&t, &p) != 0)
+		return 0;
+	tag = dwarf_tag(&p);
+	return tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_class_type || tag == DW_TAG_array_type;
+}
+
+/* The bytes [fn, pc) of the module's code, or NULL. */
+static const uint8_t *code_at(struct dwmod *m, uint64_t fn, uint64_t pc, size_t *len)
+{
+	Elf_Scn *scn = NULL;
+
+	if (!m->elf || pc <= fn || pc - fn > 4096)
+		return NULL;
+	while ((scn = elf_nextscn(m->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || fn < sh.sh_addr ||
+		    pc > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || fn - sh.sh_addr + (pc - fn) > d->d_size)
+			return NULL;
+		*len = (size_t)(pc - fn);
+		return (const uint8_t *)d->d_buf + (fn - sh.sh_addr);
+	}
+	return NULL;
+}
+
 /* The subprogram DIE whose entry is fn (file vaddr). */
 static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
 {
 	Dwarf_Die cu, *scopes = NULL;
 	int n, i, found = 0;
 
-	if (!dwarf_addrdie(dw, fn, &cu))
-		return 0;
+	if (!dwarf_addrdie(dw, fn, &cu)) {
+		/* no .debug_aranges (clang): look at each CU's ranges */
+		Dwarf_Off off = 0, next;
+		size_t hsize;
+		int hit = 0;
+		while (!hit && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+			hit = dwarf_offdie(dw, off + hsize, &cu) && dwarf_haspc(&cu, fn) > 0;
+			off = next;
+		}
+		if (!hit)
+			return 0;
+	}
 	n = dwarf_getscopes(&cu, fn, &scopes);
 	for (i = 0; i < n && !found; i++) {
 		Dwarf_Addr lo;
@@ -247,25 +318,50 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 	}
 	if (dwarf_child(&sp, &child) != 0)
 		return r;
+	int clang = is_clang(&sp), nint = 0, nsse = 0, abi_ok = !returns_memory(&sp), pro = 0;
 	do {
 		struct recipe_param *p;
 		const char *name;
 		Dwarf_Op *ops;
 		size_t n;
+		unsigned size = 0;
+		int kind;
 		if (dwarf_tag(&child) != DW_TAG_formal_parameter || r->n >= SS_ARGS_MAX)
 			continue;
 		name = dwarf_diename(&child);
-		if (!name)
+		kind = param_type(&child, &size);
+		if (kind == K_SKIP)
+			abi_ok = 0;  /* a struct by value: the registers after it are unknown */
+		if (!name || kind == K_SKIP)
 			continue;
 		p = &r->p[r->n];
-		p->kind = param_type(&child, &p->size);
-		if (p->kind == K_SKIP)
-			continue;
+		p->kind = kind;
+		p->size = size;
 		if (!(p->name = strdup(name)))
 			continue;
 		r->n++;
+		if (abi_ok && kind == K_FLOAT) {
+			p->abi = nsse < 8 ? ABI_SSE : ABI_STACK;
+			p->abi_idx = nsse++;
+		} else if (abi_ok) {
+			p->abi = nint < 6 ? ABI_INT : ABI_STACK;
+			p->abi_idx = nint++;
+		}
 		if (!dwarf_attr_integrate(&child, DW_AT_location, &a))
 			continue;
+		if (clang && dwarf_whatform(&a) != DW_FORM_sec_offset &&
+		    dwarf_whatform(&a) != DW_FORM_loclistx) {
+			p->pro = pro = 1;
+			if (dwarf_getlocation_addr(&a, pc, &ops, &n, 1) == 1 && n) {
+				p->ops = ops;  /* stack arguments: their incoming slot */
+				p->nops = n;
+			}
+			continue;
+		}
+		if (dwarf_getlocation_addr(&a, pc, &ops, &n, 1) == 1 && n) {
+			p->after = ops;
+			p->nafter = n;
+		}
 		if (dwarf_getlocation_addr(&a, pc - 1, &ops, &n, 1) == 1 && n) {
 			p->ops = ops;
 			p->nops = n;
@@ -275,6 +371,12 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			p->nentry = n;
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
+	if (pro) {
+		size_t len;
+		const uint8_t *code = code_at(m, fn, pc, &len);
+		if (!code || !ss_args_prologue(code, len, &r->pro))
+			r->pro.ok = 0;
+	}
 	return r;
 }
 
@@ -498,6 +600,26 @@ static void decode(const struct recipe_param *p, const uint8_t *b, struct ss_arg
 	}
 }
 
+/* Can res be read with what the capture holds? */
+static int readable(struct ctx *c, const struct recipe_param *p, const struct result *res)
+{
+	uint8_t b[8];
+	uint64_t v;
+
+	switch (res->kind) {
+	case L_MEM:
+		return p->size <= 8 && !mem_read(c, res->v, p->size, b);
+	case L_REG:
+		return !reg_value(c, (unsigned)res->v, &v);
+	case L_VALUE:
+		return p->kind != K_FLOAT;
+	case L_BYTES:
+		return res->nbytes >= p->size && res->nbytes <= 16;
+	default:
+		return 0;
+	}
+}
+
 static void eval_param(struct ctx *c, const struct recipe_param *p, struct ss_argv *out)
 {
 	struct result res;
@@ -505,8 +627,31 @@ static void eval_param(struct ctx *c, const struct recipe_param *p, struct ss_ar
 	uint64_t v;
 
 	out->kind = SS_ARGV_OUT;
-	if (p->ops) {
-		if (eval_ops(c, p->ops, p->nops, &res, 0))
+	if (p->pro) {
+		/* clang -O0: the argument registers' spill slots */
+		const struct ss_prologue *pr = &c->r->pro;
+		uint64_t rbp;
+		if (!pr->ok || reg_value(c, 6, &rbp))
+			return;
+		if (p->abi == ABI_INT && pr->int_size[p->abi_idx] >= p->size) {
+			res.v = rbp + (uint64_t)pr->int_disp[p->abi_idx];
+		} else if (p->abi == ABI_SSE && pr->sse_size[p->abi_idx] == p->size) {
+			res.v = rbp + (uint64_t)pr->sse_disp[p->abi_idx];
+		} else if (p->abi == ABI_STACK && p->ops && c->have_cfa &&
+			   !eval_ops(c, p->ops, p->nops, &res, 0) && res.kind == L_MEM &&
+			   res.v >= c->cfa) {
+			/* an incoming stack slot: there from the call on */
+		} else {
+			return;
+		}
+		res.kind = L_MEM;
+	} else if (p->ops || p->after) {
+		/* where the call instruction says, else right after the hook
+		 * returns (no instruction of the function ran in between):
+		 * clang keeps an argument register valid through the call */
+		if ((!p->ops || eval_ops(c, p->ops, p->nops, &res, 0) || !readable(c, p, &res)) &&
+		    (!p->after || eval_ops(c, p->after, p->nafter, &res, 0) ||
+		     !readable(c, p, &res)))
 			return;
 	} else if (p->entry && c->have_cfa) {
 		/* the incoming stack slot, at entry DW_OP_fbreg k (frame base

@@ -21,6 +21,7 @@
  *   attention_forward out inp B T C NH ns
  *   adamw_update params grads n lr beta1 beta2 eps weight_decay t ns
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -83,12 +84,13 @@ NOINLINE void adamw_update(float *params, const float *grads, float *m, float *v
 			   float lr, float beta1, float beta2, float eps,
 			   float weight_decay, int t)
 {
+	float c1 = 1.0f - powf(beta1, (float)t), c2 = 1.0f - powf(beta2, (float)t);
 	for (long i = 0; i < n; i++) {
 		float g = grads[i];
 		m[i] = beta1 * m[i] + (1 - beta1) * g;
 		v[i] = beta2 * v[i] + (1 - beta2) * g * g;
-		float mh = m[i] / (1 - beta1), vh = v[i] / (1 - beta2);
-		params[i] -= lr * (mh / (vh + eps) + weight_decay * params[i]) + (float)t * 0;
+		float mh = m[i] / c1, vh = v[i] / c2;
+		params[i] -= lr * (mh / (sqrtf(vh) + eps) + weight_decay * params[i]);
 	}
 }
 
