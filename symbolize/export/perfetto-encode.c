@@ -58,17 +58,6 @@ static size_t ss_pf_varint_enc(uint8_t *b, uint64_t v)
 	return n;
 }
 
-static inline size_t ss_pf_varint_size(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 void ss_pf_varint(struct ss_pf_msg *m, uint64_t v)
 {
 	uint8_t b[10];
@@ -416,43 +405,32 @@ void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 	int named = type == SS_PF_TYPE_BEGIN || type == SS_PF_TYPE_INSTANT;
 
 	/* the common case, a BEGIN of a name this sequence knows or an END
-	 * with nothing else: encoded straight into the output */
+	 * with nothing else: encoded straight into the output, its two
+	 * lengths (each under 128: one byte) filled in behind it */
 	if (!counter && !(x && (x->cs || x->ann)) &&
 	    (!named || (name < pf->capsent && (pf->sent[name] & 1))) &&
 	    pf->out.cap - pf->out.n >= 64) {
-		uint8_t t[32], *o;
-		size_t tn = 0, pn;
-		t[tn++] = SS_PF_TE_TYPE << 3;
-		t[tn++] = (uint8_t)type;
+		uint8_t *o = pf->out.p + pf->out.n, *plen, *tlen;
+		*o++ = SS_PF_TRACE_PACKET << 3 | 2;
+		plen = o++;
+		*o++ = SS_PF_PKT_TIMESTAMP << 3;
+		o += ss_pf_varint_enc(o, dt);
+		*o++ = SS_PF_PKT_SEQ_ID << 3;
+		o += ss_pf_varint_enc(o, seq);
+		*o++ = SS_PF_PKT_TRACK_EVENT << 3 | 2;
+		tlen = o++;
+		*o++ = SS_PF_TE_TYPE << 3;
+		*o++ = (uint8_t)type;
 		if (named) {
-			t[tn++] = SS_PF_TE_NAME_IID << 3;
-			tn += ss_pf_varint_enc(t + tn, (uint64_t)name + 1);
+			*o++ = SS_PF_TE_NAME_IID << 3;
+			o += ss_pf_varint_enc(o, (uint64_t)name + 1);
 		}
 		if (track) {
-			t[tn++] = SS_PF_TE_TRACK_UUID << 3;
-			tn += ss_pf_varint_enc(t + tn, track);
+			*o++ = SS_PF_TE_TRACK_UUID << 3;
+			o += ss_pf_varint_enc(o, track);
 		}
-		o = pf->out.p + pf->out.n;
-		/* packet body: timestamp, sequence id, flags, track_event;
-		 * its length first (the varints' sizes), then the fields
-		 * straight into the output */
-		{
-			size_t k;
-			pn = 1 + ss_pf_varint_size(dt) + 1 + ss_pf_varint_size(seq) + 2 + 2 + tn;
-			*o++ = SS_PF_TRACE_PACKET << 3 | 2;
-			o += ss_pf_varint_enc(o, pn);
-			*o++ = SS_PF_PKT_TIMESTAMP << 3;
-			o += ss_pf_varint_enc(o, dt);
-			*o++ = SS_PF_PKT_SEQ_ID << 3;
-			o += ss_pf_varint_enc(o, seq);
-			*o++ = SS_PF_PKT_SEQ_FLAGS << 3;
-			*o++ = SS_PF_SEQ_NEEDS;
-			*o++ = SS_PF_PKT_TRACK_EVENT << 3 | 2;
-			*o++ = (uint8_t)tn;   /* < 128 */
-			for (k = 0; k < tn; k++)
-				o[k] = t[k];
-			o += tn;
-		}
+		*tlen = (uint8_t)(o - tlen - 1);   /* <= 2 + 11 + 11 */
+		*plen = (uint8_t)(o - plen - 1);   /* <= 11 + 6 + 2 + 24 */
 		pf->out.n = (size_t)(o - pf->out.p);
 		pf->bytes_events += pf->out.n - before;
 		pf->track_events++;
@@ -464,7 +442,6 @@ void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 	te->n = 0;
 	ss_pf_uint(pkt, SS_PF_PKT_TIMESTAMP, dt);
 	ss_pf_uint(pkt, SS_PF_PKT_SEQ_ID, seq);
-	ss_pf_uint(pkt, SS_PF_PKT_SEQ_FLAGS, SS_PF_SEQ_NEEDS);
 	ss_pf_uint(te, SS_PF_TE_TYPE, type);
 	if (named)
 		ss_pf_uint(te, SS_PF_TE_NAME_IID, (uint64_t)name + 1);

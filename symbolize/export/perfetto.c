@@ -10,10 +10,14 @@
  *   - TracePacketDefaults: timestamp_clock_id 64, track_uuid = the thread;
  *   - TrackEvent SLICE_BEGIN/END packets whose timestamps are deltas and
  *     whose names are interned (InternedData.event_names, sent once per
- *     sequence with the first event that uses them).  Every event packet
- *     says SEQ_NEEDS_INCREMENTAL_STATE (it reads the clock and the interned
- *     names); the snapshot packet says SEQ_INCREMENTAL_STATE_CLEARED.
- * A BEGIN costs about 15 bytes, an END about 12.
+ *     sequence with the first event that uses them).  The snapshot packet
+ *     says SEQ_INCREMENTAL_STATE_CLEARED; event packets carry no
+ *     sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE only lets a reader skip
+ *     packets written before a lost state was cleared again, which a file
+ *     written whole, each sequence from its snapshot, never has (2 bytes
+ *     of every event).
+ * A BEGIN costs about 12 bytes (packet 2, timestamp delta 2-3, sequence
+ * 2, TrackEvent 2, type 2, name 2), an END 10.
  *
  * Streaming: the slicer announces each function and range as it opens
  * (ss_slicer_on_open) in time order with the slices that close, so a

@@ -362,7 +362,8 @@ struct strict {
 	char slices[32][96];
 	int n;
 	int bad_order;     /* an END with nothing open, or ending before its BEGIN */
-	int no_needs;      /* event packets without SEQ_NEEDS_INCREMENTAL_STATE */
+	int flagged;       /* event packets with sequence_flags (2 bytes each,
+			    * and no use in a file written whole) */
 	int no_cleared;    /* snapshot packets without SEQ_INCREMENTAL_STATE_CLEARED */
 	int boottime;      /* clocks declared BOOTTIME */
 	int open_left;
@@ -420,7 +421,7 @@ static void strict_decode(const char *text, struct strict *d)
 			}
 			if (!type)
 				continue;
-			d->no_needs += flags != 2;
+			d->flagged += flags != -1;
 			if (has_ts)
 				now[seq] += ts;
 			{
@@ -492,8 +493,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-/* Every event packet says it needs the sequence's incremental state, every
- * snapshot clears it; only MONOTONIC is declared, as the primary clock;
+/* Event packets carry no sequence flags, every snapshot clears the
+ * sequence's incremental state; only MONOTONIC is declared, as the primary clock;
  * BEGIN/END nest per track with exact times; consecutive steps do not
  * touch; the process is named without its pid. */
 static void test_perfetto_protocol(void **state)
@@ -514,7 +515,7 @@ static void test_perfetto_protocol(void **state)
 	strict_decode(t, &d);
 	assert_int_equal(d.bad_order, 0);
 	assert_int_equal(d.open_left, 0);
-	assert_int_equal(d.no_needs, 0);
+	assert_int_equal(d.flagged, 0);
 	assert_int_equal(d.no_cleared, 0);
 	assert_int_equal(d.boottime, 0);
 	assert_non_null(strstr(t, "primary_trace_clock: 3"));
@@ -543,7 +544,7 @@ static void test_perfetto_unannounced(void **state)
 	free(t);
 	assert_int_equal(d.bad_order, 0);
 	assert_int_equal(d.open_left, 0);
-	assert_int_equal(d.no_needs, 0);
+	assert_int_equal(d.flagged, 0);
 	assert_int_equal(d.n, 2);
 	assert_string_equal(d.slices[0], "thread ss_p_inner 100-200");
 	assert_string_equal(d.slices[1], "thread ss_p_outer 100-300");
