@@ -172,7 +172,8 @@ int ss_run_check_empty(const char *dir, char *why, size_t len)
 	if (ss_run_list_traces(dir, &paths, &n, err, sizeof(err)) || !n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		struct ss_reader *r = ss_reader_open(paths[i], err, sizeof(err));
+		/* kept for the command's ss_run_open: one scan of each file */
+		struct ss_reader *r = ss_run_peek(paths[i], err, sizeof(err));
 		struct ss_meta_iter it;
 		struct ss_meta_rec m;
 
@@ -197,11 +198,11 @@ int ss_run_check_empty(const char *dir, char *why, size_t len)
 					first = st.step;
 			}
 		}
-		ss_reader_free(r);
 	}
 	ss_run_list_free(paths, n);
 	if (events)
 		return 0;
+	ss_run_peek_drop();  /* nothing to read: no ss_run_open follows */
 	if (!any_step)
 		snprintf(why, len, "no step began, so no window opened (step.function was "
 			 "never called, or stepscope_step() never was; 'stepscope steps -- PROG "

@@ -114,10 +114,59 @@ int ss_run_list_traces(const char *dir, char ***paths, size_t *n, char *err,
 	return 0;
 }
 
-struct ss_reader *ss_run_reader(const char *path, char *err, size_t errlen)
+/* Readers that ss_run_peek opened, kept for the ss_run_reader of the same
+ * file that follows: each file is scanned once, not once to see whether
+ * anything was recorded and again to read it. */
+static struct ss_run_kept {
+	char *path;
+	struct ss_reader *r;
+} *ss_run_kept;
+static size_t ss_run_nkept, ss_run_capkept;
+
+struct ss_reader *ss_run_peek(const char *path, char *err, size_t errlen)
 {
 	struct ss_reader *r = ss_reader_open(path, err, errlen);
+	char *p = NULL;
 
+	if (!r)
+		return NULL;
+	if (ss_grow((void **)&ss_run_kept, &ss_run_capkept, ss_run_nkept,
+		    sizeof(*ss_run_kept), 16) || !(p = strdup(path))) {
+		ss_reader_free(r);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ss_run_kept[ss_run_nkept].path = p;
+	ss_run_kept[ss_run_nkept++].r = r;
+	return r;
+}
+
+void ss_run_peek_drop(void)
+{
+	size_t i;
+
+	for (i = 0; i < ss_run_nkept; i++) {
+		ss_reader_free(ss_run_kept[i].r);
+		free(ss_run_kept[i].path);
+	}
+	free(ss_run_kept);
+	ss_run_kept = NULL;
+	ss_run_nkept = ss_run_capkept = 0;
+}
+
+struct ss_reader *ss_run_reader(const char *path, char *err, size_t errlen)
+{
+	struct ss_reader *r = NULL;
+	size_t i;
+
+	for (i = 0; i < ss_run_nkept && !r; i++)
+		if (!strcmp(ss_run_kept[i].path, path)) {
+			r = ss_run_kept[i].r;
+			free(ss_run_kept[i].path);
+			ss_run_kept[i] = ss_run_kept[--ss_run_nkept];
+		}
+	if (!r)
+		r = ss_reader_open(path, err, errlen);
 	if (r && r->warning[0])
 		fprintf(stderr, "stepscope: warning: %s\n", r->warning);
 	return r;
@@ -252,8 +301,7 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 	for (e = 0; have_off && off.nrecords && e < nex; e++)
 		if (ex[e]->offcpu)
 			ex[e]->offcpu(ex[e]->ctx, r->hdr.pid, &off);
-	for (t = 0; t < r->nthreads; t++)
-		ss_slicer_thread(sl, t, fn, ctx);
+	ss_slicer_walk(sl, fn, ctx);  /* on a worker, callbacks here */
 	if (have_off)
 		ss_offcpu_release(&off);
 	/* record.stack: the frames the slices' stacks name */

@@ -51,6 +51,12 @@ int ss_run_list_traces(const char *dir, char ***paths, size_t *n, char *err,
 /* Open one raw trace; its warning (a damaged tail) goes to stderr.  NULL
  * with the reader's message in err. */
 struct ss_reader *ss_run_reader(const char *path, char *err, size_t errlen);
+/* Open one raw trace and keep it for the ss_run_reader (ss_run_open) of
+ * the same path that follows: not to be freed by the caller.  NULL with
+ * the reader's message in err.  ss_run_peek_drop frees what no
+ * ss_run_reader took. */
+struct ss_reader *ss_run_peek(const char *path, char *err, size_t errlen);
+void ss_run_peek_drop(void);
 
 enum ss_run_flags {
 	SS_RUN_MARKERS = 1 << 0,  /* slicers hand out stop/lost markers too */
