@@ -262,7 +262,7 @@ examples: all
 # and tests/gpu/device-check.sh, to run on a CUDA machine (docs/cuda.md)
 GPU_BUNDLE     := $(B)/gpu-bundle.tar.gz
 GPU_BUNDLE_SRC := scripts/gpu-bundle.sh $(wildcard tests/gpu/*) tests/e2e/lib-cupti-fake.c \
-                  tests/e2e/lib-nvml-fake.c $(wildcard examples/cuda-mlp/*.cu examples/cuda-mlp/*.h examples/common/*) \
+                  tests/e2e/s-cuda-mem.c tests/e2e/fixture.h tests/e2e/lib-nvml-fake.c $(wildcard examples/cuda-mlp/*.cu examples/cuda-mlp/*.h examples/common/*) \
                   docs/cuda.md
 .PHONY: gpu-bundle
 gpu-bundle: $(GPU_BUNDLE)

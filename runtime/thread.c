@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 uint64_t ss_gettid(void)
@@ -54,6 +55,7 @@ SS_HIDDEN void ss_thread_exit(void *arg)
 		return;
 	/* frames still open never return (pthread_exit) */
 	ss_frames_unwind_all(t, SS_UNWIND_THREAD_EXIT);
+	ss_alloc_thread_gone(); /* its frees from here on are teardown */
 	t->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (ss_rt.fd >= 0 && ss_rt.pid == getpid())

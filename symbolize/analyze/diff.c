@@ -9,7 +9,10 @@
  * to keep, per thread, the name open at each depth: a slice whose name is
  * open below it is a recursive activation and adds nothing to total, as in
  * agg.h.  Then each function becomes a series, one value per recorded
- * step.
+ * step.  With record.sched (and no --wall) every time is on-CPU time:
+ * a call's or step's time less what its thread was switched out in it
+ * (the off-CPU intervals the reader hands over before a process's
+ * slices), so a busy machine's waits for a CPU are no change of the code.
  *
  * Must never: keep one record per call.
  */
@@ -32,7 +35,7 @@
 #define SS_DIFF_EDGE 2
 
 struct ss_diff_key {
-	uint64_t pid, step, calls, total;
+	uint64_t pid, step, calls, total;   /* total: on-CPU when c->oncpu */
 	uint64_t self;               /* ranges: time outside nested ranges */
 	uint32_t id, caller;         /* caller: SS_DIFF_EDGE only */
 	int kind, used;
@@ -44,6 +47,7 @@ struct ss_diff_thr {
 	size_t nopen[2];
 	uint64_t *rsum;              /* time of closed ranges under the open
 	                              * range of each depth (index depth + 1) */
+	uint64_t *roff;              /* and their off-CPU time (record.sched) */
 	size_t nrsum;
 	uint64_t seen_ns;            /* its last time known to be recorded */
 };
@@ -59,6 +63,9 @@ struct ss_diff_col {
 	struct ss_diff_thr *th;
 	size_t nth, capth, last;
 	uint64_t pid;                /* the process being fed */
+	const struct ss_offcpu *off; /* its off-CPU intervals, or NULL */
+	int wall;                    /* --wall: keep off-CPU time in */
+	int oncpu;                   /* some process's times are on-CPU */
 	uint64_t *cut;               /* pids whose trace is cut short */
 	uint64_t *lastst;            /* and the last step of each */
 	size_t ncut;
@@ -219,25 +226,33 @@ static int ss_diff_room(struct ss_diff_thr *t, int k, size_t d)
  * before it, callees first; agg.c keeps the self time per step of
  * functions only). */
 static int ss_diff_range_self(struct ss_diff_thr *t, const struct ss_slice *s,
-			      uint64_t *self)
+			      uint64_t off, uint64_t *self, uint64_t *off_self)
 {
 	size_t d = s->depth, n = t->nrsum;
-	uint64_t dur = s->end_ns - s->begin_ns, *nr;
+	uint64_t dur = s->end_ns - s->begin_ns, *nr, *no;
 
 	if (d + 2 > n) {
 		size_t nc = n ? n : 16;
 		while (nc < d + 2)
 			nc *= 2;
 		nr = realloc(t->rsum, nc * sizeof(*nr));
-		if (!nr)
+		if (nr)
+			t->rsum = nr;
+		no = nr ? realloc(t->roff, nc * sizeof(*no)) : NULL;
+		if (!no)
 			return -1;
 		memset(nr + n, 0, (nc - n) * sizeof(*nr));
-		t->rsum = nr;
+		memset(no + n, 0, (nc - n) * sizeof(*no));
+		t->roff = no;
 		t->nrsum = nc;
 	}
 	*self = dur > t->rsum[d + 1] ? dur - t->rsum[d + 1] : 0;
-	t->rsum[d + 1] = 0;
+	*off_self = off > t->roff[d + 1] ? off - t->roff[d + 1] : 0;
+	if (*off_self > *self)
+		*off_self = *self;
+	t->rsum[d + 1] = t->roff[d + 1] = 0;
 	t->rsum[d] += dur;
+	t->roff[d] += off;
 	return 0;
 }
 
@@ -264,12 +279,14 @@ static void ss_diff_on_open(void *ctx, uint64_t tid, const struct ss_slice *s)
 /* Slice s into entry e: a call unless its beginning was cut (a
  * fragment), its time unless it runs inside a call of itself (rec:
  * recursion counts once). */
-static void ss_diff_count(struct ss_diff_key *e, const struct ss_slice *s, int rec)
+static void ss_diff_count(struct ss_diff_key *e, const struct ss_slice *s, int rec,
+			  uint64_t off)
 {
+	uint64_t dur = s->end_ns - s->begin_ns;
 	if (!(s->flags & SS_SLICE_CLIPPED_BEGIN))
 		e->calls++;
 	if (!rec)
-		e->total += s->end_ns - s->begin_ns;
+		e->total += dur > off ? dur - off : 0;
 }
 
 static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
@@ -279,7 +296,7 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 	struct ss_diff_thr *t;
 	struct ss_diff_key *e;
 	int k = ss_diff_kind(s), rec = 0;
-	uint64_t self = 0;
+	uint64_t self = 0, off = 0, off_self = 0;
 	uint32_t id, caller = UINT32_MAX;
 	size_t d;
 
@@ -303,10 +320,13 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 	/* the frame at this depth is gone (a clipped one had no opening) */
 	if (s->depth < t->nopen[k])
 		t->open[k][s->depth] = UINT32_MAX;
-	if (k == SS_AGG_RANGE && ss_diff_range_self(t, s, &self)) {
+	if (c->off && !c->wall) /* on-CPU time: less the thread's switched-out time */
+		off = ss_offcpu_in(ss_offcpu_find(c->off, tid), s->begin_ns, s->end_ns, NULL);
+	if (k == SS_AGG_RANGE && ss_diff_range_self(t, s, off, &self, &off_self)) {
 		c->oom = 1;
 		return;
 	}
+	self -= off_self;
 	if (!s->has_step)
 		return;
 	e = ss_diff_key(c, pid, s->step, id, k, UINT32_MAX);
@@ -314,7 +334,7 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 		c->oom = 1;
 		return;
 	}
-	ss_diff_count(e, s, rec);
+	ss_diff_count(e, s, rec, off);
 	e->self += self;
 	if (caller == UINT32_MAX)
 		return;
@@ -323,7 +343,16 @@ static void ss_diff_slice(void *ctx, uint64_t pid, uint64_t tid,
 		c->oom = 1;
 		return;
 	}
-	ss_diff_count(e, s, rec);
+	ss_diff_count(e, s, rec, off);
+}
+
+/* record.sched: process pid's off-CPU intervals, before its slices */
+static void ss_diff_offcpu_cb(void *ctx, uint64_t pid, const struct ss_offcpu *d)
+{
+	struct ss_diff_col *c = ctx;
+	(void)pid;
+	c->off = d;
+	c->oncpu |= !c->wall;
 }
 
 static int ss_diff_begin_cb(void *ctx, uint64_t t0)
@@ -384,6 +413,7 @@ static void ss_diff_col_free(struct ss_diff_col *c)
 		free(c->th[i].open[0]);
 		free(c->th[i].open[1]);
 		free(c->th[i].rsum);
+		free(c->th[i].roff);
 	}
 	free(c->names);
 	free(c->cut);
@@ -545,10 +575,13 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 	r->nsteps = n;
 	steps = malloc((n ? n : 1) * sizeof(*steps));
 	r->step_ns = calloc(n ? n : 1, sizeof(*r->step_ns));
+	r->step_off = calloc(n ? n : 1, sizeof(*r->step_off));
+	r->oncpu = c->oncpu;
+	r->have_off = ss_agg_have_offcpu(a, NULL);
 	/* series per (name, kind): index + 1 by id * 2 + kind */
 	sid = calloc(c->nnames * 2 + 1, sizeof(*sid));
 	r->s = calloc(c->nnames * 2 + 1, sizeof(*r->s));
-	if (!steps || !r->step_ns || !sid || !r->s) {
+	if (!steps || !r->step_ns || !r->step_off || !sid || !r->s) {
 		free(steps);
 		free(sid);
 		free(map);
@@ -563,8 +596,12 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 			steps[j++] = st[i];
 	r->nsteps = n = j;
 	qsort(steps, n, sizeof(*steps), ss_diff_cmp_step);
-	for (i = 0; i < n; i++)
-		r->step_ns[i] = steps[i].end_ns - steps[i].begin_ns;
+	for (i = 0; i < n; i++) {
+		uint64_t d = steps[i].end_ns - steps[i].begin_ns;
+		uint64_t off = steps[i].off_ns < d ? steps[i].off_ns : d;
+		r->step_ns[i] = c->oncpu ? d - off : d;
+		r->step_off[i] = d ? (double)off / (double)d : 0;
+	}
 	for (i = 0; i < c->kcap; i++) {
 		struct ss_diff_key *e = &c->k[i], key;
 		struct ss_agg_step probe;
@@ -611,7 +648,9 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 	}
 	for (i = 0; i < r->ns; i++)
 		for (j = 0; r->s[i].kind == SS_AGG_FUNCTION && j < n; j++)
-			r->s[i].self_ns[j] = ss_agg_step_self(a, r->s[i].name, &steps[j]);
+			r->s[i].self_ns[j] = ss_agg_step_self(a, r->s[i].name, &steps[j]) -
+					     (c->oncpu ? ss_agg_step_off_self(a, r->s[i].name,
+									      &steps[j]) : 0);
 	free(steps);
 	free(sid);
 	free(map);
@@ -619,7 +658,7 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 }
 
 int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
-		 int quiet, char *err, size_t errlen)
+		 int quiet, int wall, char *err, size_t errlen)
 {
 	struct ss_diff_col c;
 	struct ss_exporter *ex[2];
@@ -634,7 +673,8 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 	c.ex = (struct ss_exporter){ &c, ss_diff_begin_cb, ss_diff_process_cb,
 				     ss_diff_thread_cb, ss_diff_slice, NULL,
 				     ss_diff_counter_cb, NULL, NULL, ss_diff_end_cb,
-				     ss_diff_release_cb, 0, NULL };
+				     ss_diff_release_cb, 0, ss_diff_offcpu_cb, NULL };
+	c.wall = wall;
 	if (!(r->dir = strdup(dir)) || !(a = ss_agg_new())) {
 		snprintf(err, errlen, "out of memory");
 		return 1;
@@ -659,6 +699,7 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 	for (i = 0; !rc && i < run.n; i++) {
 		const struct ss_reader *rd = run.rs[i];
 		c.pid = rd->hdr.pid;
+		c.off = NULL; /* until the reader hands over its switches */
 		r->nsteps_all += ss_diff_marks(rd, &ended);
 		if (rd->damaged || rd->warning[0] || !ended) {
 			uint64_t *nc = realloc(c.cut, (c.ncut + 1) * sizeof(*nc));
@@ -710,6 +751,7 @@ void ss_diff_release(struct ss_diff_run *r)
 	free(r->s);
 	free(r->e);
 	free(r->step_ns);
+	free(r->step_off);
 	free(r->dir);
 	if (r->agg)
 		ss_agg_free(r->agg);

@@ -29,6 +29,7 @@
 #include "overhead.h"
 #include "step-outliers.h"
 #include "offcpu-report.h"
+#include "alloc-report.h"
 #include "outfile.h"
 #include "stats-read.h"
 
@@ -39,9 +40,11 @@ struct ss_report_opts {
 	const char *dir, *backend, *format, *out;
 	int sort, limit, threads, steps, quiet, whole_run, ranks;
 	int compensate;              /* --compensate */
+	int group_args;              /* --group-by args (report-args.c) */
 	struct ss_overhead over;     /* the run's calibrated hook cost */
 	uint64_t calls, sum;         /* recorded calls; the 100% (compensated) */
 	size_t nall;                 /* rows before --limit cut them */
+	const struct ss_alloc_report *mem; /* memory.allocations, or NULL */
 };
 
 /* Under a text table cut by --limit: how many rows it left out. */
@@ -69,6 +72,8 @@ static void ss_report_usage(FILE *f)
 		"                      time of each rank, stragglers, imbalance (docs/mpi.md)\n"
 		"   --compensate       subtract stepscope's own calibrated cost per recorded\n"
 		"                      call from Self and Total\n"
+		"   --group-by args    one row per function and argument values (record.args),\n"
+		"                      with FLOPs and GFLOP/s (flops:; docs/shapes.md)\n"
 		"   --format FMT       table (default), csv or json\n"
 		"   -o, --output FILE  write there instead of stdout (- is stdout)\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
@@ -163,10 +168,10 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	static const char *const heads[] = { "Name", "Thread", "Self %", "Self",
 					     "Total %", "Total", "Avg", "Min",
 					     "Max", "Calls", "Clipped", "Off-CPU Self",
-					     "Off-CPU" };
-	/* columns in print order: record.sched's after Self and Total */
-	static const int order[] = { 0, 1, 2, 3, 11, 4, 5, 12, 6, 7, 8, 9, 10 };
-	enum { NCOL = 13 };
+					     "Off-CPU", "Self CPU Mem", "CPU Mem", "Allocs", "Self CUDA Mem", "CUDA Mem", "CUDA Allocs" };
+	/* print order: record.sched's after Self and Total, memory's last */
+	static const int order[] = { 0, 1, 2, 3, 11, 4, 5, 12, 6, 7, 8, 9, 10, 13, 14, 15, 16, 17, 18 };
+	enum { NCOL = 13 + SS_ALLOC_NCOL };
 	int w[NCOL], show[NCOL], ww[NCOL], i, m = 0, last = 0;
 	uint64_t sum = o->sum;
 	const struct ss_agg_step *steps;
@@ -178,10 +183,11 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		clipped += rows[k].clipped;
 	for (i = 0; i < NCOL; i++) {
 		show[i] = i == 1 ? o->threads : i == 10 ? clipped != 0 /* cut frames: say so */
+			: i >= 13 ? ss_alloc_report_shown(o->mem, i - 13)
 			: i > 10 ? ss_agg_have_offcpu(a, NULL) : 1;
 		w[i] = (int)strlen(heads[i]);
-		if (i >= 2 && w[i] < 9)
-			w[i] = 9;
+		if (i >= 2 && w[i] < (i >= 13 ? 12 : 9)) /* "-512.00 KiB" */
+			w[i] = i >= 13 ? 12 : 9;
 	}
 	for (k = 0; k < n; k++) {
 		ss_report_name(rows[k].name, cell[0], sizeof(cell[0]));
@@ -222,6 +228,8 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		snprintf(cell[10], sizeof(cell[10]), "%llu", (unsigned long long)r->clipped);
 		ss_agg_fmt_time(r->off_self_ns, cell[11], sizeof(cell[11]));
 		ss_agg_fmt_time(r->off_ns, cell[12], sizeof(cell[12]));
+		ss_offcpu_report_minmax(r, cell[7], cell[8], sizeof(cell[7]));
+		ss_alloc_report_cells(o->mem, r, &cell[13]);
 		for (i = 0; i < NCOL; i++)
 			if (show[order[i]])
 				ss_report_cell(f, cell[order[i]], w[order[i]], order[i] < 2,
@@ -238,6 +246,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		ss_agg_nprocesses(a), ss_agg_nprocesses(a) == 1 ? "" : "es",
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
 	ss_offcpu_report_footer(f, a, rows, o->nall);
+	ss_alloc_report_footer(f, o->mem);
 	ss_report_stopped(f, a);
 	ss_report_lost(f, a);
 	ss_overhead_print(f, &o->over, o->calls, ss_agg_self_sum(a), o->dir, o->compensate);
@@ -309,9 +318,11 @@ static void ss_report_steps_text(FILE *f, struct ss_agg *a)
 
 static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o, int off)
 {
-	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped%s\n",
+	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped%s",
 		o->threads ? "pid,tid,thread," : "",
-		off ? ",off_cpu_self_ns,off_cpu_ns,off_cpu_longer" : ""); /* record.sched */
+		off ? ",off_cpu_self_ns,off_cpu_ns,off_cpu_longer,min_off_cpu_ns,max_off_cpu_ns"
+		    : ""); /* record.sched */
+	ss_alloc_report_csv_header(f, o->mem); /* memory.allocations; ends the line */
 }
 
 /* The columns of a CSV row before the times: name, kind[, pid, tid, thread]. */
@@ -347,7 +358,9 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			(unsigned long long)r->calls, (unsigned long long)r->clipped);
 		if (off)
 			fprintf(f, ",%llu,%llu,%llu", (unsigned long long)r->off_self_ns,
-				(unsigned long long)r->off_ns, (unsigned long long)r->off_most);
+				(unsigned long long)r->off_ns, (unsigned long long)r->off_most),
+			ss_offcpu_report_minmax_csv(f, r, 0);
+		ss_alloc_report_csv_row(f, o->mem, r);
 		fputc('\n', f);
 	}
 }
@@ -405,6 +418,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			o->compensate ? "true" : "false");
 	ss_report_json_lost(f, a);
 	ss_offcpu_report_json(f, a, rows, o->nall);
+	ss_alloc_report_json(f, o->mem);
 	{
 		uint64_t step, at;
 		const char *why;
@@ -430,7 +444,9 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		if (ss_agg_have_offcpu(a, NULL))
 			fprintf(f, ",\"off_cpu_self_ns\":%llu,\"off_cpu_ns\":%llu,\"off_cpu_longer\":%llu",
 				(unsigned long long)r->off_self_ns, (unsigned long long)r->off_ns,
-				(unsigned long long)r->off_most);
+				(unsigned long long)r->off_most),
+			ss_offcpu_report_minmax_csv(f, r, 1);
+		ss_alloc_report_json_row(f, o->mem, r);
 		fputc('}', f);
 	}
 	fprintf(f, "\n],\n\"cycles\":[");
@@ -463,6 +479,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			fprintf(f, "}");
 			if (ss_agg_have_offcpu(a, NULL))
 				ss_offcpu_report_json_step(f, &steps[k]); /* record.sched */
+			ss_alloc_report_json_step(f, o->mem, &steps[k]);
 			fprintf(f, "}");
 		}
 		fprintf(f, "\n]");
@@ -650,6 +667,12 @@ static enum ss_cli_took ss_report_option(struct ss_cli *c, void *ctx, int argc,
 		o->ranks = 1; /* ranks.c */
 	} else if (!strcmp(s, "--compensate")) {
 		o->compensate = 1;
+	} else if ((r = ss_cli_value(c, argc, argv, i, "--group-by", &v))) {
+		if (r < 0 || strcmp(v, "args")) {
+			fprintf(stderr, "stepscope: report: --group-by takes 'args' (one row per function and argument values, record.args)\n");
+			return SS_CLI_BAD;
+		}
+		o->group_args = 1;
 	} else if ((r = ss_cli_value(c, argc, argv, i, "--sort", &v))) {
 		if (r < 0)
 			return SS_CLI_BAD;
@@ -708,6 +731,8 @@ int cmd_report(int argc, char **argv)
 	o.quiet = c.quiet;
 	if (o.ranks)
 		return ss_ranks_report(o.dir, o.backend, o.quiet, o.out, o.limit);
+	if (o.group_args)  /* record.args: report-args.c */
+		return ss_report_args(o.dir, o.backend, o.quiet, o.out, o.format, (size_t)o.limit);
 	if (o.steps && !strcmp(o.format, "csv")) {
 		fprintf(stderr, "stepscope: report: --steps has no CSV form; use --format json or table\n");
 		return 2;
@@ -735,21 +760,22 @@ int cmd_report(int argc, char **argv)
 	ex = ss_agg_exporter(a);
 	/* gpu.enabled: device time per host function and step */
 	struct ss_exporter *exs[2] = { ex, ss_gpu_report_new() };
-	rc = ss_agg_walk(o.dir, o.backend, o.quiet, exs, exs[1] ? 2 : 1, err, sizeof(err));
+	struct ss_exporter *memx = ss_alloc_report_new(), *walk[3]; /* memory.allocations */
+	rc = ss_agg_walk(o.dir, o.backend, o.quiet, walk, ss_alloc_report_list(walk, ex, exs[1], memx, &o.mem), err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "stepscope: %s\n", err);
-		ss_exporter_free(exs[1]);
+		ss_exporter_free(exs[1]), ss_exporter_free(memx);
 		ss_agg_free(a);
 		return rc;
 	}
 	if (ex->end(ex->ctx, err, sizeof(err))) {
 		fprintf(stderr, "stepscope: report: %s\n", err);
-		ss_exporter_free(exs[1]);
+		ss_exporter_free(exs[1]), ss_exporter_free(memx);
 		ss_agg_free(a);
 		return 1;
 	}
 	if (!(f = ss_report_open(&out, o.out))) {
-		ss_exporter_free(exs[1]);
+		ss_exporter_free(exs[1]), ss_exporter_free(memx);
 		ss_agg_free(a);
 		return 2;
 	}
@@ -772,13 +798,13 @@ int cmd_report(int argc, char **argv)
 		if (o.steps)
 			ss_report_steps_text(f, a);
 		if (o.steps)
-			ss_offcpu_report_steps(f, a);
+			ss_offcpu_report_steps(f, a), ss_alloc_report_steps(f, o.mem);
 		if (o.steps)
 			ss_step_outliers_text(f, a, SS_STEP_OUTLIER_FACTOR);
 		if (exs[1])
 			ss_gpu_report_print(f, exs[1]);
 	}
-	ss_exporter_free(exs[1]); /* NULL: nothing */
+	ss_exporter_free(exs[1]), ss_exporter_free(memx); /* NULL: nothing */
 	rc = ss_report_close(&out);
 	ss_agg_free(a);
 	return rc;

@@ -16,6 +16,7 @@
 
 #include "gpu.h"
 #include "offcpu.h"
+#include "alloc-read.h"
 #include "slices.h"
 
 /* A step slice ends where the next step begins; viewers given two slices
@@ -55,6 +56,11 @@ struct ss_exporter {
 	 * valid until its last slice was given.  Only called when the
 	 * process recorded switches.  NULL: ignored. */
 	void (*offcpu)(void *ctx, uint64_t pid, const struct ss_offcpu *d);
+	/* Optional: process pid's recorded allocations (memory.allocations,
+	 * read/alloc.h), after its threads and before its slices; d stays
+	 * valid until its last slice was given.  Only called when the
+	 * process recorded some.  NULL: ignored (and nothing is read). */
+	void (*alloc)(void *ctx, uint64_t pid, const struct ss_alloc_data *d);
 };
 
 /* Chrome trace-event JSON into `path`.  NULL with err on failure. */

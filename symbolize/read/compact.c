@@ -38,6 +38,10 @@ static unsigned ss_cw_payload(unsigned kind)
 		return 2;
 	case SS_EV_PAD:
 		return 0;
+	case SS_EV_ALLOC:       /* addr, size, space */
+		return 3;
+	case SS_EV_FREE:        /* addr, space */
+		return 2;
 	default:
 		return 1;
 	}
@@ -52,7 +56,7 @@ static enum ss_cw_res ss_cw_long(const uint8_t *data, uint64_t len, uint64_t *po
 	uint64_t p[3] = { 0, 0, 0 };
 
 	/* a long payload (bits 44..63) only where its kind has one */
-	if (kind == SS_EV_ARGS ? n < 4 :
+	if (kind == SS_EV_ARGS ? n < 1 :
 	    kind == SS_EV_PAD ? 0 : n != ss_cw_payload(kind)) {
 		*why = n > 3 ? "a long record with bits 44-63 set" :
 			       "a long record of the wrong length for its kind";

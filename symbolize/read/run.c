@@ -301,7 +301,18 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 	for (e = 0; have_off && off.nrecords && e < nex; e++)
 		if (ex[e]->offcpu)
 			ex[e]->offcpu(ex[e]->ctx, r->hdr.pid, &off);
+	/* memory.allocations: read only when an exporter takes them */
+	struct ss_alloc_data al;
+	int have_al = 0;
+	for (e = 0; e < nex && !have_al; e++)
+		have_al = ex[e]->alloc != NULL;
+	have_al = have_al && !ss_alloc_read(r, sl, &al);
+	for (e = 0; have_al && al.nev && e < nex; e++)
+		if (ex[e]->alloc)
+			ex[e]->alloc(ex[e]->ctx, r->hdr.pid, &al);
 	ss_slicer_walk(sl, fn, ctx);  /* on a worker, callbacks here */
+	if (have_al)
+		ss_alloc_release(&al);
 	if (have_off)
 		ss_offcpu_release(&off);
 	/* record.stack: the frames the slices' stacks name */

@@ -1,0 +1,299 @@
+/*
+ * alloc-wrap.c - the malloc family of libstepscope.so: malloc, calloc,
+ * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
+ * valloc and pvalloc (C++ new and delete call them), each forwarding to
+ * the next definition in the lookup order (glibc's, or an allocator
+ * library the program links: jemalloc, tcmalloc, its own), which is the
+ * one recorded (alloc.c; docs/memory.md, "Recorded allocations").
+ *
+ * How: the next definitions are looked up once (dlsym RTLD_NEXT) on the
+ * first call; dlsym may allocate, so calls made while it runs get memory
+ * from a small static arena (a free of it is a no-op, a realloc copies it
+ * out).  Each wrapper forwards with the same arguments and returns what
+ * the allocator returned; only then, when a window is open or the table
+ * holds blocks (one test of two words), it notes the call (alloc.c).  A
+ * free or realloc notes the FREE before the block is given back.
+ *
+ * Never: change what the program gets (pointers, sizes, errno of a failed
+ * call), call the program's allocator for the runtime, or do anything but
+ * forward with memory.allocations off.  A program that defines malloc in
+ * its executable comes first in the lookup order: these are never called,
+ * ss_alloc_wrap_check says so at start-up.  Not in libstepscope.a.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "internal.h"
+
+struct next {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+};
+static struct next next;
+static __thread int resolving;
+
+/* What dlsym allocates while the next definitions are looked up. */
+static _Alignas(64) char boot[65536];
+static size_t boot_used;
+
+static void *boot_alloc(size_t n, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	size_t at = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start;
+	do {
+		start = (at + 16 + align - 1) & ~(align - 1);
+		if (n > sizeof(boot) || start + n > sizeof(boot))
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&boot_used, &at, start + n, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	memcpy(boot + start - 16, &n, sizeof(n)); /* its size, for realloc */
+	return boot + start;
+}
+
+static inline int in_boot(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)boot < sizeof(boot);
+}
+
+static void resolve(void)
+{
+	resolving = 1;
+	struct next n;
+	n.malloc = dlsym(RTLD_NEXT, "malloc");
+	n.calloc = dlsym(RTLD_NEXT, "calloc");
+	n.realloc = dlsym(RTLD_NEXT, "realloc");
+	n.reallocarray = dlsym(RTLD_NEXT, "reallocarray");
+	n.free = dlsym(RTLD_NEXT, "free");
+	n.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	n.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	n.memalign = dlsym(RTLD_NEXT, "memalign");
+	n.valloc = dlsym(RTLD_NEXT, "valloc");
+	n.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	if (!n.malloc || !n.free || !n.calloc || !n.realloc) { /* no next: glibc's */
+		n.malloc = __libc_malloc;
+		n.calloc = __libc_calloc;
+		n.realloc = __libc_realloc;
+		n.free = __libc_free;
+	}
+	next.calloc = n.calloc;
+	next.realloc = n.realloc;
+	next.reallocarray = n.reallocarray;
+	next.free = n.free;
+	next.posix_memalign = n.posix_memalign;
+	next.aligned_alloc = n.aligned_alloc;
+	next.memalign = n.memalign;
+	next.valloc = n.valloc;
+	next.pvalloc = n.pvalloc;
+	__atomic_store_n(&next.malloc, n.malloc, __ATOMIC_RELEASE); /* last: the flag */
+	resolving = 0;
+}
+
+#define READY() (ss_likely(__atomic_load_n(&next.malloc, __ATOMIC_ACQUIRE) != NULL))
+#define RECORDING() ss_unlikely(ss_hot.gate & ss_alloc_hot.mask)
+#define LOOKING() ss_unlikely((ss_hot.gate & ss_alloc_hot.mask) | (ss_alloc_hot.live != 0))
+
+static inline void note(void *p, size_t n)
+{
+	if (p) {
+		int saved = errno;
+		ss_alloc_record((uintptr_t)p, n, SS_SPACE_HEAP);
+		errno = saved;
+	}
+}
+
+static inline void note_free(void *p)
+{
+	int saved = errno;
+	ss_alloc_record_free((uintptr_t)p, SS_SPACE_HEAP, NULL);
+	errno = saved;
+}
+
+SS_EXPORT void *malloc(size_t n)
+{
+	if (!READY()) {
+		if (resolving)
+			return boot_alloc(n, 16);
+		resolve();
+	}
+	void *p = next.malloc(n);
+	if (RECORDING())
+		note(p, n);
+	return p;
+}
+
+SS_EXPORT void free(void *p)
+{
+	if (ss_unlikely(in_boot(p)))
+		return;
+	if (!READY())
+		resolve();
+	if (LOOKING() && p)
+		note_free(p);
+	next.free(p);
+}
+
+SS_EXPORT void *calloc(size_t k, size_t n)
+{
+	if (!READY()) {
+		if (resolving) {
+			size_t b;
+			if (__builtin_mul_overflow(k, n, &b))
+				return NULL;
+			return boot_alloc(b, 16); /* static: zero */
+		}
+		resolve();
+	}
+	void *p = next.calloc(k, n);
+	if (RECORDING())
+		note(p, k * n);
+	return p;
+}
+
+/* The FREE of p, then the allocator, then the ALLOC of what it gave; a
+ * failure (NULL with n > 0) leaves p the program's: allocated again. */
+SS_EXPORT void *realloc(void *p, size_t n)
+{
+	if (!READY()) {
+		if (resolving) {
+			void *q = boot_alloc(n, 16);
+			if (q && p) {
+				size_t old;
+				memcpy(&old, (char *)p - 16, sizeof(old));
+				memcpy(q, p, old < n ? old : n);
+			}
+			return q;
+		}
+		resolve();
+	}
+	if (ss_unlikely(in_boot(p))) { /* out of the arena, copied */
+		size_t old;
+		memcpy(&old, (char *)p - 16, sizeof(old));
+		void *q = malloc(n);
+		if (q)
+			memcpy(q, p, old < n ? old : n);
+		return q;
+	}
+	if (!LOOKING() || !p) {
+		void *q = next.realloc(p, n);
+		if (RECORDING())
+			note(q, n);
+		return q;
+	}
+	int saved = errno;
+	uint64_t old = 0;
+	int known = ss_alloc_record_free((uintptr_t)p, SS_SPACE_HEAP, &old);
+	errno = saved;
+	void *q = next.realloc(p, n);
+	if (!q && n) {
+		saved = errno;
+		ss_alloc_record_undo((uintptr_t)p, old, known);
+		errno = saved;
+	} else if (RECORDING()) {
+		note(q, n);
+	}
+	return q;
+}
+
+SS_EXPORT void *reallocarray(void *p, size_t k, size_t n)
+{
+	size_t b;
+	if (__builtin_mul_overflow(k, n, &b)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, b);
+}
+
+SS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (!READY()) {
+		if (resolving) {
+			void *p = boot_alloc(n, align);
+			if (!p)
+				return ENOMEM;
+			*out = p;
+			return 0;
+		}
+		resolve();
+	}
+	int r = next.posix_memalign ? next.posix_memalign(out, align, n) : ENOMEM;
+	if (RECORDING() && !r)
+		note(*out, n);
+	return r;
+}
+
+SS_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	if (!READY()) {
+		if (resolving)
+			return boot_alloc(n, align);
+		resolve();
+	}
+	void *p = next.aligned_alloc ? next.aligned_alloc(align, n)
+				     : next.memalign ? next.memalign(align, n) : NULL;
+	if (RECORDING())
+		note(p, n);
+	return p;
+}
+
+SS_EXPORT void *memalign(size_t align, size_t n)
+{
+	if (!READY()) {
+		if (resolving)
+			return boot_alloc(n, align);
+		resolve();
+	}
+	void *p = next.memalign ? next.memalign(align, n) : NULL;
+	if (RECORDING())
+		note(p, n);
+	return p;
+}
+
+SS_EXPORT void *valloc(size_t n)
+{
+	if (!READY())
+		resolve();
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = next.valloc ? next.valloc(n) : next.memalign ? next.memalign(page, n) : NULL;
+	if (RECORDING())
+		note(p, n);
+	return p;
+}
+
+SS_EXPORT void *pvalloc(size_t n)
+{
+	if (!READY())
+		resolve();
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t r = n ? (n + page - 1) & ~(page - 1) : page;
+	void *p = next.pvalloc ? next.pvalloc(n) : next.memalign ? next.memalign(page, r) : NULL;
+	if (RECORDING())
+		note(p, n);
+	return p;
+}
+
+/* Start-up: whether these wrappers are the ones the program calls. */
+const char *ss_alloc_wrap_check(void)
+{
+	/* the module that defines the malloc everyone binds to */
+	Dl_info first, self;
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	if (m && dladdr(m, &first) && dladdr((void *)ss_alloc_wrap_check, &self) &&
+	    first.dli_fbase != self.dli_fbase)
+		return "the program defines malloc itself, ahead of libstepscope in the "
+		       "lookup order (its executable, or a library loaded before it)";
+	return NULL;
+}

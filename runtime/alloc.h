@@ -1,0 +1,44 @@
+/*
+ * alloc.h - recorded allocations (memory.allocations): what the malloc
+ * wrappers (alloc-wrap.c), the CUDA side (gpu*.c) and the runtime's start,
+ * fork and exit paths call in alloc.c.  Not exported.
+ */
+#ifndef SS_ALLOC_H
+#define SS_ALLOC_H
+
+#include <stdint.h>
+
+/* Tested by the wrappers on every call: nothing else. */
+struct ss_alloc_hot {
+	int mask;       /* SS_GATE_REC with memory.allocations, else 0: the
+	                 * wrappers record when ss_hot.gate & mask */
+	int pad;
+	long live;      /* blocks in the table: a free outside a window
+	                 * looks there only when this is not 0 */
+} __attribute__((aligned(64)));
+extern struct ss_alloc_hot ss_alloc_hot __attribute__((visibility("hidden")));
+
+/* An allocation of `size` bytes at addr in `space` (format.h: SS_SPACE(),
+ * enum ss_alloc_space): recorded when a window is open on this thread,
+ * and followed in the table until freed. */
+void ss_alloc_record(uint64_t addr, uint64_t size, uint64_t space)
+	__attribute__((visibility("hidden")));
+/* A free of addr: taken out of the table (1 and its size in *size when it
+ * was there), recorded when a window is open.  Call it before the block
+ * is given back, so that no other thread's ALLOC of the same address can
+ * come first. */
+int ss_alloc_record_free(uint64_t addr, uint64_t space, uint64_t *size)
+	__attribute__((visibility("hidden")));
+/* realloc failed after ss_alloc_record_free(addr): the block is live again */
+void ss_alloc_record_undo(uint64_t addr, uint64_t size, int known)
+	__attribute__((visibility("hidden")));
+
+void ss_alloc_init(void) __attribute__((visibility("hidden")));       /* before main */
+void ss_alloc_after_fork(void) __attribute__((visibility("hidden"))); /* child */
+void ss_alloc_write_live(void) __attribute__((visibility("hidden"))); /* exit, lock held */
+void ss_alloc_thread_gone(void) __attribute__((visibility("hidden"))); /* its exit */
+/* alloc-wrap.c: why the wrappers cannot see the program's allocations
+ * (a static link without them, the program's own malloc), or NULL */
+const char *ss_alloc_wrap_check(void) __attribute__((visibility("hidden"), weak));
+
+#endif /* SS_ALLOC_H */

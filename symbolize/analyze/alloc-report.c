@@ -1,0 +1,442 @@
+/*
+ * alloc-report.c - report's memory columns (alloc-report.h): Self CPU
+ * Mem, CPU Mem and Allocs per function (CUDA's three when CUDA memory was
+ * recorded), the peak live bytes of each recorded step, and the footer
+ * that says how frees of unknown size were counted.
+ *
+ * How: an exporter whose `alloc` callback gets each process's records
+ * (read/alloc-read.c); each record adds its signed bytes to the function
+ * it was made in (self) and to every distinct function on its call path
+ * (total: a recursive function once), keyed by (pid, tid, name) and by
+ * name alone for the merged rows.  Rows are then looked up by name.
+ *
+ * Never: guess a size (a free of unknown size is 0 bytes, and counted in
+ * the footer), or show a column of a kind that was not recorded.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc-report.h"
+#include "alloc-read.h"
+
+struct fkey {
+	uint64_t pid, tid;
+	char *name;
+	struct ss_alloc_fstat st;
+};
+
+struct pstep {
+	uint64_t pid, step;
+	uint64_t spaces[SS_ALLOC_SPACES];
+	uint64_t peak[SS_ALLOC_SPACES];
+	size_t nspaces;
+};
+
+struct ss_alloc_report {
+	struct ss_exporter ex;
+	struct fkey *keys;
+	size_t nkeys, capkeys;
+	uint32_t *index;            /* hash of keys, 0 empty, else i + 1 */
+	size_t capindex;
+	struct pstep *steps;
+	size_t nsteps;
+	uint64_t spaces[SS_ALLOC_SPACES]; /* every space seen in the run */
+	size_t nspaces;
+	int kinds;                  /* 1: CPU memory recorded, 2: CUDA's */
+	uint64_t allocs, frees, unknown, outside, untracked, leaked;
+	size_t procs, procs_live;   /* with records; with their exit list */
+	int oom;
+};
+
+const char *const ss_alloc_report_heads[SS_ALLOC_NCOL] = {
+	"Self CPU Mem", "CPU Mem", "Allocs", "Self CUDA Mem", "CUDA Mem", "CUDA Allocs",
+};
+
+static uint64_t key_hash(uint64_t pid, uint64_t tid, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ pid * 31 ^ tid * 1099511628211ull;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return h;
+}
+
+static int index_grow(struct ss_alloc_report *m)
+{
+	size_t cap = m->capindex ? m->capindex * 2 : 1024;
+	uint32_t *ix = calloc(cap, sizeof(*ix));
+	if (!ix)
+		return -1;
+	for (size_t i = 0; i < m->nkeys; i++) {
+		size_t j = key_hash(m->keys[i].pid, m->keys[i].tid, m->keys[i].name) & (cap - 1);
+		while (ix[j])
+			j = (j + 1) & (cap - 1);
+		ix[j] = (uint32_t)(i + 1);
+	}
+	free(m->index);
+	m->index = ix;
+	m->capindex = cap;
+	return 0;
+}
+
+static struct fkey *key_find(const struct ss_alloc_report *m, uint64_t pid, uint64_t tid,
+			     const char *name)
+{
+	if (!m->capindex)
+		return NULL;
+	for (size_t j = key_hash(pid, tid, name) & (m->capindex - 1);; j = (j + 1) & (m->capindex - 1)) {
+		uint32_t v = m->index[j];
+		if (!v)
+			return NULL;
+		struct fkey *k = &m->keys[v - 1];
+		if (k->pid == pid && k->tid == tid && !strcmp(k->name, name))
+			return k;
+	}
+}
+
+static struct fkey *key_get(struct ss_alloc_report *m, uint64_t pid, uint64_t tid,
+			    const char *name)
+{
+	struct fkey *k = key_find(m, pid, tid, name);
+	if (k)
+		return k;
+	if ((m->nkeys + 1) * 2 > m->capindex && index_grow(m))
+		return NULL;
+	if (m->nkeys == m->capkeys) {
+		size_t cap = m->capkeys ? m->capkeys * 2 : 256;
+		void *p = realloc(m->keys, cap * sizeof(*m->keys));
+		if (!p)
+			return NULL;
+		m->keys = p;
+		m->capkeys = cap;
+	}
+	k = &m->keys[m->nkeys];
+	memset(k, 0, sizeof(*k));
+	k->pid = pid;
+	k->tid = tid;
+	if (!(k->name = strdup(name)))
+		return NULL;
+	size_t j = key_hash(pid, tid, name) & (m->capindex - 1);
+	while (m->index[j])
+		j = (j + 1) & (m->capindex - 1);
+	m->index[j] = (uint32_t)++m->nkeys;
+	return k;
+}
+
+/* Add one record's bytes to its function (self) and its path (total). */
+static void add_ev(struct ss_alloc_report *m, uint64_t pid, const struct ss_alloc_data *d,
+		   const struct ss_alloc_ev *e)
+{
+	const char *seen[256];
+	size_t nseen = 0;
+	int c = ss_alloc_space_cuda(e->space);
+	const char *self = d->nodes[e->node - 1].name;
+	for (int merged = 0; merged < 2; merged++) {
+		uint64_t p = merged ? 0 : pid, t = merged ? 0 : e->tid;
+		struct fkey *k = key_get(m, p, t, self);
+		if (!k) {
+			m->oom = 1;
+			return;
+		}
+		k->st.self[c] += e->delta;
+		k->st.allocs[c] += !e->is_free;
+		nseen = 0;
+		for (uint32_t n = e->node; n; n = d->nodes[n - 1].parent) {
+			const char *name = d->nodes[n - 1].name;
+			size_t i;
+			for (i = 0; i < nseen && strcmp(seen[i], name); i++)
+				;
+			if (i < nseen)
+				continue; /* recursive: once */
+			if (nseen < sizeof(seen) / sizeof(seen[0]))
+				seen[nseen++] = name;
+			k = key_get(m, p, t, name);
+			if (!k) {
+				m->oom = 1;
+				return;
+			}
+			k->st.total[c] += e->delta;
+		}
+	}
+}
+
+static void ar_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
+{
+	struct ss_alloc_report *m = ctx;
+	m->procs++;
+	m->allocs += d->allocs;
+	m->frees += d->frees;
+	m->unknown += d->unknown_frees;
+	m->outside += d->outside;
+	if (d->have_live) {
+		m->procs_live++;
+		m->untracked += d->untracked;
+		m->leaked += d->nleaked;
+	}
+	for (size_t i = 0; i < d->nspaces; i++) {
+		size_t j;
+		for (j = 0; j < m->nspaces && m->spaces[j] != d->spaces[i]; j++)
+			;
+		if (j == m->nspaces && m->nspaces < SS_ALLOC_SPACES)
+			m->spaces[m->nspaces++] = d->spaces[i];
+		m->kinds |= ss_alloc_space_cuda(d->spaces[i]) ? 2 : 1;
+	}
+	for (size_t i = 0; i < d->nev; i++)
+		if (d->ev[i].node)
+			add_ev(m, pid, d, &d->ev[i]);
+	if (d->nsteps) {
+		void *p = realloc(m->steps, (m->nsteps + d->nsteps) * sizeof(*m->steps));
+		if (!p) {
+			m->oom = 1;
+			return;
+		}
+		m->steps = p;
+		for (size_t i = 0; i < d->nsteps; i++) {
+			struct pstep *s = &m->steps[m->nsteps++];
+			s->pid = pid;
+			s->step = d->steps[i].step;
+			s->nspaces = d->nspaces;
+			memcpy(s->spaces, d->spaces, sizeof(s->spaces));
+			memcpy(s->peak, d->steps[i].peak, sizeof(s->peak));
+		}
+	}
+}
+
+static int ar_begin(void *ctx, uint64_t t0) { (void)ctx, (void)t0; return 0; }
+static void ar_process(void *ctx, uint64_t pid, const char *name) { (void)ctx, (void)pid, (void)name; }
+static void ar_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
+{
+	(void)ctx, (void)pid, (void)tid, (void)name;
+}
+static void ar_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s)
+{
+	(void)ctx, (void)pid, (void)tid, (void)s;
+}
+static void ar_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns, double v)
+{
+	(void)ctx, (void)pid, (void)name, (void)ns, (void)v;
+}
+static int ar_end(void *ctx, char *err, size_t errlen)
+{
+	struct ss_alloc_report *m = ctx;
+	if (m->oom) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void ar_release(void *ctx)
+{
+	struct ss_alloc_report *m = ctx;
+	for (size_t i = 0; i < m->nkeys; i++)
+		free(m->keys[i].name);
+	free(m->keys);
+	free(m->index);
+	free(m->steps);
+	free(m);
+}
+
+struct ss_exporter *ss_alloc_report_new(void)
+{
+	struct ss_alloc_report *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->ex.ctx = m;
+	m->ex.begin = ar_begin;
+	m->ex.process = ar_process;
+	m->ex.thread = ar_thread;
+	m->ex.slice = ar_slice;
+	m->ex.counter = ar_counter;
+	m->ex.end = ar_end;
+	m->ex.release = ar_release;
+	m->ex.alloc = ar_alloc;
+	return &m->ex;
+}
+
+const struct ss_alloc_report *ss_alloc_report_of(const struct ss_exporter *e)
+{
+	return e ? e->ctx : NULL;
+}
+
+int ss_alloc_report_have(const struct ss_alloc_report *m, int cuda)
+{
+	return m && (m->kinds & (cuda ? 2 : 1));
+}
+
+const struct ss_alloc_fstat *ss_alloc_report_row(const struct ss_alloc_report *m,
+						 const struct ss_agg_row *r)
+{
+	if (!m || r->kind != SS_AGG_FUNCTION || !r->name)
+		return NULL;
+	const struct fkey *k = key_find(m, r->pid, r->tid, r->name);
+	return k ? &k->st : NULL;
+}
+
+int ss_alloc_report_shown(const struct ss_alloc_report *m, int col)
+{
+	return ss_alloc_report_have(m, col >= 3);
+}
+
+char *ss_alloc_fmt_bytes(int64_t b, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	uint64_t a = b < 0 ? -(uint64_t)b : (uint64_t)b;
+	int u = 0;
+	double v = (double)a;
+	while (v >= 1024 && u < 4)
+		v /= 1024, u++;
+	if (!u)
+		snprintf(buf, len, "%s%" PRIu64 " B", b < 0 ? "-" : "", a);
+	else
+		snprintf(buf, len, "%s%.2f %s", b < 0 ? "-" : "", v, unit[u]);
+	return buf;
+}
+
+void ss_alloc_report_cells(const struct ss_alloc_report *m, const struct ss_agg_row *r,
+			   char (*cells)[128])
+{
+	const struct ss_alloc_fstat *s = ss_alloc_report_row(m, r);
+	struct ss_alloc_fstat z;
+	memset(&z, 0, sizeof(z));
+	if (!s)
+		s = &z;
+	for (int c = 0; c < 2; c++) {
+		ss_alloc_fmt_bytes(s->self[c], cells[3 * c], 128);
+		ss_alloc_fmt_bytes(s->total[c], cells[3 * c + 1], 128);
+		snprintf(cells[3 * c + 2], 128, "%" PRIu64, s->allocs[c]);
+	}
+}
+
+void ss_alloc_report_footer(FILE *f, const struct ss_alloc_report *m)
+{
+	if (!m || !m->kinds)
+		return;
+	fprintf(f, "Allocations recorded: %" PRIu64 " allocations, %" PRIu64 " frees"
+		" (Self Mem: allocated minus freed in the function itself; Mem: with its callees)\n",
+		m->allocs, m->frees);
+	if (m->unknown)
+		fprintf(f, "Frees of unknown size: %" PRIu64 " (blocks allocated before their "
+			"recorded window opened), counted as 0 bytes\n", m->unknown);
+	if (m->outside)
+		fprintf(f, "Outside any recorded call: %" PRIu64 " allocations and frees "
+			"(in no row, in the steps' peaks)\n", m->outside);
+	if (m->untracked)
+		fprintf(f, "Not followed to exit: %" PRIu64 " blocks (the runtime's table was "
+			"full): leaks may be missing\n", m->untracked);
+}
+
+void ss_alloc_report_csv_header(FILE *f, const struct ss_alloc_report *m)
+{
+	if (ss_alloc_report_have(m, 0))
+		fprintf(f, ",self_cpu_mem,cpu_mem,allocs");
+	if (ss_alloc_report_have(m, 1))
+		fprintf(f, ",self_cuda_mem,cuda_mem,cuda_allocs");
+	fputc('\n', f);
+}
+
+size_t ss_alloc_report_list(struct ss_exporter **walk, struct ss_exporter *agg,
+			    struct ss_exporter *gpu, struct ss_exporter *mem,
+			    const struct ss_alloc_report **m)
+{
+	size_t n = 0;
+	walk[n++] = agg;
+	if (gpu)
+		walk[n++] = gpu;
+	if (mem)
+		walk[n++] = mem;
+	*m = ss_alloc_report_of(mem);
+	return n;
+}
+
+void ss_alloc_report_csv_row(FILE *f, const struct ss_alloc_report *m,
+			     const struct ss_agg_row *r)
+{
+	const struct ss_alloc_fstat *s = ss_alloc_report_row(m, r);
+	for (int c = 0; c < 2; c++)
+		if (ss_alloc_report_have(m, c))
+			fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRIu64, s ? s->self[c] : 0,
+				s ? s->total[c] : 0, s ? s->allocs[c] : 0);
+}
+
+void ss_alloc_report_json_row(FILE *f, const struct ss_alloc_report *m,
+			      const struct ss_agg_row *r)
+{
+	const struct ss_alloc_fstat *s = ss_alloc_report_row(m, r);
+	static const char *const k[2][3] = {
+		{ "self_cpu_mem", "cpu_mem", "allocs" },
+		{ "self_cuda_mem", "cuda_mem", "cuda_allocs" },
+	};
+	for (int c = 0; c < 2; c++)
+		if (ss_alloc_report_have(m, c))
+			fprintf(f, ",\"%s\":%" PRId64 ",\"%s\":%" PRId64 ",\"%s\":%" PRIu64, k[c][0],
+				s ? s->self[c] : 0, k[c][1], s ? s->total[c] : 0, k[c][2],
+				s ? s->allocs[c] : 0);
+}
+
+void ss_alloc_report_json(FILE *f, const struct ss_alloc_report *m)
+{
+	if (!m || !m->kinds)
+		return;
+	fprintf(f, ",\"memory\":{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64
+		",\"unknown_frees\":%" PRIu64 ",\"outside\":%" PRIu64 ",\"untracked\":%" PRIu64 "}",
+		m->allocs, m->frees, m->unknown, m->outside, m->untracked);
+}
+
+static const struct pstep *find_step(const struct ss_alloc_report *m, uint64_t pid,
+				     uint64_t step)
+{
+	for (size_t i = 0; m && i < m->nsteps; i++)
+		if (m->steps[i].pid == pid && m->steps[i].step == step)
+			return &m->steps[i];
+	return NULL;
+}
+
+uint64_t ss_alloc_report_step_peak(const struct ss_alloc_report *m, uint64_t pid,
+				   uint64_t step, uint64_t space, int *found)
+{
+	const struct pstep *s = find_step(m, pid, step);
+	if (found)
+		*found = s != NULL;
+	for (size_t i = 0; s && i < s->nspaces; i++)
+		if (s->spaces[i] == space)
+			return s->peak[i];
+	return 0;
+}
+
+void ss_alloc_report_json_step(FILE *f, const struct ss_alloc_report *m,
+			       const struct ss_agg_step *st)
+{
+	if (!m || !m->kinds)
+		return;
+	fprintf(f, ",\"peak_bytes\":{");
+	for (size_t i = 0; i < m->nspaces; i++) {
+		char name[48];
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "",
+			ss_alloc_space_name(m->spaces[i], name, sizeof(name)),
+			ss_alloc_report_step_peak(m, st->pid, st->step, m->spaces[i], NULL));
+	}
+	fprintf(f, "}");
+}
+
+void ss_alloc_report_steps(FILE *f, const struct ss_alloc_report *m)
+{
+	if (!m || !m->kinds || !m->nsteps)
+		return;
+	char name[48], b[48];
+	fprintf(f, "\nPeak live bytes per step (blocks allocated since the window opened):\n");
+	fprintf(f, "  %8s  %5s", "Pid", "Step");
+	for (size_t i = 0; i < m->nspaces; i++)
+		fprintf(f, "  %14s", ss_alloc_space_name(m->spaces[i], name, sizeof(name)));
+	fputc('\n', f);
+	for (size_t k = 0; k < m->nsteps; k++) {
+		const struct pstep *s = &m->steps[k];
+		fprintf(f, "  %8" PRIu64 "  %5" PRIu64, s->pid, s->step);
+		for (size_t i = 0; i < m->nspaces; i++)
+			fprintf(f, "  %14s",
+				ss_alloc_fmt_bytes((int64_t)ss_alloc_report_step_peak(
+							   m, s->pid, s->step, m->spaces[i], NULL),
+						   b, sizeof(b)));
+		fputc('\n', f);
+	}
+}
