@@ -150,10 +150,4 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
  * no worker). */
 void ss_slicer_walk(struct ss_slicer *sl, ss_slice_fn fn, void *ctx);
 
-/* Emit every slice of every thread, thread by thread: the same callbacks
- * in the same order as ss_slicer_thread for each, made on the calling
- * thread while a worker thread walks (slices-pipe.c; STEPSCOPE_JOBS=1:
- * no worker). */
-void ss_slicer_walk(struct ss_slicer *sl, ss_slice_fn fn, void *ctx);
-
 #endif /* SS_SLICES_H */
