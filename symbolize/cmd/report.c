@@ -26,6 +26,7 @@
 #include "run-check.h"
 #include "gpu-report.h"
 #include "ranks.h"
+#include "args-report.h"
 #include "overhead.h"
 #include "step-outliers.h"
 #include "offcpu-report.h"

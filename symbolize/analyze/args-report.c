@@ -1,0 +1,367 @@
+/*
+ * args-report.c - `stepscope report --group-by args` (record.args,
+ * docs/shapes.md): one row per function and distinct argument values,
+ * like torch.profiler's key_averages(group_by_input_shape=True), with
+ * the FLOPs of its calls (flops:) and the GFLOP/s they reached.
+ *
+ * Design: an exporter (export.h) that takes the slices of listed
+ * functions (those that carry argv) and folds them by their key, the
+ * function's name and its non-pointer values in declaration order
+ * ("B=4 T=64 C=768 OC=2304"); pointers stay out of the key (a buffer's
+ * address says nothing about the work).  Rows keep calls, total, min and
+ * max of the calls' own times (begin to end), the FLOPs of the calls that
+ * had them and how many did not (a needed parameter optimized out).
+ * GFLOP/s = the FLOPs over the time of the calls that had them.  A
+ * function's per-function row (every group together) is printed after
+ * its groups in the json form, and as its own table under it.
+ *
+ * Must never: merge two different values into one group, or give a row
+ * FLOPs it could not compute for every call counted in them.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args-report.h"
+#include "export.h"
+#include "outfile.h"
+
+struct ss_args_group {
+	char *fn;
+	char *key;                 /* "B=4 T=64", "" when no scalar */
+	uint64_t calls, total_ns, min_ns, max_ns;
+	double flops;              /* of the calls with flops */
+	uint64_t flops_ns;         /* their time */
+	uint64_t flops_calls, no_flops;  /* with; needed value missing */
+	int fn_row;                /* a per-function total */
+};
+
+struct ss_args_report {
+	struct ss_args_group *g;
+	size_t n, cap;
+	uint64_t missing;          /* calls whose FLOPs could not be computed */
+	int have_flops;
+	struct ss_exporter ex;
+};
+
+static struct ss_args_group *ss_args_group_get(struct ss_args_report *r, const char *fn,
+					       const char *key, int fn_row)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->g[i].fn_row == fn_row && !strcmp(r->g[i].fn, fn) &&
+		    !strcmp(r->g[i].key, key))
+			return &r->g[i];
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 32;
+		struct ss_args_group *g = realloc(r->g, cap * sizeof(*g));
+		if (!g)
+			return NULL;
+		r->g = g;
+		r->cap = cap;
+	}
+	struct ss_args_group *g = &r->g[r->n];
+	memset(g, 0, sizeof(*g));
+	g->fn = strdup(fn);
+	g->key = strdup(key);
+	if (!g->fn || !g->key) {
+		free(g->fn);
+		free(g->key);
+		return NULL;
+	}
+	g->fn_row = fn_row;
+	g->min_ns = UINT64_MAX;
+	r->n++;
+	return g;
+}
+
+static void ss_args_group_add(struct ss_args_group *g, const struct ss_slice *s)
+{
+	uint64_t d = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
+
+	g->calls++;
+	g->total_ns += d;
+	if (d < g->min_ns)
+		g->min_ns = d;
+	if (d > g->max_ns)
+		g->max_ns = d;
+	if (s->has_flops == 1) {
+		g->flops += s->flops;
+		g->flops_ns += d;
+		g->flops_calls++;
+	} else if (s->has_flops == 2) {
+		g->no_flops++;
+	}
+}
+
+void ss_args_key(const struct ss_slice *s, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < s->nargv && used + 1 < len; i++) {
+		char v[64];
+		if (s->argv[i].kind == SS_ARGV_PTR)
+			continue;
+		ss_argv_text(&s->argv[i], v, sizeof(v));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "",
+					 s->argv[i].name, v);
+	}
+}
+
+static void ss_args_report_slice(void *ctx, uint64_t pid, uint64_t tid,
+				 const struct ss_slice *s)
+{
+	struct ss_args_report *r = ctx;
+	struct ss_args_group *g;
+	char key[1024];
+
+	(void)pid;
+	(void)tid;
+	if (s->cat != SS_SLICE_FUNCTION || !s->argv || !s->name)
+		return;
+	ss_args_key(s, key, sizeof(key));
+	if ((g = ss_args_group_get(r, s->name, key, 0)))
+		ss_args_group_add(g, s);
+	if ((g = ss_args_group_get(r, s->name, "", 1)))
+		ss_args_group_add(g, s);
+	if (s->has_flops)
+		r->have_flops = 1;
+	if (s->has_flops == 2)
+		r->missing++;
+}
+
+static int ss_args_report_end(void *ctx, char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+static void ss_args_report_nop(void *ctx)
+{
+	(void)ctx;
+}
+
+static int ss_args_report_begin(void *ctx, uint64_t t0)
+{
+	(void)ctx;
+	(void)t0;
+	return 0;
+}
+
+static void ss_args_report_process(void *ctx, uint64_t pid, const char *name)
+{
+	(void)ctx;
+	(void)pid;
+	(void)name;
+}
+
+static void ss_args_report_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
+{
+	(void)ctx;
+	(void)pid;
+	(void)tid;
+	(void)name;
+}
+
+static void ss_args_report_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns,
+				   double value)
+{
+	(void)ctx;
+	(void)pid;
+	(void)name;
+	(void)ns;
+	(void)value;
+}
+
+struct ss_exporter *ss_args_report_new(struct ss_args_report **out)
+{
+	struct ss_args_report *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->ex.ctx = r;
+	r->ex.begin = ss_args_report_begin;
+	r->ex.process = ss_args_report_process;
+	r->ex.thread = ss_args_report_thread;
+	r->ex.counter = ss_args_report_counter;
+	r->ex.slice = ss_args_report_slice;
+	r->ex.end = ss_args_report_end;
+	r->ex.release = ss_args_report_nop;
+	*out = r;
+	return &r->ex;
+}
+
+void ss_args_report_free(struct ss_args_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->g[i].fn);
+		free(r->g[i].key);
+	}
+	free(r->g);
+	free(r);
+}
+
+/* Groups by total time, each function's total row after its groups. */
+static int ss_args_cmp(const void *a, const void *b)
+{
+	const struct ss_args_group *x = a, *y = b;
+	if (x->fn_row != y->fn_row)
+		return x->fn_row - y->fn_row;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	int c = strcmp(x->fn, y->fn);
+	return c ? c : strcmp(x->key, y->key);
+}
+
+
+/* GFLOP/s of a group, or < 0 when it has none. */
+static double ss_args_gflops(const struct ss_args_group *g)
+{
+	return g->flops_calls && g->flops_ns ? g->flops / (double)g->flops_ns : -1;
+}
+
+static void ss_args_time(char *buf, size_t len, uint64_t ns)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.3fms", (double)ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.3fus", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+}
+
+static void ss_args_table(FILE *f, const struct ss_args_report *r, int fn_rows, size_t limit)
+{
+	size_t shown = 0, all = 0;
+	int w = 24, wk = 8;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ss_args_group *g = &r->g[i];
+		if (g->fn_row != fn_rows)
+			continue;
+		if ((int)strlen(g->fn) > w)
+			w = (int)strlen(g->fn) > 40 ? 40 : (int)strlen(g->fn);
+		if ((int)strlen(g->key) > wk)
+			wk = (int)strlen(g->key) > 60 ? 60 : (int)strlen(g->key);
+	}
+	if (fn_rows)
+		wk = 0;
+	fprintf(f, "%-*s  ", w, "Name");
+	if (!fn_rows)
+		fprintf(f, "%-*s  ", wk, "Args");
+	fprintf(f, "%9s  %11s  %11s  %11s  %11s", "Calls", "Total", "Avg", "Min", "Max");
+	if (r->have_flops)
+		fprintf(f, "  %12s  %9s", "FLOPs", "GFLOP/s");
+	fputc('\n', f);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ss_args_group *g = &r->g[i];
+		char t[4][32];
+		if (g->fn_row != fn_rows)
+			continue;
+		all++;
+		if (limit && shown >= limit)
+			continue;
+		shown++;
+		ss_args_time(t[0], sizeof(t[0]), g->total_ns);
+		ss_args_time(t[1], sizeof(t[1]), g->calls ? g->total_ns / g->calls : 0);
+		ss_args_time(t[2], sizeof(t[2]), g->min_ns);
+		ss_args_time(t[3], sizeof(t[3]), g->max_ns);
+		fprintf(f, "%-*.*s  ", w, w, g->fn);
+		if (!fn_rows)
+			fprintf(f, "%-*s  ", wk, g->key);
+		fprintf(f, "%9" PRIu64 "  %11s  %11s  %11s  %11s", g->calls, t[0], t[1], t[2], t[3]);
+		if (r->have_flops) {
+			double gf = ss_args_gflops(g);
+			if (gf >= 0)
+				fprintf(f, "  %12.4g  %9.3f", g->flops, gf);
+			else
+				fprintf(f, "  %12s  %9s", "-", "-");
+		}
+		fputc('\n', f);
+	}
+	if (all > shown)
+		fprintf(f, "%zu more row%s (--limit 0 shows all)\n", all - shown,
+			all - shown == 1 ? "" : "s");
+}
+
+static void ss_args_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
+			  size_t limit)
+{
+	qsort(r->g, r->n, sizeof(*r->g), ss_args_cmp);
+	if (!strcmp(format, "csv")) {
+		fprintf(f, "name,args,calls,total_ns,avg_ns,min_ns,max_ns,flops,gflops_per_s,calls_without_flops\n");
+		for (size_t i = 0, k = 0; i < r->n; i++) {
+			const struct ss_args_group *g = &r->g[i];
+			if (g->fn_row || (limit && k >= limit))
+				continue;
+			k++;
+			ss_out_csv_field(f, g->fn);
+			fputc(',', f);
+			ss_out_csv_field(f, g->key);
+			fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, g->calls,
+				g->total_ns, g->calls ? g->total_ns / g->calls : 0, g->min_ns, g->max_ns);
+			if (ss_args_gflops(g) >= 0)
+				fprintf(f, ",%.17g,%.6f", g->flops, ss_args_gflops(g));
+			else
+				fputs(",,", f);
+			fprintf(f, ",%" PRIu64 "\n", g->no_flops);
+		}
+		return;
+	}
+	if (!strcmp(format, "json")) {
+		fputs("{\"group_by\":\"args\",\"rows\":[", f);
+		for (size_t i = 0, k = 0; i < r->n; i++) {
+			const struct ss_args_group *g = &r->g[i];
+			if (g->fn_row == 0 && limit && k++ >= limit)
+				continue;
+			fputs(i ? ",\n{" : "\n{", f);
+			fputs("\"name\":", f);
+			ss_args_json_str(f, g->fn);
+			if (!g->fn_row) {
+				fputs(",\"args\":", f);
+				ss_args_json_str(f, g->key);
+			} else {
+				fputs(",\"all_args\":true", f);
+			}
+			fprintf(f, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64
+				   ",\"max_ns\":%" PRIu64, g->calls, g->total_ns, g->min_ns, g->max_ns);
+			if (ss_args_gflops(g) >= 0)
+				fprintf(f, ",\"flops\":%.17g,\"gflops_per_s\":%.6f", g->flops,
+					ss_args_gflops(g));
+			fprintf(f, ",\"calls_without_flops\":%" PRIu64 "}", g->no_flops);
+		}
+		fprintf(f, "\n],\"calls_without_flops\":%" PRIu64 "}\n", r->missing);
+		return;
+	}
+	ss_args_table(f, r, 0, limit);
+	fputc('\n', f);
+	ss_args_table(f, r, 1, 0);
+	if (!r->n)
+		fputs("no calls with arguments (record.args lists the functions whose calls keep them)\n", f);
+	if (r->have_flops)
+		fputs("FLOPs: from flops: in the config; GFLOP/s = FLOPs / Total of the calls that have them\n", f);
+	if (r->missing)
+		fprintf(f, "%" PRIu64 " call%s without FLOPs: a parameter its flops: expression needs was <optimized out>\n",
+			r->missing, r->missing == 1 ? "" : "s");
+}

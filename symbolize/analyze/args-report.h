@@ -1,0 +1,30 @@
+/*
+ * args-report.h - `report --group-by args` (args-report.c): rows per
+ * function and distinct argument values, with FLOPs and GFLOP/s.
+ */
+#ifndef SS_ARGS_REPORT_H
+#define SS_ARGS_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "slices.h"
+
+struct ss_args_report;
+struct ss_exporter;
+
+/* An exporter that groups the slices carrying arguments; *out is the
+ * report it fills (free it with ss_args_report_free, not the exporter). */
+struct ss_exporter *ss_args_report_new(struct ss_args_report **out);
+void ss_args_report_free(struct ss_args_report *r);
+/* format: "table", "csv" or "json"; limit: groups shown, 0 = all. */
+void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
+			  size_t limit);
+/* The Args text of a slice: its non-pointer values, "B=4 T=64 ...". */
+void ss_args_key(const struct ss_slice *s, char *buf, size_t len);
+
+/* cmd/report-args.c: the whole command; exit status. */
+int ss_report_args(const char *dir, const char *backend, int quiet, const char *out,
+		   const char *format, size_t limit);
+
+#endif /* SS_ARGS_REPORT_H */
