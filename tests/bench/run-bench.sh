@@ -22,7 +22,8 @@
 # linked in, a ring in cache); idle.sh: stepscope idle against empty hooks
 # linked into the program (issue 28).  Then the other sections: build time
 # through stepscope-cc, symbolize
-# throughput, record.stack, stats: whole_run, filter (the rebuild with
+# throughput, post-processing (post.sh: every command on a big run),
+# record.stack, stats: whole_run, filter (the rebuild with
 # `stepscope filter`'s list), filter workflow (docs/filters.md followed on
 # an autodiff trainer).
 set -eu
@@ -370,6 +371,12 @@ if command -v uftrace >/dev/null; then
 		goal_row("symbolize: uftrace dump --chrome / stepscope (wall)", dv(uw, w), ">= 5", dv(uw, w) >= 5) }'
 fi
 rm -rf "$S"
+
+# ---------------------------------------------------------------- post-processing
+# (issue 36) symbolize, --format perfetto, report and html on a whole-run
+# recording of 4x10^7 events, events/s each, next to `uftrace dump
+# --chrome` on the same calls: tests/bench/post.sh, which also runs alone
+CC=$CC sh "$SRC/post.sh"
 
 # ---------------------------------------------------------------- record.stack
 # (stack capture section) cost per captured stack: b-stack recurses LEVELS
