@@ -33,6 +33,9 @@ struct ss_config;
  * name) is replaced by its mangled symbol, which the runtime looks up.
  * 2 after one line on stderr (not a function, ambiguous); prog names the
  * program in it. */
+/* record-flops.c: every flops: expression names parameters of its
+ * function (the program's DWARF); 0, or -1 after a file:line message. */
+int ss_record_check_flops(const struct ss_config *cfg, const char *prog_path);
 int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
 			    const char *prog);
 /* record-note.c: the first line of a run: which config (cli_path from -c,

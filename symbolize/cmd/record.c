@@ -484,6 +484,11 @@ int cmd_record(int argc, char **argv)
 		free(sets);
 		return 2;
 	}
+	if (cfg.enabled && cfg.flops[0] && ss_record_check_flops(&cfg, prog_path)) {
+		free(prog_path);  /* flops: names its parameters (record-flops.c) */
+		free(sets);
+		return 2;
+	}
 	if (!cfg.enabled) {
 		fprintf(stderr, "stepscope: recording is disabled by the config (enabled: false); running %s as is\n",
 			prog);
