@@ -29,7 +29,10 @@
  * On the thread that starts the region, the time after its own share of
  * the work until the team is done (libgomp's end barrier, code without
  * hooks that would show as self time of the caller) is the user range
- * SS_OMP_WAIT, so the wait is named in the trace and the report.
+ * SS_OMP_WAIT, so the wait is named in the trace and the report; the time
+ * from the entry point until its own share begins (libgomp starting or
+ * waking the team: on an oversubscribed machine, milliseconds) is the
+ * range SS_OMP_START, so the caller's self time holds only its own work.
  *
  * clang's regions go through libomp's __kmpc_fork_call and are instrumented
  * by clang itself; nothing here sees them.  A program without OpenMP never
@@ -50,9 +53,11 @@ struct ss_omp_region {
 	ss_omp_fn *fn;
 	void *data;
 	struct ss_thread *starter;  /* the thread that started the region */
+	int starting;               /* SS_OMP_START is open on the starter */
 	int waiting;                /* it opened the SS_OMP_WAIT range */
 };
 
+#define SS_OMP_START "omp start: wait for the team"
 #define SS_OMP_WAIT "omp barrier: wait for the team"
 
 void stepscope_range_push(const char *name);
@@ -69,6 +74,10 @@ __attribute__((noinline)) static void ss_omp_trampoline(void *arg)
 {
 	struct ss_omp_region *r = arg;
 	void *site = __builtin_return_address(0);
+	if (r->starter == &ss_tls && r->starting) { /* its share begins */
+		r->starting = 0;
+		stepscope_range_pop();
+	}
 	__cyg_profile_func_enter((void *)r->fn, site);
 	r->fn(r->data);
 	__cyg_profile_func_exit((void *)r->fn, site);
@@ -129,9 +138,10 @@ static void ss_omp_missing(const char *name, ss_omp_fn *fn, void *data)
 			real(fn, data args);                                   \
 			return;                                                \
 		}                                                              \
-		struct ss_omp_region r = { fn, data, &ss_tls, 0 };             \
+		struct ss_omp_region r = { fn, data, &ss_tls, 1, 0 };          \
+		stepscope_range_push(SS_OMP_START);                            \
 		real(ss_omp_trampoline, &r args);                              \
-		if (r.waiting)                                                 \
+		if (r.starting || r.waiting) /* one of them, never both */     \
 			stepscope_range_pop();                                 \
 		__asm__ volatile("" ::: "memory"); /* r lives until here */    \
 	}

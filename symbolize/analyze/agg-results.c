@@ -120,9 +120,9 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows)
 				row->off_self_ns += f->off_self_ns;
 				row->off_most += f->off_most;
 				if (f->complete && (!row->complete || f->min_ns < row->min_ns))
-					row->min_ns = f->min_ns;
+					row->min_ns = f->min_ns, row->min_off_ns = f->min_off_ns;
 				if (f->complete && f->max_ns > row->max_ns)
-					row->max_ns = f->max_ns;
+					row->max_ns = f->max_ns, row->max_off_ns = f->max_off_ns;
 				row->complete += f->complete;
 				row->complete_ns += f->complete_ns;
 			}
@@ -333,22 +333,36 @@ size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps)
 	return a->nsteps;
 }
 
-uint64_t ss_agg_step_self(const struct ss_agg *a, const char *name,
-			  const struct ss_agg_step *s)
+static const struct ss_agg_stepkey *ss_agg_step_key(const struct ss_agg *a, const char *name,
+						    const struct ss_agg_step *s)
 {
 	uint32_t id = ss_agg_intern((struct ss_agg *)a, name, 0);
 	size_t i;
 
 	if (id == UINT32_MAX || !a->skcap)
-		return 0;
+		return NULL;
 	i = ss_agg_mix(s->pid * 31 + s->step * 1000003 + id) & (a->skcap - 1);
 	while (a->sk[i].used) {
 		if (a->sk[i].pid == s->pid && a->sk[i].step == s->step &&
 		    a->sk[i].name == id)
-			return a->sk[i].self_ns;
+			return &a->sk[i];
 		i = (i + 1) & (a->skcap - 1);
 	}
-	return 0;
+	return NULL;
+}
+
+uint64_t ss_agg_step_self(const struct ss_agg *a, const char *name,
+			  const struct ss_agg_step *s)
+{
+	const struct ss_agg_stepkey *k = ss_agg_step_key(a, name, s);
+	return k ? k->self_ns : 0;
+}
+
+uint64_t ss_agg_step_off_self(const struct ss_agg *a, const char *name,
+			      const struct ss_agg_step *s)
+{
+	const struct ss_agg_stepkey *k = ss_agg_step_key(a, name, s);
+	return k ? k->off_self_ns : 0;
 }
 
 static int ss_agg_cmp_u64(const void *x, const void *y)

@@ -18,6 +18,7 @@ struct ss_agg_fstat {
 	uint64_t complete;           /* slices with no edge cut: min/max */
 	uint64_t complete_ns;        /* their time, for avg */
 	uint64_t off_ns, off_self_ns, off_most; /* record.sched (agg.h) */
+	uint64_t min_off_ns, max_off_ns;        /* in the min and max call */
 };
 
 struct ss_agg_entry {
@@ -86,6 +87,7 @@ struct ss_agg_stepkey {
 	uint32_t name;
 	int used;
 	uint64_t self_ns;
+	uint64_t off_self_ns;        /* record.sched: the part switched out */
 };
 
 struct ss_agg {

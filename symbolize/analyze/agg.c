@@ -135,7 +135,7 @@ static void ss_agg_builder_finish(struct ss_agg *a, struct ss_agg_thread *t, int
 }
 
 static void ss_agg_step_add(struct ss_agg *a, uint64_t pid, uint64_t step,
-			    uint32_t name, uint64_t self)
+			    uint32_t name, uint64_t self, uint64_t off_self)
 {
 	size_t i;
 
@@ -164,6 +164,7 @@ static void ss_agg_step_add(struct ss_agg *a, uint64_t pid, uint64_t step,
 	while (a->sk[i].used) {
 		if (a->sk[i].pid == pid && a->sk[i].step == step && a->sk[i].name == name) {
 			a->sk[i].self_ns += self;
+			a->sk[i].off_self_ns += off_self;
 			return;
 		}
 		i = (i + 1) & (a->skcap - 1);
@@ -173,6 +174,7 @@ static void ss_agg_step_add(struct ss_agg *a, uint64_t pid, uint64_t step,
 	a->sk[i].step = step;
 	a->sk[i].name = name;
 	a->sk[i].self_ns = self;
+	a->sk[i].off_self_ns = off_self;
 	a->skn++;
 }
 
@@ -403,9 +405,9 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 			fs->clipped++; /* min/max would be window lengths */
 		} else {
 			if (!fs->complete || dur < fs->min_ns)
-				fs->min_ns = dur;
+				fs->min_ns = dur, fs->min_off_ns = s->off;
 			if (dur > fs->max_ns)
-				fs->max_ns = dur;
+				fs->max_ns = dur, fs->max_off_ns = s->off;
 			fs->complete++;
 			fs->complete_ns += dur;
 		}
@@ -419,7 +421,7 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 	a->self_sum += self;
 	if (kind == SS_AGG_FUNCTION) {
 		if (s->has_step && self)
-			ss_agg_step_add(a, t->pid, s->step, s->id, self);
+			ss_agg_step_add(a, t->pid, s->step, s->id, self, off_self);
 	}
 
 	if (b->n && b->st[b->n - 1].depth == s->depth &&

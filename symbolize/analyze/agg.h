@@ -60,6 +60,10 @@ struct ss_agg_row {
 	 * switched out for longer than they ran.  0 without switch records
 	 * (ss_agg_have_offcpu). */
 	uint64_t off_ns, off_self_ns, off_most;
+	/* record.sched: the off-CPU time inside the call that gave min_ns and
+	 * the one that gave max_ns (nonzero: that Min or Max includes time
+	 * the thread was switched out, not its work alone) */
+	uint64_t min_off_ns, max_off_ns;
 	/* Whole-run statistics only (stats-read.c): the function below the
 	 * first call of this one on its thread; "" the thread's start, NULL
 	 * not known (a runtime that did not write it, a merged row) */
@@ -176,6 +180,9 @@ size_t ss_agg_flame_threads(struct ss_agg *a, struct ss_agg_thread_tree **out);
 /* Steps sorted by (pid, begin). */
 size_t ss_agg_steps(const struct ss_agg *a, const struct ss_agg_step **steps);
 /* Self time of function `name` (a row name) in step `s` (ss_agg_steps). */
+/* record.sched: the part of it the thread was switched out (0 without). */
+uint64_t ss_agg_step_off_self(const struct ss_agg *a, const char *name,
+			      const struct ss_agg_step *s);
 uint64_t ss_agg_step_self(const struct ss_agg *a, const char *name,
 			  const struct ss_agg_step *s);
 /* Step times of one schedule cycle (every process's steps together). */

@@ -22,13 +22,18 @@ void ss_offcpu_report_footer(FILE *f, const struct ss_agg *a,
 {
 	uint64_t lost, most = 0;
 	const struct ss_agg_row *top[SS_OFFCPU_NAMES] = { NULL };
-	size_t i, k, nfun = 0;
+	size_t i, k, nfun = 0, flagged = 0;
 
 	if (!ss_agg_have_offcpu(a, &lost))
 		return;
 	fprintf(f, "Off-CPU: time the kernel had the thread switched out inside the call\n"
 		"(preempted or blocked); Off-CPU Self: while it was the innermost call, a\n"
 		"part of Self (Self - Off-CPU Self ran on a CPU)\n");
+	for (i = 0; i < n; i++)
+		flagged += (rows[i].min_off_ns != 0) + (rows[i].max_off_ns != 0);
+	if (flagged)
+		fprintf(f, "Min/Max with '*': that call was switched out for part of its time "
+			"(not its work alone)\n");
 	for (i = 0; i < n; i++) {
 		const struct ss_agg_row *r = &rows[i];
 		if (r->kind != SS_AGG_FUNCTION || !r->off_most)
@@ -56,6 +61,22 @@ void ss_offcpu_report_footer(FILE *f, const struct ss_agg *a,
 		fprintf(f, "switch records lost: %llu (the kernel's ring of a thread filled before "
 			"it was read): the off-CPU time around them is missing\n",
 			(unsigned long long)lost);
+}
+
+void ss_offcpu_report_minmax(const struct ss_agg_row *r, char *min, char *max, size_t len)
+{
+	size_t l;
+
+	if (r->min_off_ns && (l = strlen(min)) + 1 < len && strcmp(min, "-"))
+		memcpy(min + l, "*", 2);
+	if (r->max_off_ns && (l = strlen(max)) + 1 < len && strcmp(max, "-"))
+		memcpy(max + l, "*", 2);
+}
+
+void ss_offcpu_report_minmax_csv(FILE *f, const struct ss_agg_row *r, int json)
+{
+	fprintf(f, json ? ",\"min_off_cpu_ns\":%llu,\"max_off_cpu_ns\":%llu" : ",%llu,%llu",
+		(unsigned long long)r->min_off_ns, (unsigned long long)r->max_off_ns);
 }
 
 void ss_offcpu_report_steps(FILE *f, const struct ss_agg *a)

@@ -13,8 +13,15 @@
  * the n rows, before --limit) and lost switch records. */
 void ss_offcpu_report_footer(FILE *f, const struct ss_agg *a,
 			     const struct ss_agg_row *rows, size_t n);
+/* The table's Min and Max cells of r (already written, len bytes each):
+ * a '*' after the one whose call was switched out for part of its time,
+ * so a preempted call is never read as a slow one. */
+void ss_offcpu_report_minmax(const struct ss_agg_row *r, char *min, char *max, size_t len);
 /* --steps: per step, on and off the CPU (preempted, blocked). */
 void ss_offcpu_report_steps(FILE *f, const struct ss_agg *a);
+/* CSV and JSON of a row: ,MIN_OFF,MAX_OFF (csv) or ,"min_off_cpu_ns":N,
+ * "max_off_cpu_ns":N (json): the off-CPU time in the Min and Max calls. */
+void ss_offcpu_report_minmax_csv(FILE *f, const struct ss_agg_row *r, int json);
 /* JSON: ,"off_cpu":{"lost":N,"calls_off_longer":N} at the top level. */
 void ss_offcpu_report_json(FILE *f, const struct ss_agg *a,
 			   const struct ss_agg_row *rows, size_t n);

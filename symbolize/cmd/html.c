@@ -21,6 +21,7 @@
 #include "ranks.h"
 #include "cmds.h"
 #include "run-check.h"
+#include "offcpu-report.h"
 #include "overhead.h"
 #include "svg.h"
 #include "version.h"
@@ -57,14 +58,16 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 	struct ss_agg_row *rows;
 	size_t n = ss_agg_rows(a, 0, &rows), i;
 	uint64_t sum = ss_agg_self_sum(a), clipped = 0;
-	char b[6][32];
+	int off = ss_agg_have_offcpu(a, NULL);  /* record.sched */
+	char b[8][32];
 
 	for (i = 0; i < n; i++)
 		clipped += rows[i].clipped;
 	ss_agg_sort_rows(rows, n, SS_AGG_SORT_TOTAL);
 	fprintf(f, "<table id=\"summary\"><tr><th class=\"n\">Name</th><th>Self %%</th>"
 		"<th>Self</th><th>Total %%</th><th>Total</th><th>Avg</th><th>Min</th>"
-		"<th>Max</th><th>Calls</th>%s</tr>\n", clipped ? "<th>Clipped</th>" : "");
+		"<th>Max</th><th>Calls</th>%s%s</tr>\n", clipped ? "<th>Clipped</th>" : "",
+		off ? "<th>Off-CPU Self</th><th>Off-CPU</th>" : "");
 	for (i = 0; i < n && i < SS_HTML_ROWS; i++) {
 		const struct ss_agg_row *r = &rows[i];
 		fprintf(f, "<tr><td class=\"n\">");
@@ -80,6 +83,7 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 			snprintf(b[2], 32, "-");
 		if (r->clipped && !r->complete)
 			snprintf(b[3], 32, "-"), snprintf(b[4], 32, "-");
+		ss_offcpu_report_minmax(r, b[3], b[4], 32);
 		fprintf(f, "</td><td>%.2f%%</td><td>%s</td><td>%.2f%%</td><td>%s</td>"
 			"<td>%s</td><td>%s</td><td>%s</td><td>%llu</td>",
 			sum ? 100.0 * (double)r->self_ns / (double)sum : 0.0,
@@ -89,6 +93,9 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 			(unsigned long long)r->calls);
 		if (clipped)
 			fprintf(f, "<td>%llu</td>", (unsigned long long)r->clipped);
+		if (off)
+			fprintf(f, "<td>%s</td><td>%s</td>", ss_agg_fmt_time(r->off_self_ns, b[6], 32),
+				ss_agg_fmt_time(r->off_ns, b[7], 32));
 		fprintf(f, "</tr>\n");
 	}
 	fprintf(f, "</table>\n<p class=\"muted\">%zu of %zu rows, by total time. "
@@ -98,6 +105,11 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 		clipped ? " Clipped: parts of calls cut by the start or end of a "
 			  "recorded window; a part cut at the start is not a call, "
 			  "Min/Max leave them out." : "");
+	if (off)
+		fprintf(f, "<p class=\"muted\">Off-CPU: time the kernel had the thread switched "
+			"out inside the call (preempted or blocked); Off-CPU Self is the part of "
+			"Self, so Self - Off-CPU Self ran on a CPU. A Min or Max with '*': that "
+			"call was switched out for part of its time, not its work alone.</p>\n");
 }
 
 static void ss_html_cycles(FILE *f, struct ss_agg *a)

@@ -1,0 +1,339 @@
+/*
+ * test-offcpu-omp.c - end to end: off-CPU time in an oversubscribed OpenMP
+ * trainer (record.sched, issue 35).
+ *
+ * s-offcpu-omp's step calls forward() and backward(), each one
+ * `#pragma omp parallel for num_threads(4)` loop of tiny() calls (a few ns
+ * of work each).  The test runs it on two CPUs with a busy loop holding
+ * one of them (one CPU for all when the machine has one), so the team of
+ * four is oversubscribed and its threads are preempted again and again,
+ * and records steps 1-2 (of 0-3) with record.sched on.  The fixture prints
+ * the kernel's view of the main thread around each forward() and
+ * backward(): wall time, thread CPU time and switch counts.  Then:
+ *   - the team start: the range "omp start: wait for the team" is on the
+ *     main thread once per region it started (2 a step), on no other
+ *     thread; each lies inside a forward or backward call and ends before
+ *     the main thread's own share of the region (its `_omp_fn.0`) begins;
+ *     forward's and backward's Self (report csv) is their time less every
+ *     slice directly inside them (the start wait, their share, the end
+ *     barrier's wait), from trace.json: the start wait is not their self
+ *     time;
+ *   - off-CPU time per call: the main thread's off-CPU slices in each
+ *     recorded forward and backward call (and within 10 us of its edges:
+ *     the hooks' own work) sum to the kernel's wall - cpu of the call
+ *     within 10% + 200 us + 30 us a switch, as test-sched;
+ *   - Min/Max: tiny's slowest call in trace.json is report's Max, and
+ *     report's max_off_cpu_ns is the off-CPU time inside that call: a
+ *     preempted call is flagged (and the text table's Max carries the '*'
+ *     with the footer's line); the same for Min; the footer's count of
+ *     calls off the CPU longer than on it is the trace's count for tiny;
+ *     at least one tiny call was switched out (the busy loop works).
+ * No verdict depends on how long anything took: every figure is compared
+ * with another record of the same run (the kernel's, or the trace's).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+#define INC "-fopenmp"
+#define STEPS 4
+#define FIRST 1     /* recorded steps: FIRST .. FIRST + ACTIVE - 1 */
+#define ACTIVE 2
+#define SLACK_NS 200000.0
+#define SLACK_SWITCH_NS 30000.0
+#define HOOK_NS 10000
+#define START "omp start: wait for the team"
+#define WAIT "omp barrier: wait for the team"
+
+struct kern {
+	long long wall, cpu, sw;
+};
+
+static int near(double got, double want, double slack)
+{
+	double d = got > want ? got - want : want - got;
+	return d <= 0.10 * want + slack;
+}
+
+/* Column `col` of the csv row `name` of report's csv (-1 if none). */
+static double csv_col(const char *csv, const char *name, const char *col)
+{
+	char key[160];
+	int ci = -1, i = 0;
+	size_t cl = strlen(col);
+	for (const char *p = csv; *p && *p != '\n'; i++) {
+		size_t l = strcspn(p, ",\n");
+		if (l == cl && !strncmp(p, col, l))
+			ci = i;
+		p += l;
+		if (*p == ',')
+			p++;
+	}
+	snprintf(key, sizeof(key), "\n%s,", name);
+	const char *r = strstr(csv, key);
+	if (ci < 0 || !r)
+		return -1;
+	r++;
+	for (i = 0; i < ci && r; i++) {
+		r = strchr(r, ',');
+		if (r)
+			r++;
+	}
+	return r ? atof(r) : -1;
+}
+
+static int64_t end_of(const struct ss_e2e_slice *s)
+{
+	return s->ts_ns + s->dur_ns;
+}
+
+/* The off-CPU slices of the trace (a few hundred: the tiny calls are
+ * 200000, so off_in looks at these alone). */
+static const struct ss_e2e_slice **offs;
+static size_t noffs;
+
+static void collect_offs(const struct ss_e2e_trace *tr)
+{
+	free(offs);
+	offs = calloc(tr->nslices + 1, sizeof(*offs));
+	noffs = 0;
+	for (size_t i = 0; offs && i < tr->nslices; i++)
+		if (!strcmp(tr->slices[i].cat, "off_cpu"))
+			offs[noffs++] = &tr->slices[i];
+}
+
+/* Off-CPU time on s's thread inside s (slices that begin within `margin`
+ * ns of it counted whole), and how many slices. */
+static double off_in(const struct ss_e2e_slice *s, int64_t margin, long *n)
+{
+	double off = 0;
+	*n = 0;
+	for (size_t i = 0; i < noffs; i++) {
+		const struct ss_e2e_slice *o = offs[i];
+		if (o->tid != s->tid || o->ts_ns < s->ts_ns - margin ||
+		    o->ts_ns >= end_of(s) + margin)
+			continue;
+		off += (double)o->dur_ns;
+		(*n)++;
+	}
+	return off;
+}
+
+/* The slices of `name` on thread tid (0: any), by time, up to max. */
+static size_t sorted(const struct ss_e2e_trace *tr, const char *name, int64_t tid,
+		     const struct ss_e2e_slice **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < tr->nslices && n < max; i++)
+		if (!strcmp(tr->slices[i].name, name) && (!tid || tr->slices[i].tid == tid))
+			out[n++] = &tr->slices[i];
+	for (size_t k = 1; k < n; k++)
+		for (size_t j = k; j > 0 && out[j - 1]->ts_ns > out[j]->ts_ns; j--) {
+			const struct ss_e2e_slice *x = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = x;
+		}
+	return n;
+}
+
+/* Record s-offcpu-omp oversubscribed with a busy loop beside it. */
+static void record_busy(struct ss_e2e *t, char *out, size_t len)
+{
+	ss_e2e_need(t, "printf 'int main(void){return 0;}' > p.c && gcc -fopenmp -o p p.c",
+		    "gcc's OpenMP (libgomp)", "gcc");
+	ss_e2e_build(t, "offcpu-omp", INC);
+	int st = ss_e2e_sh(t,
+		"C=$(($(nproc) - 1)); CPUS=0,$C; [ $C = 0 ] && CPUS=0; "
+		"taskset -c $C sh -c 'while :; do :; done' >/dev/null 2>&1 & H=$!; "
+		"taskset -c $CPUS " SS " record -o run --set step.function=train_step "
+		"--set record.sched=true --set schedule.wait=%d --set schedule.active=%d "
+		"-- ./s-offcpu-omp %d; rc=$?; kill $H; exit $rc", FIRST, ACTIVE, STEPS);
+	SS_E2E_CHECK(t, !strstr(t->err, "record.sched:"),
+		     "the kernel refused the context-switch event, which this test needs "
+		     "(perf_event_open as root, perf_event_paranoid <= 2): %s", t->err);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	snprintf(out, len, "%s", t->out);
+}
+
+static void test_team_start(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char out[4096];
+	const struct ss_e2e_slice *fn[2][ACTIVE], *st[2 * ACTIVE], *sh[2][ACTIVE];
+	static const char *const fns[2] = { "forward", "backward" };
+	static const char *const shares[2] = { "forward._omp_fn.0", "backward._omp_fn.0" };
+
+	record_busy(t, out, sizeof(out));
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "run");
+	collect_offs(tr);
+	const struct ss_e2e_slice *ts[1];
+	SS_E2E_CHECK(t, sorted(tr, "train_step", 0, ts, 1) == 1, "no train_step slice");
+	int64_t main_tid = ts[0]->tid;
+	SS_E2E_EXPECT_COUNT(t, tr, START, "user_range", main_tid, 2 * ACTIVE);
+	SS_E2E_EXPECT_COUNT(t, tr, START, "user_range", 0, 2 * ACTIVE);
+	SS_E2E_EXPECT_COUNT(t, tr, WAIT, "user_range", main_tid, 2 * ACTIVE);
+	size_t nst = sorted(tr, START, main_tid, st, 2 * ACTIVE);
+	for (int f = 0; f < 2; f++) {
+		SS_E2E_CHECK(t, sorted(tr, fns[f], main_tid, fn[f], ACTIVE) == ACTIVE,
+			     "expected %d %s calls on the main thread", ACTIVE, fns[f]);
+		SS_E2E_CHECK(t, sorted(tr, shares[f], main_tid, sh[f], ACTIVE) == ACTIVE,
+			     "expected %d %s on the main thread", ACTIVE, shares[f]);
+	}
+	/* each start wait: in forward or backward, before the main thread's
+	 * share of that region */
+	for (size_t i = 0; i < nst; i++) {
+		int in = 0;
+		for (int f = 0; f < 2; f++)
+			for (int k = 0; k < ACTIVE; k++)
+				if (st[i]->ts_ns >= fn[f][k]->ts_ns &&
+				    end_of(st[i]) <= end_of(fn[f][k])) {
+					in = 1;
+					SS_E2E_CHECK(t, end_of(st[i]) <= sh[f][k]->ts_ns,
+						     "the start wait at %lld ns ends after %s "
+						     "begins (%lld ns)", (long long)st[i]->ts_ns,
+						     shares[f], (long long)sh[f][k]->ts_ns);
+				}
+		SS_E2E_CHECK(t, in, "the start wait at %lld ns is in no forward or backward call",
+			     (long long)st[i]->ts_ns);
+	}
+	/* Self = time less the slices directly inside (the start wait one of
+	 * them), to the trace's rounding */
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 --format csv run");
+	for (int f = 0; f < 2; f++) {
+		double self = 0, start = 0;
+		for (int k = 0; k < ACTIVE; k++) {
+			const struct ss_e2e_slice *c = fn[f][k];
+			double kids = 0;
+			for (size_t i = 0; i < tr->nslices; i++) {
+				const struct ss_e2e_slice *s = &tr->slices[i];
+				if (s == c || s->tid != c->tid || s->catbit == SS_E2E_CAT_OTHER ||
+				    s->ts_ns < c->ts_ns || end_of(s) > end_of(c))
+					continue;
+				if (!strcmp(s->name, START))
+					start += (double)s->dur_ns;
+				if (!strcmp(s->name, START) || !strcmp(s->name, WAIT) ||
+				    !strcmp(s->name, shares[f]))
+					kids += (double)s->dur_ns;
+			}
+			self += (double)c->dur_ns - kids;
+		}
+		double rep = csv_col(t->out, fns[f], "self_ns");
+		print_message("%s: Self %.0f ns (report), %.0f ns (trace: time less the start "
+			      "wait, its share, the end wait); start wait %.0f ns\n", fns[f], rep,
+			      self, start);
+		SS_E2E_CHECK(t, rep >= self - 8.0 * ACTIVE && rep <= self + 8.0 * ACTIVE,
+			     "%s: report's Self %.0f ns, the trace's time outside the start wait, "
+			     "its share and the end wait %.0f ns:\n%s", fns[f], rep, self, t->out);
+	}
+	double startrow = csv_col(t->out, START, "calls");
+	SS_E2E_CHECK(t, startrow == 2 * ACTIVE, "report: '%s' has %.0f calls, expected %d:\n%s",
+		     START, startrow, 2 * ACTIVE, t->out);
+
+	/* off-CPU per call against the kernel's */
+	for (int k = 0; k < ACTIVE; k++)
+		for (int f = 0; f < 2; f++) {
+			char head[64];
+			struct kern kk;
+			long n;
+			snprintf(head, sizeof(head), "call %d %s", FIRST + k, fns[f]);
+			const char *p = strstr(out, head);
+			SS_E2E_CHECK(t, p && sscanf(p + strlen(head), " wall %lld cpu %lld sw %lld",
+						   &kk.wall, &kk.cpu, &kk.sw) == 3,
+				     "no '%s' line in:\n%s", head, out);
+			double off = off_in(fn[f][k], HOOK_NS, &n);
+			print_message("step %d %s: off-CPU %.0f ns in %ld slices; kernel %lld ns, "
+				      "%lld switches\n", FIRST + k, fns[f], off, n,
+				      kk.wall - kk.cpu, kk.sw);
+			SS_E2E_CHECK(t, near(off, (double)(kk.wall - kk.cpu),
+					     SLACK_NS + SLACK_SWITCH_NS * (double)kk.sw),
+				     "step %d: off-CPU slices in %s sum to %.0f ns, the kernel "
+				     "says %lld ns:\n%s", FIRST + k, fns[f], off, kk.wall - kk.cpu, out);
+		}
+	ss_e2e_pass(t);
+}
+
+static void test_minmax_flag(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char out[4096];
+
+	record_busy(t, out, sizeof(out));
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "run");
+	collect_offs(tr);
+	const struct ss_e2e_slice *mx = NULL, *mn = NULL;
+	size_t preempted = 0, longer = 0, ntiny = 0;
+	/* every tiny call and the off-CPU time inside it */
+	for (size_t i = 0; i < tr->nslices; i++) {
+		const struct ss_e2e_slice *s = &tr->slices[i];
+		long n;
+		if (strcmp(s->name, "tiny") || s->flags)
+			continue;
+		ntiny++;
+		if (!mx || s->dur_ns > mx->dur_ns)
+			mx = s;
+		if (!mn || s->dur_ns < mn->dur_ns)
+			mn = s;
+		double off = off_in(s, 0, &n);
+		preempted += n > 0;
+		longer += off > (double)s->dur_ns - off;
+	}
+	SS_E2E_CHECK(t, mx && mn, "no tiny calls in the trace");
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 --format csv run");
+	double maxns = csv_col(t->out, "tiny", "max_ns"), minns = csv_col(t->out, "tiny", "min_ns");
+	double maxoff = csv_col(t->out, "tiny", "max_off_cpu_ns");
+	double minoff = csv_col(t->out, "tiny", "min_off_cpu_ns");
+	double rlonger = csv_col(t->out, "tiny", "off_cpu_longer");
+	long n;
+	double mxoff = off_in(mx, 0, &n), mnoff = off_in(mn, 0, &n);
+	print_message("tiny: %zu calls, %zu switched out, %zu off longer than on; Max %.0f ns "
+		      "(trace %lld) with %.0f ns off-CPU (trace %.0f); Min %.0f (trace %lld) "
+		      "with %.0f off (trace %.0f)\n", ntiny, preempted, longer, maxns,
+		      (long long)mx->dur_ns, maxoff, mxoff, minns, (long long)mn->dur_ns, minoff,
+		      mnoff);
+	SS_E2E_CHECK(t, preempted > 0, "no tiny call was switched out: the busy loop and the "
+		     "team of 4 never took one off its CPU:\n%s", out);
+	/* the trace's times are us with 3 decimals: 2 ns of rounding a slice */
+	SS_E2E_CHECK(t, maxns >= (double)mx->dur_ns - 2 && maxns <= (double)mx->dur_ns + 2,
+		     "report's Max of tiny %.0f ns, the trace's slowest call %lld ns", maxns,
+		     (long long)mx->dur_ns);
+	SS_E2E_CHECK(t, (maxoff > 0) == (mxoff > 0) && maxoff >= mxoff - 4 && maxoff <= mxoff + 4,
+		     "report's max_off_cpu_ns of tiny %.0f, the off-CPU time in its slowest "
+		     "call %.0f: a preempted call reported as a slow one without its flag", maxoff,
+		     mxoff);
+	SS_E2E_CHECK(t, (minoff > 0) == (mnoff > 0), "report's min_off_cpu_ns of tiny %.0f, "
+		     "the trace's fastest call has %.0f", minoff, mnoff);
+	SS_E2E_CHECK(t, rlonger == (double)longer, "off_cpu_longer of tiny %.0f, the trace "
+		     "counts %zu calls off the CPU longer than on it", rlonger, longer);
+	/* the text table: the mark and the footer line that explains it */
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 run");
+	if (maxoff > 0) {
+		const char *row = strstr(t->out, "\ntiny ");
+		size_t len = row ? strcspn(row + 1, "\n") : 0;
+		char line[512];
+		snprintf(line, sizeof(line), "%.*s", (int)len, row ? row + 1 : "");
+		SS_E2E_CHECK(t, row && strchr(line, '*'), "tiny's row has no '*' on its Max:\n%s",
+			     t->out);
+		SS_E2E_CHECK(t, strstr(t->out, "Min/Max with '*': that call was switched out"),
+			     "no footer line for the '*':\n%s", t->out);
+	}
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_TEST(test_team_start),
+		SS_E2E_TEST(test_minmax_flag),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
