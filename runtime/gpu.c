@@ -167,6 +167,7 @@ static void gpu_load(void)
 	c.ticks = ss_clock_now();
 	ss_meta_write(SS_META_GPU_CLOCK, &c, sizeof(c), NULL, 0);
 	gpu.ready = 1;
+	ss_gpu_alloc_load(gpu.dl); /* memory.allocations: gpu-alloc.c */
 }
 
 void ss_gpu_on_window(int open)
