@@ -46,18 +46,6 @@ void ss_pf_bytes(struct ss_pf_msg *m, const void *p, size_t n)
 	m->n += n;
 }
 
-static size_t ss_pf_varint_enc(uint8_t *b, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		b[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (uint8_t)v;
-	return n;
-}
-
 void ss_pf_varint(struct ss_pf_msg *m, uint64_t v)
 {
 	uint8_t b[10];
@@ -404,40 +392,10 @@ void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 	size_t before = pf->out.n;
 	int named = type == SS_PF_TYPE_BEGIN || type == SS_PF_TYPE_INSTANT;
 
-	/* the common case, a BEGIN of a name this sequence knows or an END
-	 * with nothing else: encoded straight into the output, its two
-	 * lengths (each under 128: one byte) filled in behind it */
+	/* the common case (perfetto.h) */
 	if (!counter && !(x && (x->cs || x->ann)) &&
-	    (!named || (name < pf->capsent && (pf->sent[name] & 1))) &&
-	    pf->out.cap - pf->out.n >= 64) {
-		uint8_t *o = pf->out.p + pf->out.n, *plen, *tlen;
-		*o++ = SS_PF_TRACE_PACKET << 3 | 2;
-		plen = o++;
-		*o++ = SS_PF_PKT_TIMESTAMP << 3;
-		o += ss_pf_varint_enc(o, dt);
-		*o++ = SS_PF_PKT_SEQ_ID << 3;
-		o += ss_pf_varint_enc(o, seq);
-		*o++ = SS_PF_PKT_TRACK_EVENT << 3 | 2;
-		tlen = o++;
-		*o++ = SS_PF_TE_TYPE << 3;
-		*o++ = (uint8_t)type;
-		if (named) {
-			*o++ = SS_PF_TE_NAME_IID << 3;
-			o += ss_pf_varint_enc(o, (uint64_t)name + 1);
-		}
-		if (track) {
-			*o++ = SS_PF_TE_TRACK_UUID << 3;
-			o += ss_pf_varint_enc(o, track);
-		}
-		*tlen = (uint8_t)(o - tlen - 1);   /* <= 2 + 11 + 11 */
-		*plen = (uint8_t)(o - plen - 1);   /* <= 11 + 6 + 2 + 24 */
-		pf->out.n = (size_t)(o - pf->out.p);
-		pf->bytes_events += pf->out.n - before;
-		pf->track_events++;
-		if (pf->out.n >= SS_PF_BUF)
-			ss_pf_flush(pf);
+	    ss_pf_event_fast(pf, seq, dt, type, track, name))
 		return;
-	}
 	pkt->n = 0;
 	te->n = 0;
 	ss_pf_uint(pkt, SS_PF_PKT_TIMESTAMP, dt);

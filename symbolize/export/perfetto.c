@@ -109,12 +109,20 @@ static uint64_t ss_pf_subtrack(struct ss_perfetto *pf, struct ss_pf_thread *t,
 
 /* One event of the current thread's streamed sequence at ts (never before
  * its last one); the sequence starts at the first. */
-static void ss_pf_cur_event(struct ss_perfetto *pf, uint64_t ts, unsigned type,
-			    unsigned k, uint32_t name, const struct ss_pf_extra *x)
+static inline void ss_pf_cur_event(struct ss_perfetto *pf, uint64_t ts, unsigned type,
+				   unsigned k, uint32_t name, const struct ss_pf_extra *x)
 {
 	struct ss_pf_thread *t = pf->cur;
 	uint64_t track;
 
+	if (pf->cur_seq && k == SS_PF_TRACK_FUNC && !x) {  /* a call's BEGIN or END */
+		if (ts < pf->cur_last)
+			ts = pf->cur_last;
+		if (ss_pf_event_fast(pf, pf->cur_seq, ts - pf->cur_last, type, 0, name)) {
+			pf->cur_last = ts;
+			return;
+		}
+	}
 	if (!pf->cur_seq) {
 		pf->cur_seq = ss_pf_sequence(pf, ts, t->uuid);
 		pf->cur_last = ts;
@@ -136,11 +144,14 @@ static void ss_pf_cur_pop(struct ss_perfetto *pf, unsigned k)
 	while (os->n && os->f[os->n - 1].closed) {
 		struct ss_pf_open *o = &os->f[--os->n];
 		struct ss_pf_extra x;
-		memset(&x, 0, sizeof(x));
-		if (o->unwound) {
-			x.ann = "unwound";
-			x.ann_str = ss_pf_unwound(o->unwound);
+		if (!o->unwound) {
+			ss_pf_cur_event(pf, o->end, SS_PF_TYPE_END,
+					k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, 0, NULL);
+			continue;
 		}
+		memset(&x, 0, sizeof(x));
+		x.ann = "unwound";
+		x.ann_str = ss_pf_unwound(o->unwound);
 		ss_pf_cur_event(pf, o->end, SS_PF_TYPE_END,
 				k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, 0, &x);
 	}
@@ -436,12 +447,10 @@ static uint32_t ss_pf_callstack(struct ss_perfetto *pf, uint64_t pid,
 }
 
 /* Make (pid, tid) the current thread, finishing the one before. */
-static int ss_pf_switch(struct ss_perfetto *pf, uint64_t pid, uint64_t tid)
+static int ss_pf_switch_to(struct ss_perfetto *pf, uint64_t pid, uint64_t tid)
 {
 	struct ss_pf_thread *t;
 
-	if (pf->cur && pf->cur->pid == pid && pf->cur->tid == tid)
-		return 0;
 	ss_pf_thread_flush(pf);
 	t = ss_pf_find_thread(pf, pid, tid);
 	if (!t) {
@@ -454,6 +463,13 @@ static int ss_pf_switch(struct ss_perfetto *pf, uint64_t pid, uint64_t tid)
 	}
 	pf->cur = t;
 	return 0;
+}
+
+static inline int ss_pf_switch(struct ss_perfetto *pf, uint64_t pid, uint64_t tid)
+{
+	if (pf->cur && pf->cur->pid == pid && pf->cur->tid == tid)
+		return 0;
+	return ss_pf_switch_to(pf, pid, tid);
 }
 
 /* A function or range opens: its BEGIN now. */
@@ -503,7 +519,8 @@ static void ss_pf_open(void *ctx, uint64_t pid, uint64_t tid, const struct ss_sl
 	os->f[os->n].unwound = 0;
 	os->n++;
 	ss_pf_cur_event(pf, s->begin_ns, SS_PF_TYPE_BEGIN,
-			k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, name, &x);
+			k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, name,
+			x.cs || x.ann ? &x : NULL);
 }
 
 static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,

@@ -226,6 +226,61 @@ void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 		 unsigned type, uint64_t track, uint32_t name, int counter,
 		 double value, const struct ss_pf_extra *x);
 
+static inline size_t ss_pf_varint_enc(uint8_t *b, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	return n;
+}
+
+/* The common TrackEvent packet, a BEGIN of a name this sequence knows or
+ * an END with nothing else, encoded straight into the output, its two
+ * lengths (each under 128: one byte) filled in behind it: 1, or 0 when
+ * it is not that case (ss_pf_event writes it). */
+static inline int ss_pf_event_fast(struct ss_perfetto *pf, uint32_t seq, uint64_t dt,
+				   unsigned type, uint64_t track, uint32_t name)
+{
+	int named = type == SS_PF_TYPE_BEGIN || type == SS_PF_TYPE_INSTANT;
+	uint8_t *o, *plen, *tlen;
+	size_t before = pf->out.n;
+
+	if ((named && !(name < pf->capsent && (pf->sent[name] & 1))) ||
+	    pf->out.cap - pf->out.n < 64)
+		return 0;
+	o = pf->out.p + pf->out.n;
+	*o++ = SS_PF_TRACE_PACKET << 3 | 2;
+	plen = o++;
+	*o++ = SS_PF_PKT_TIMESTAMP << 3;
+	o += ss_pf_varint_enc(o, dt);
+	*o++ = SS_PF_PKT_SEQ_ID << 3;
+	o += ss_pf_varint_enc(o, seq);
+	*o++ = SS_PF_PKT_TRACK_EVENT << 3 | 2;
+	tlen = o++;
+	*o++ = SS_PF_TE_TYPE << 3;
+	*o++ = (uint8_t)type;
+	if (named) {
+		*o++ = SS_PF_TE_NAME_IID << 3;
+		o += ss_pf_varint_enc(o, (uint64_t)name + 1);
+	}
+	if (track) {
+		*o++ = SS_PF_TE_TRACK_UUID << 3;
+		o += ss_pf_varint_enc(o, track);
+	}
+	*tlen = (uint8_t)(o - tlen - 1);   /* <= 2 + 11 + 11 */
+	*plen = (uint8_t)(o - plen - 1);   /* <= 11 + 6 + 2 + 24 */
+	pf->out.n = (size_t)(o - pf->out.p);
+	pf->bytes_events += pf->out.n - before;
+	pf->track_events++;
+	if (pf->out.n >= SS_PF_BUF)
+		ss_pf_flush(pf);
+	return 1;
+}
+
 void ss_pf_thread_flush(struct ss_perfetto *pf);
 void ss_pf_counters_flush(struct ss_perfetto *pf);
 void ss_pf_gpu(void *ctx, uint64_t pid, const struct ss_gpu_data *g);
