@@ -332,7 +332,6 @@ void ss_alloc_report_csv_header(FILE *f, const struct ss_alloc_report *m)
 		fprintf(f, ",self_cpu_mem,cpu_mem,allocs");
 	if (ss_alloc_report_have(m, 1))
 		fprintf(f, ",self_cuda_mem,cuda_mem,cuda_allocs");
-	fputc('\n', f);
 }
 
 size_t ss_alloc_report_list(struct ss_exporter **walk, struct ss_exporter *agg,

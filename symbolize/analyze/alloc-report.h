@@ -54,8 +54,8 @@ void ss_alloc_report_footer(FILE *f, const struct ss_alloc_report *m);
 size_t ss_alloc_report_list(struct ss_exporter **walk, struct ss_exporter *agg,
 			    struct ss_exporter *gpu, struct ss_exporter *mem,
 			    const struct ss_alloc_report **m);
-/* csv: ",self_cpu_mem,cpu_mem,allocs[,...]" and the newline ending the
- * header; the row part */
+/* csv: ",self_cpu_mem,cpu_mem,allocs[,...]" header part (the caller
+ * ends the line: alloc-device.h's per-device columns follow) and row part */
 void ss_alloc_report_csv_header(FILE *f, const struct ss_alloc_report *m);
 void ss_alloc_report_csv_row(FILE *f, const struct ss_alloc_report *m,
 			     const struct ss_agg_row *r);

@@ -30,6 +30,7 @@
 #include "overhead.h"
 #include "step-outliers.h"
 #include "offcpu-report.h"
+#include "alloc-device.h"
 #include "alloc-report.h"
 #include "outfile.h"
 #include "stats-read.h"
@@ -46,6 +47,7 @@ struct ss_report_opts {
 	uint64_t calls, sum;         /* recorded calls; the 100% (compensated) */
 	size_t nall;                 /* rows before --limit cut them */
 	const struct ss_alloc_report *mem; /* memory.allocations, or NULL */
+	const struct ss_alloc_device *memdev; /* its CUDA memory per device */
 };
 
 /* Under a text table cut by --limit: how many rows it left out. */
@@ -323,7 +325,9 @@ static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o, int of
 		o->threads ? "pid,tid,thread," : "",
 		off ? ",off_cpu_self_ns,off_cpu_ns,off_cpu_longer,min_off_cpu_ns,max_off_cpu_ns"
 		    : ""); /* record.sched */
-	ss_alloc_report_csv_header(f, o->mem); /* memory.allocations; ends the line */
+	ss_alloc_report_csv_header(f, o->mem); /* memory.allocations */
+	ss_alloc_device_csv_header(f, o->memdev);
+	fputc('\n', f);
 }
 
 /* The columns of a CSV row before the times: name, kind[, pid, tid, thread]. */
@@ -362,6 +366,7 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 				(unsigned long long)r->off_ns, (unsigned long long)r->off_most),
 			ss_offcpu_report_minmax_csv(f, r, 0);
 		ss_alloc_report_csv_row(f, o->mem, r);
+		ss_alloc_device_csv_row(f, o->memdev, r);
 		fputc('\n', f);
 	}
 }
@@ -448,6 +453,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 				(unsigned long long)r->off_most),
 			ss_offcpu_report_minmax_csv(f, r, 1);
 		ss_alloc_report_json_row(f, o->mem, r);
+		ss_alloc_device_json_row(f, o->memdev, r);
 		fputc('}', f);
 	}
 	fprintf(f, "\n],\n\"cycles\":[");
@@ -761,22 +767,26 @@ int cmd_report(int argc, char **argv)
 	ex = ss_agg_exporter(a);
 	/* gpu.enabled: device time per host function and step */
 	struct ss_exporter *exs[2] = { ex, ss_gpu_report_new() };
-	struct ss_exporter *memx = ss_alloc_report_new(), *walk[3]; /* memory.allocations */
-	rc = ss_agg_walk(o.dir, o.backend, o.quiet, walk, ss_alloc_report_list(walk, ex, exs[1], memx, &o.mem), err, sizeof(err));
+	struct ss_exporter *memx = ss_alloc_report_new(), *walk[4]; /* memory.allocations */
+	struct ss_exporter *devx = ss_alloc_device_new(); /* its CUDA memory per device */
+	size_t nwalk = ss_alloc_report_list(walk, ex, exs[1], memx, &o.mem);
+	if (devx)
+		walk[nwalk++] = devx, o.memdev = ss_alloc_device_of(devx);
+	rc = ss_agg_walk(o.dir, o.backend, o.quiet, walk, nwalk, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "stepscope: %s\n", err);
-		ss_exporter_free(exs[1]), ss_exporter_free(memx);
+		ss_exporter_free(exs[1]), ss_exporter_free(memx), ss_exporter_free(devx);
 		ss_agg_free(a);
 		return rc;
 	}
 	if (ex->end(ex->ctx, err, sizeof(err))) {
 		fprintf(stderr, "stepscope: report: %s\n", err);
-		ss_exporter_free(exs[1]), ss_exporter_free(memx);
+		ss_exporter_free(exs[1]), ss_exporter_free(memx), ss_exporter_free(devx);
 		ss_agg_free(a);
 		return 1;
 	}
 	if (!(f = ss_report_open(&out, o.out))) {
-		ss_exporter_free(exs[1]), ss_exporter_free(memx);
+		ss_exporter_free(exs[1]), ss_exporter_free(memx), ss_exporter_free(devx);
 		ss_agg_free(a);
 		return 2;
 	}
@@ -796,6 +806,7 @@ int cmd_report(int argc, char **argv)
 		ss_report_json(f, a, rows, n, &o, sortnames[o.sort]);
 	} else {
 		ss_report_table(f, a, rows, n, &o);
+		ss_alloc_device_section(f, o.memdev, rows, n); /* two devices or more */
 		if (o.steps)
 			ss_report_steps_text(f, a);
 		if (o.steps)
@@ -805,7 +816,7 @@ int cmd_report(int argc, char **argv)
 		if (exs[1])
 			ss_gpu_report_print(f, exs[1]);
 	}
-	ss_exporter_free(exs[1]), ss_exporter_free(memx); /* NULL: nothing */
+	ss_exporter_free(exs[1]), ss_exporter_free(memx), ss_exporter_free(devx); /* NULL: nothing */
 	rc = ss_report_close(&out);
 	ss_agg_free(a);
 	return rc;

@@ -1,0 +1,339 @@
+/*
+ * alloc-device.c - Self CUDA Mem and CUDA Mem per device
+ * (alloc-device.h): report's section "CUDA memory by device" and the
+ * per-device csv columns and json keys.
+ *
+ * How: an exporter whose `alloc` callback gets each process's records
+ * (read/alloc-read.c); each record of a CUDA space (device or managed
+ * memory: ss_alloc_space_cuda) adds its signed bytes to its device's
+ * slot of the function it was made in (self) and of every distinct
+ * function on its call path (total), keyed by (pid, tid, name) and by
+ * name alone for the merged rows, as alloc-report.c does for the sums.
+ *
+ * Never: show a device that recorded nothing, or print the section when
+ * there is one device (the main table's CUDA columns are that device's).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc-device.h"
+#include "alloc-read.h"
+
+struct dkey {
+	uint64_t pid, tid;
+	char *name;
+	int64_t self[SS_ALLOC_DEVICES], total[SS_ALLOC_DEVICES];
+};
+
+struct ss_alloc_device {
+	struct ss_exporter ex;
+	struct dkey *keys;
+	size_t nkeys, capkeys;
+	uint32_t *index; /* open addressing: 0 empty, else key i + 1 */
+	size_t capindex;
+	uint32_t seen[SS_ALLOC_DEVICES]; /* devices with records */
+	uint32_t devs[SS_ALLOC_DEVICES]; /* their ordinals, ascending */
+	size_t ndevs;
+	int oom;
+};
+
+static uint64_t dkey_hash(uint64_t pid, uint64_t tid, const char *name)
+{
+	uint64_t h = 14695981039346656037ull ^ (pid * 0x9E3779B97F4A7C15ull) ^ (tid << 1);
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return h;
+}
+
+static struct dkey *dkey_find(const struct ss_alloc_device *m, uint64_t pid, uint64_t tid,
+			      const char *name)
+{
+	if (!m->capindex)
+		return NULL;
+	size_t mask = m->capindex - 1;
+	for (size_t j = dkey_hash(pid, tid, name) & mask;; j = (j + 1) & mask) {
+		uint32_t v = m->index[j];
+		if (!v)
+			return NULL;
+		struct dkey *k = &m->keys[v - 1];
+		if (k->pid == pid && k->tid == tid && !strcmp(k->name, name))
+			return k;
+	}
+}
+
+static int dkey_index(struct ss_alloc_device *m)
+{
+	size_t cap = m->capindex ? m->capindex * 2 : 256;
+	uint32_t *ix = calloc(cap, sizeof(*ix));
+	if (!ix)
+		return -1;
+	for (size_t i = 0; i < m->nkeys; i++) {
+		size_t j = dkey_hash(m->keys[i].pid, m->keys[i].tid, m->keys[i].name) & (cap - 1);
+		while (ix[j])
+			j = (j + 1) & (cap - 1);
+		ix[j] = (uint32_t)(i + 1);
+	}
+	free(m->index);
+	m->index = ix;
+	m->capindex = cap;
+	return 0;
+}
+
+static struct dkey *dkey_get(struct ss_alloc_device *m, uint64_t pid, uint64_t tid,
+			     const char *name)
+{
+	struct dkey *k = dkey_find(m, pid, tid, name);
+	if (k)
+		return k;
+	if ((m->nkeys + 1) * 2 > m->capindex && dkey_index(m))
+		return NULL;
+	if (m->nkeys == m->capkeys) {
+		size_t cap = m->capkeys ? m->capkeys * 2 : 64;
+		void *p = realloc(m->keys, cap * sizeof(*m->keys));
+		if (!p)
+			return NULL;
+		m->keys = p;
+		m->capkeys = cap;
+	}
+	k = &m->keys[m->nkeys];
+	memset(k, 0, sizeof(*k));
+	k->pid = pid;
+	k->tid = tid;
+	if (!(k->name = strdup(name)))
+		return NULL;
+	size_t j = dkey_hash(pid, tid, name) & (m->capindex - 1);
+	while (m->index[j])
+		j = (j + 1) & (m->capindex - 1);
+	m->index[j] = (uint32_t)++m->nkeys;
+	return k;
+}
+
+static void add_ev(struct ss_alloc_device *m, uint64_t pid, const struct ss_alloc_data *d,
+		   const struct ss_alloc_ev *e, unsigned dev)
+{
+	const char *seen[256];
+	for (int merged = 0; merged < 2; merged++) {
+		uint64_t p = merged ? 0 : pid, t = merged ? 0 : e->tid;
+		struct dkey *k = dkey_get(m, p, t, d->nodes[e->node - 1].name);
+		if (!k) {
+			m->oom = 1;
+			return;
+		}
+		k->self[dev] += e->delta;
+		size_t nseen = 0;
+		for (uint32_t n = e->node; n; n = d->nodes[n - 1].parent) {
+			const char *name = d->nodes[n - 1].name;
+			size_t i;
+			for (i = 0; i < nseen && strcmp(seen[i], name); i++)
+				;
+			if (i < nseen)
+				continue; /* recursive: once */
+			if (nseen < sizeof(seen) / sizeof(seen[0]))
+				seen[nseen++] = name;
+			if (!(k = dkey_get(m, p, t, name))) {
+				m->oom = 1;
+				return;
+			}
+			k->total[dev] += e->delta;
+		}
+	}
+}
+
+static void ad_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
+{
+	struct ss_alloc_device *m = ctx;
+	for (size_t i = 0; i < d->nev; i++) {
+		const struct ss_alloc_ev *e = &d->ev[i];
+		if (!ss_alloc_space_cuda(e->space))
+			continue;
+		unsigned dev = SS_SPACE_DEVICE(e->space);
+		if (dev >= SS_ALLOC_DEVICES)
+			dev = SS_ALLOC_DEVICES - 1;
+		if (!m->seen[dev]) {
+			m->seen[dev] = 1;
+			m->ndevs = 0;
+			for (uint32_t k = 0; k < SS_ALLOC_DEVICES; k++)
+				if (m->seen[k])
+					m->devs[m->ndevs++] = k;
+		}
+		if (e->node)
+			add_ev(m, pid, d, e, dev);
+	}
+}
+
+static int ad_begin(void *ctx, uint64_t t0) { (void)ctx, (void)t0; return 0; }
+static void ad_process(void *ctx, uint64_t pid, const char *name) { (void)ctx, (void)pid, (void)name; }
+static void ad_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
+{
+	(void)ctx, (void)pid, (void)tid, (void)name;
+}
+static void ad_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s)
+{
+	(void)ctx, (void)pid, (void)tid, (void)s;
+}
+static void ad_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns, double v)
+{
+	(void)ctx, (void)pid, (void)name, (void)ns, (void)v;
+}
+
+static int ad_end(void *ctx, char *err, size_t errlen)
+{
+	struct ss_alloc_device *m = ctx;
+	if (m->oom) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void ad_release(void *ctx)
+{
+	struct ss_alloc_device *m = ctx;
+	for (size_t i = 0; i < m->nkeys; i++)
+		free(m->keys[i].name);
+	free(m->keys);
+	free(m->index);
+	free(m);
+}
+
+struct ss_exporter *ss_alloc_device_new(void)
+{
+	struct ss_alloc_device *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->ex.ctx = m;
+	m->ex.begin = ad_begin;
+	m->ex.process = ad_process;
+	m->ex.thread = ad_thread;
+	m->ex.slice = ad_slice;
+	m->ex.counter = ad_counter;
+	m->ex.end = ad_end;
+	m->ex.release = ad_release;
+	m->ex.alloc = ad_alloc;
+	return &m->ex;
+}
+
+const struct ss_alloc_device *ss_alloc_device_of(const struct ss_exporter *e)
+{
+	return e ? e->ctx : NULL;
+}
+
+size_t ss_alloc_device_list(const struct ss_alloc_device *m, const uint32_t **devs)
+{
+	if (devs)
+		*devs = m ? m->devs : NULL;
+	return m ? m->ndevs : 0;
+}
+
+void ss_alloc_device_row(const struct ss_alloc_device *m, const struct ss_agg_row *r,
+			 size_t i, int64_t *self, int64_t *total)
+{
+	const struct dkey *k = NULL;
+	*self = *total = 0;
+	if (m && i < m->ndevs && r->kind == SS_AGG_FUNCTION && r->name)
+		k = dkey_find(m, r->pid, r->tid, r->name);
+	if (k) {
+		*self = k->self[m->devs[i]];
+		*total = k->total[m->devs[i]];
+	}
+}
+
+/* "1.50 MiB", "-512 B" */
+static char *fmt_bytes(int64_t b, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	uint64_t a = b < 0 ? -(uint64_t)b : (uint64_t)b;
+	double v = (double)a;
+	int u = 0;
+	while (v >= 1024 && u < 4)
+		v /= 1024, u++;
+	if (!u)
+		snprintf(buf, len, "%s%" PRIu64 " B", b < 0 ? "-" : "", a);
+	else
+		snprintf(buf, len, "%s%.2f %s", b < 0 ? "-" : "", v, unit[u]);
+	return buf;
+}
+
+void ss_alloc_device_section(FILE *f, const struct ss_alloc_device *m,
+			     const struct ss_agg_row *rows, size_t n)
+{
+	if (!m || m->ndevs < 2)
+		return;
+	int w = 4;
+	size_t shown = 0;
+	for (size_t k = 0; k < n; k++) {
+		int any = 0;
+		for (size_t i = 0; i < m->ndevs; i++) {
+			int64_t s, t;
+			ss_alloc_device_row(m, &rows[k], i, &s, &t);
+			any |= s || t;
+		}
+		if (any && rows[k].name && (int)strlen(rows[k].name) > w)
+			w = (int)strlen(rows[k].name);
+	}
+	if (w > 60)
+		w = 60;
+	fprintf(f, "\nCUDA memory by device (Self CUDA Mem / CUDA Mem of each function's blocks "
+		"on that device):\n  %-*s", w, "Name");
+	for (size_t i = 0; i < m->ndevs; i++) {
+		char h[2][32];
+		snprintf(h[0], sizeof(h[0]), "Self cuda:%u", m->devs[i]);
+		snprintf(h[1], sizeof(h[1]), "cuda:%u", m->devs[i]);
+		fprintf(f, "  %14s  %14s", h[0], h[1]);
+	}
+	fputc('\n', f);
+	for (size_t k = 0; k < n; k++) {
+		const struct ss_agg_row *r = &rows[k];
+		int64_t s[SS_ALLOC_DEVICES], t[SS_ALLOC_DEVICES];
+		int any = 0;
+		for (size_t i = 0; i < m->ndevs; i++) {
+			ss_alloc_device_row(m, r, i, &s[i], &t[i]);
+			any |= s[i] || t[i];
+		}
+		if (!any)
+			continue;
+		fprintf(f, "  %-*.*s", w, w, r->name);
+		for (size_t i = 0; i < m->ndevs; i++) {
+			char b[2][48];
+			fprintf(f, "  %14s  %14s", fmt_bytes(s[i], b[0], sizeof(b[0])),
+				fmt_bytes(t[i], b[1], sizeof(b[1])));
+		}
+		fputc('\n', f);
+		shown++;
+	}
+	if (!shown)
+		fprintf(f, "  (no function in the table has any)\n");
+}
+
+void ss_alloc_device_csv_header(FILE *f, const struct ss_alloc_device *m)
+{
+	for (size_t i = 0; m && m->ndevs >= 2 && i < m->ndevs; i++)
+		fprintf(f, ",self_cuda_mem_dev%u,cuda_mem_dev%u", m->devs[i], m->devs[i]);
+}
+
+void ss_alloc_device_csv_row(FILE *f, const struct ss_alloc_device *m,
+			     const struct ss_agg_row *r)
+{
+	for (size_t i = 0; m && m->ndevs >= 2 && i < m->ndevs; i++) {
+		int64_t s, t;
+		ss_alloc_device_row(m, r, i, &s, &t);
+		fprintf(f, ",%" PRId64 ",%" PRId64, s, t);
+	}
+}
+
+void ss_alloc_device_json_row(FILE *f, const struct ss_alloc_device *m,
+			      const struct ss_agg_row *r)
+{
+	if (!m || !m->ndevs)
+		return;
+	for (int self = 0; self < 2; self++) {
+		fprintf(f, ",\"%scuda_mem_by_device\":{", self ? "self_" : "");
+		for (size_t i = 0; i < m->ndevs; i++) {
+			int64_t s, t;
+			ss_alloc_device_row(m, r, i, &s, &t);
+			fprintf(f, "%s\"%u\":%" PRId64, i ? "," : "", m->devs[i], self ? s : t);
+		}
+		fputc('}', f);
+	}
+}
