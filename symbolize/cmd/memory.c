@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "memory-leaks.h"
 #include "outfile.h"
 #include "reader.h"
 #include "run.h"
@@ -548,25 +549,47 @@ static void ss_memplot_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stepscope memory [-o OUT.svg] DIR\n"
+		"       stepscope memory --leaks [--stacks] [-o OUT] [--backend dw|bfd] [-q] DIR\n"
 		"\n"
 		"Plot current and peak memory per device (host, cuda:N) of a run recorded\n"
 		"with memory.enabled: over steps (memory_profile.json) and over time (the\n"
 		"samples in the traces), and say when memory grows step after step.\n"
 		"\n"
-		"   -o, --output OUT   write the SVG here (default DIR/memory.svg; - is stdout)\n");
+		"   -o, --output OUT   write the SVG here (default DIR/memory.svg; - is stdout)\n"
+		"   --leaks            the blocks allocated in recorded steps and never freed\n"
+		"                      before exit (memory.allocations), by allocating function,\n"
+		"                      largest first, per space (heap, cuda:N); text on stdout\n"
+		"   --stacks           with --leaks: each function's recorded call paths too\n");
+}
+
+/* --leaks, --stacks: bits 1 and 2 of *ctx */
+static enum ss_cli_took ss_memplot_option(struct ss_cli *c, void *ctx, int argc, char **argv,
+					  int *i)
+{
+	(void)c, (void)argc;
+	if (!strcmp(argv[*i], "--leaks"))
+		*(int *)ctx |= 1;
+	else if (!strcmp(argv[*i], "--stacks"))
+		*(int *)ctx |= 2;
+	else
+		return SS_CLI_NOT_MINE;
+	return SS_CLI_TAKEN;
 }
 
 int cmd_memory(int argc, char **argv)
 {
-	struct ss_cli c = { "memory", ss_memplot_usage, SS_CLI_EQUALS, NULL, NULL, NULL, 0 };
+	struct ss_cli c = { "memory", ss_memplot_usage, SS_CLI_EQUALS | SS_CLI_SYMBOLS, NULL, NULL,
+			    NULL, 0 };
 	const char *dir, *out;
 	char err[8300], *defout = NULL;
 	struct ss_memplot mp;
-	int rc;
+	int rc, leaks = 0;
 
-	rc = ss_cli_parse(&c, argc, argv, NULL, NULL);
+	rc = ss_cli_parse(&c, argc, argv, ss_memplot_option, &leaks);
 	if (rc != SS_CLI_GO)
 		return rc;
+	if (leaks) /* memory.allocations (memory-leaks.c) */
+		return ss_memory_leaks_to(c.dir, c.backend, c.quiet, leaks & 2, c.out);
 	dir = c.dir;
 	out = c.out;
 	memset(&mp, 0, sizeof(mp));

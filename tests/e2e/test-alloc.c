@@ -160,6 +160,30 @@ static void check_report(struct ss_e2e *t, const struct ledger *l)
 	cJSON_Delete(root);
 }
 
+/* memory --leaks: leak_small's blocks of the recorded steps, nothing else */
+static void check_leaks(struct ss_e2e *t, const struct ledger *l)
+{
+	const struct fn *leak = NULL;
+	for (int i = 0; i < l->nf; i++)
+		if (!strcmp(l->f[i].name, "leak_small"))
+			leak = &l->f[i];
+	SS_E2E_CHECK(t, leak && leak->allocs == END - FIRST, "the ledger has no leak_small");
+	SS_E2E_SH_OK(t, SS " memory --leaks run");
+	char want[256];
+	snprintf(want, sizeof(want), "Leaked: %lld blocks, %lld bytes", leak->allocs, leak->self);
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, want) == 1, "no line '%s' in:\n%s", want, t->out);
+	unsigned long long blocks = 0, bytes = 0;
+	char name[64] = "";
+	const char *line = strstr(t->out, "\nheap");
+	SS_E2E_CHECK(t, line && sscanf(line, " heap %llu %llu %*s %*s %63s", &blocks, &bytes, name) == 3,
+		     "no heap row in:\n%s", t->out);
+	SS_E2E_CHECK(t, !strcmp(name, "leak_small") && blocks == (unsigned long long)leak->allocs &&
+			     bytes == (unsigned long long)leak->self,
+		     "first leak row: %s %llu blocks %llu bytes; want leak_small %lld %lld", name,
+		     blocks, bytes, leak->allocs, leak->self);
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, "heap") == 1, "more than one leak row:\n%s", t->out);
+}
+
 static void record_trainer(struct ss_e2e *t, const char *extra, const char *args,
 			   struct ledger *l)
 {
@@ -177,6 +201,7 @@ static void test_trainer(void **state)
 	static struct ledger l;
 	record_trainer(t, "", "", &l);
 	check_report(t, &l);
+	check_leaks(t, &l);
 	ss_e2e_pass(t);
 }
 
