@@ -29,10 +29,11 @@ build_pkgs="make gcc libc6-dev libdw-dev libelf-dev binutils-dev libcjson-dev li
 # calls of a recording; hyperfine, uftrace, time: test-bench runs `make
 # bench` once at its smallest sizes; nodejs, npm: test-export checks the
 # speedscope output with node, on the npm modules make installs
-# (tests/lib/npm)
+# (tests/lib/npm); gdb: test-args-gdb compares record.args with gdb's
+# `info args`
 bench_pkgs="$build_pkgs hyperfine uftrace time"
 test_pkgs="$build_pkgs libcmocka-dev g++ clang libomp-dev protobuf-compiler chromium
-	zlib1g-dev cmake openmpi-bin libopenmpi-dev strace nodejs npm $bench_pkgs"
+	zlib1g-dev cmake openmpi-bin libopenmpi-dev strace nodejs npm gdb $bench_pkgs"
 # installed after the others, if still missing then: nodesource's nodejs
 # (a machine with its apt source) provides npm and conflicts with Debian's
 late_pkgs="npm"

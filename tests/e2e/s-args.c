@@ -19,7 +19,7 @@
  * Ledger lines:
  *   matmul_forward out inp weight bias B T C OC ns
  *   attention_forward out inp B T C NH ns
- *   adamw_update params grads n lr beta1 beta2 eps weight_decay t ns
+ *   adamw_update params grads m v n lr beta1 beta2 eps weight_decay t ns
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +34,7 @@
 #define CH 48
 #define NH 4
 #define LAYERS 2
+#define ATT_REPS 64      /* attention_forward: 2*B*NH*T*T*(C/NH)*64 FLOPs */
 
 static FILE *ledger;
 
@@ -64,20 +65,23 @@ NOINLINE void attention_forward(float *out, const float *inp, int b, int t, int 
 				int nh)
 {
 	int hs = c / nh;
-	for (int i = 0; i < b; i++)
-		for (int h = 0; h < nh; h++)
-			for (int q = 0; q < t; q++) {
-				const float *qv = inp + (i * t + q) * 3 * c + h * hs;
-				float acc = 0;
-				for (int k = 0; k <= q; k++) {
-					const float *kv = inp + (i * t + k) * 3 * c + c + h * hs;
-					float d = 0;
-					for (int e = 0; e < hs; e++)
-						d += qv[e] * kv[e];
-					acc += d;
+	/* every query against every key, ATT_REPS times over: long enough
+	 * that its GFLOP/s is measured on calls far longer than the hooks */
+	for (int rep = 0; rep < ATT_REPS; rep++)
+		for (int i = 0; i < b; i++)
+			for (int h = 0; h < nh; h++)
+				for (int q = 0; q < t; q++) {
+					const float *qv = inp + (i * t + q) * 3 * c + h * hs;
+					float acc = 0;
+					for (int k = 0; k < t; k++) {
+						const float *kv = inp + (i * t + k) * 3 * c + c + h * hs;
+						float d = 0;
+						for (int e = 0; e < hs; e++)
+							d += qv[e] * kv[e];
+						acc += d;
+					}
+					out[(i * t + q) * c + h * hs] += acc;
 				}
-				out[(i * t + q) * c + h * hs] = acc;
-			}
 }
 
 NOINLINE void adamw_update(float *params, const float *grads, float *m, float *v, long n,
@@ -127,8 +131,8 @@ static NOINLINE void train_step(int step)
 	float beta2 = 0.999f - 1e-5f * (float)step, eps = 1e-8f * (float)(step + 1);
 	float wd = step % 2 ? 0.0f : 0.1f / 3.0f;
 	long n = 4L * CH * CH + step;
-	fprintf(ledger, "adamw_update %p %p %ld %a %a %a %a %a %d", (void *)wts,
-		(void *)grads, n, lr, beta1, beta2, eps, wd, step + 1);
+	fprintf(ledger, "adamw_update %p %p %p %p %ld %a %a %a %a %a %d", (void *)wts,
+		(void *)grads, (void *)mom, (void *)vel, n, lr, beta1, beta2, eps, wd, step + 1);
 	long t0 = now_ns();
 	adamw_update(wts, grads, mom, vel, n, lr, beta1, beta2, eps, wd, step + 1);
 	fprintf(ledger, " %ld\n", now_ns() - t0);
