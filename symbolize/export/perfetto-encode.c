@@ -393,7 +393,7 @@ void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 	int named = type == SS_PF_TYPE_BEGIN || type == SS_PF_TYPE_INSTANT;
 
 	/* the common case (perfetto.h) */
-	if (!counter && !(x && (x->cs || x->ann)) &&
+	if (!counter && !(x && (x->cs || x->ann || x->call)) &&
 	    ss_pf_event_fast(pf, seq, dt, type, track, name))
 		return;
 	pkt->n = 0;
@@ -423,6 +423,8 @@ void ss_pf_event(struct ss_perfetto *pf, struct ss_pf_msg *pkt,
 		ss_pf_sub(te, SS_PF_TE_DEBUG_ANNOTATIONS, &da);
 		free(da.p);
 	}
+	if (x && x->call)
+		ss_pf_call_args(te, x->call); /* record.args */
 	ss_pf_sub(pkt, SS_PF_PKT_TRACK_EVENT, te);
 	if (named)
 		ss_pf_interned(pf, pkt, name, x ? x->cs : 0);

@@ -144,14 +144,16 @@ static void ss_pf_cur_pop(struct ss_perfetto *pf, unsigned k)
 	while (os->n && os->f[os->n - 1].closed) {
 		struct ss_pf_open *o = &os->f[--os->n];
 		struct ss_pf_extra x;
-		if (!o->unwound) {
+		if (!o->unwound && !o->call) {
 			ss_pf_cur_event(pf, o->end, SS_PF_TYPE_END,
 					k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, 0, NULL);
 			continue;
 		}
 		memset(&x, 0, sizeof(x));
-		x.ann = "unwound";
-		x.ann_str = ss_pf_unwound(o->unwound);
+		x.ann = o->unwound ? "unwound" : NULL;
+		x.ann_str = o->unwound ? ss_pf_unwound(o->unwound) : NULL;
+		x.call = o->call;  /* record.args: perfetto-args.c */
+		o->call = NULL;
 		ss_pf_cur_event(pf, o->end, SS_PF_TYPE_END,
 				k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, 0, &x);
 	}
@@ -517,6 +519,7 @@ static void ss_pf_open(void *ctx, uint64_t pid, uint64_t tid, const struct ss_sl
 	os->f[os->n].end = s->begin_ns;
 	os->f[os->n].closed = 0;
 	os->f[os->n].unwound = 0;
+	os->f[os->n].call = NULL;
 	os->n++;
 	ss_pf_cur_event(pf, s->begin_ns, SS_PF_TYPE_BEGIN,
 			k ? SS_PF_TRACK_RANGE : SS_PF_TRACK_FUNC, name,
@@ -542,6 +545,8 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 			f->unwound = (s->flags & SS_SLICE_UNWOUND) ?
 					     (uint8_t)(1 + (s->unwind < 200 ? s->unwind : 0)) :
 					     0;
+			if (s->argv && f == &os->f[os->n - 1])
+				f->call = s;  /* record.args: on its END, now */
 			ss_pf_cur_pop(pf, s->cat == SS_SLICE_RANGE);
 			return;
 		}
@@ -709,6 +714,7 @@ struct ss_exporter *ss_export_perfetto_open(const char *path, char *err,
 	pf->ex.counter = ss_pf_counter;
 	pf->ex.gpu = ss_pf_gpu;
 	pf->ex.offcpu = ss_pf_offcpu;
+	pf->ex.alloc = ss_pf_alloc;
 	pf->ex.end = ss_pf_end;
 	pf->ex.release = ss_pf_release;
 	return &pf->ex;

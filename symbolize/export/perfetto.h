@@ -106,6 +106,7 @@ struct ss_pf_extra {
 	const char *ann;         /* debug annotation name, or NULL */
 	const char *ann_str;     /* its string value, or NULL: ann_uint */
 	uint64_t ann_uint;
+	const struct ss_slice *call; /* record.args: its values too, or NULL */
 };
 
 /* a small growable byte string for nested messages */
@@ -125,6 +126,8 @@ struct ss_pf_thread {
 struct ss_pf_open {
 	uint64_t begin, end;
 	uint8_t closed, unwound;
+	const struct ss_slice *call; /* record.args: closed with these
+				      * values, popped in the same call */
 };
 
 struct ss_pf_ostack {
@@ -209,6 +212,8 @@ void ss_pf_varint(struct ss_pf_msg *m, uint64_t v);
 void ss_pf_uint(struct ss_pf_msg *m, unsigned field, uint64_t v);
 void ss_pf_str(struct ss_pf_msg *m, unsigned field, const char *s);
 void ss_pf_sub(struct ss_pf_msg *m, unsigned field, const struct ss_pf_msg *sub);
+/* record.args: s's parameters as debug annotations (perfetto-args.c) */
+void ss_pf_call_args(struct ss_pf_msg *te, const struct ss_slice *s);
 void *ss_pf_writer_main(void *arg);
 void ss_pf_flush(struct ss_perfetto *pf);
 void ss_pf_writer_stop(struct ss_perfetto *pf);
@@ -290,5 +295,7 @@ void ss_pf_gpu_event(struct ss_perfetto *pf, uint32_t seq, uint64_t ns,
 		     unsigned flow_field, uint64_t flow);
 /* perfetto-offcpu.c: the exporter's offcpu callback (record.sched) */
 void ss_pf_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d);
+/* alloc-track.c: recorded allocations as counter tracks */
+void ss_pf_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d);
 
 #endif /* SS_PERFETTO_H */

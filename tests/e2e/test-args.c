@@ -10,7 +10,8 @@
  *     parameter by its source name, equal to the ledger's value (integers
  *     exact, floats bit-exact, pointers), in call order; the slices of the
  *     OpenMP outlined body carry none; each call's "flops" is the
- *     expression's value for its ledger values.
+ *     expression's value for its ledger values; the .perfetto-trace has
+ *     the values as debug annotations.
  *   test_group: `report --group-by args --format csv`: exactly the groups
  *     the ledger has (4 matmul shapes, 1 attention, one AdamW per step),
  *     each with the ledger's call count; every group's GFLOP/s within 10%
@@ -226,6 +227,14 @@ static void test_ledger(void **state)
 			SS_E2E_CHECK(t, !fl, "call %zu %s has flops but no expression", i, fn);
 	}
 	cJSON_Delete(root);
+	/* Perfetto: the same values as debug annotations on each call's END */
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize --format perfetto run >/dev/null && "
+			"protoc --decode=perfetto.protos.Trace -I\"$SS_E2E_SRC/tests/proto\" "
+			"\"$SS_E2E_SRC/tests/proto/perfetto-subset.proto\" < run/trace.perfetto-trace | "
+			"grep -A1 -e 'int_value: 2$' -e 'uint_value: 2$' | grep -c 'name: \"b\"'");
+	SS_E2E_CHECK(t, atoi(t->out) == 5 * STEPS * 2,
+		     "Perfetto: %d annotations b = 2, expected %d (matmul and attention calls)",
+		     atoi(t->out), 5 * STEPS * 2);
 	ss_e2e_pass(t);
 }
 
