@@ -754,6 +754,7 @@ struct ss_exporter *ss_export_chrome_open(const char *path, char *err,
 	c->ex.counter = ss_chrome_counter;
 	c->ex.gpu = ss_chrome_gpu;
 	c->ex.offcpu = ss_chrome_offcpu;
+	c->ex.alloc = ss_chrome_alloc;
 	c->ex.stack_nodes = ss_chrome_stack_nodes;
 	c->ex.end = ss_chrome_end;
 	c->ex.release = ss_chrome_release;

@@ -64,6 +64,8 @@ struct ss_chrome {
 void *ss_chrome_writer_main(void *arg);
 /* chrome-offcpu.c: the exporter's offcpu callback (record.sched) */
 void ss_chrome_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d);
+/* alloc-track.c: recorded allocations as counter tracks */
+void ss_chrome_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d);
 void ss_chrome_flush(struct ss_chrome *c);
 void ss_chrome_lit(struct ss_chrome *c, const char *s, size_t n);
 void ss_chrome_u64(struct ss_chrome *c, uint64_t v);

@@ -281,7 +281,8 @@ int cudaDeviceSynchronize(void)
  * untouched.
  *
  * Callbacks: one subscriber (a second gets
- * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), enabled per runtime
+ * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, and so does the first
+ * with FAKE_CUPTI_BUSY=1: a profiler holds it), enabled per runtime
  * API cbid; each call makes an ENTER and an EXIT callback on the calling
  * thread, outside the library's lock, with a CUpti_CallbackData
  * (struct ss_cupti_cbdata) whose context stands for the current device
@@ -338,7 +339,9 @@ int cudaGetDevice(int *dev)
 int cuptiSubscribe(void **sub, ss_cupti_callback_fn fn, void *user)
 {
 	pthread_mutex_lock(&lock);
-	int rc = subscribed ? SS_CUPTI_MULTIPLE_SUBSCRIBERS : 0;
+	/* FAKE_CUPTI_BUSY=1: another tool holds the subscription */
+	const char *busy = getenv("FAKE_CUPTI_BUSY");
+	int rc = subscribed || (busy && *busy == '1') ? SS_CUPTI_MULTIPLE_SUBSCRIBERS : 0;
 	if (!rc) {
 		subscribed = 1;
 		cb_fn = fn;

@@ -29,9 +29,10 @@
  *   memory of its own): also self_cpu_mem and cpu_mem (pinned memory is
  *   CPU memory, as in torch.profiler), and the count of frees of unknown
  *   size.  On a real GPU libcudart's own mallocs land in those.
- * --leaks: `stepscope memory --leaks --format json`: per device, the
+ * --leaks: `stepscope memory --leaks` (its table: space, blocks, bytes,
+ *   the bytes again for people, allocating function): per device, the
  *   blocks allocated in recorded steps and never freed, by function,
- *   count and bytes.
+ *   count and bytes, and no other CUDA block.
  *
  * Never: take a check as passed when there was nothing to check.
  */
@@ -419,48 +420,75 @@ static void check_leaks(const char *path)
 		want[k].count++;
 		want[k].bytes += e->bytes;
 	}
-	cJSON *j = load_json(path, "leaks per device");
-	if (!j)
+	struct group {
+		char space[32], fn[128];
+		long count, bytes;
+	} got[256];
+	int ngot = 0;
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		result(0, "leaks per device", "cannot read %s", path);
 		return;
+	}
+	char line[1024];
+	int header = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "Space ", 6)) {
+			header = 1;
+			continue;
+		}
+		/* "SPACE(14)  BLOCKS  BYTES  HUMAN(2 words)  FUNCTION"; stack
+		 * lines (--stacks) start with blanks */
+		if (!header || strlen(line) < 16 || line[0] == ' ' || ngot == 256)
+			continue;
+		struct group *g = &got[ngot];
+		char human[2][32];
+		int at = 0;
+		snprintf(g->space, sizeof(g->space), "%.14s", line);
+		for (size_t k = strlen(g->space); k > 0 && g->space[k - 1] == ' '; k--)
+			g->space[k - 1] = 0;
+		if (sscanf(line + 14, "%ld %ld %31s %31s %n", &g->count, &g->bytes, human[0], human[1],
+			   &at) != 4 || !at)
+			continue;
+		snprintf(g->fn, sizeof(g->fn), "%s", line + 14 + at);
+		ngot++;
+	}
+	fclose(f);
+	if (!header) {
+		result(0, "leaks per device", "no table in %s (stepscope memory --leaks)", path);
+		return;
+	}
 	int bad = 0;
 	char why[1536] = "";
 	size_t wl = 0;
-	const cJSON *groups = cJSON_GetObjectItemCaseSensitive(j, "leaks"), *g;
 	for (int k = 0; k < nwant; k++) {
 		char space[32];
 		snprintf(space, sizeof(space), "cuda:%d%s", want[k].dev,
 			 want[k].space == 2 ? " pinned" : want[k].space == 3 ? " managed" : "");
 		long count = 0, bytes = 0;
-		cJSON_ArrayForEach(g, groups) {
-			const cJSON *fn = cJSON_GetObjectItemCaseSensitive(g, "function");
-			const cJSON *sp = cJSON_GetObjectItemCaseSensitive(g, "space");
-			if (cJSON_IsString(fn) && cJSON_IsString(sp) &&
-			    !strcmp(fn->valuestring, want[k].fn) && !strcmp(sp->valuestring, space)) {
-				count += num(g, "count", NULL);
-				bytes += num(g, "bytes", NULL);
-			}
-		}
+		for (int i = 0; i < ngot; i++)
+			if (!strcmp(got[i].fn, want[k].fn) && !strcmp(got[i].space, space))
+				count += got[i].count, bytes += got[i].bytes;
 		if (count != want[k].count || bytes != want[k].bytes)
 			DIFF("%s on %s: %ld blocks %ld bytes, ledger %ld %ld; ", want[k].fn, space,
 			     count, bytes, want[k].count, want[k].bytes);
 	}
 	/* and nothing else leaked in a CUDA space */
-	cJSON_ArrayForEach(g, groups) {
-		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(g, "function");
-		const cJSON *sp = cJSON_GetObjectItemCaseSensitive(g, "space");
-		if (!cJSON_IsString(fn) || !cJSON_IsString(sp) || strncmp(sp->valuestring, "cuda:", 5))
+	for (int i = 0; i < ngot; i++) {
+		if (strncmp(got[i].space, "cuda:", 5))
 			continue;
 		int k;
 		for (k = 0; k < nwant; k++) {
 			char space[32];
 			snprintf(space, sizeof(space), "cuda:%d%s", want[k].dev,
 				 want[k].space == 2 ? " pinned" : want[k].space == 3 ? " managed" : "");
-			if (!strcmp(fn->valuestring, want[k].fn) && !strcmp(sp->valuestring, space))
+			if (!strcmp(got[i].fn, want[k].fn) && !strcmp(got[i].space, space))
 				break;
 		}
 		if (k == nwant)
-			DIFF("%s on %s: %ld blocks listed, the ledger has none; ", fn->valuestring,
-			     sp->valuestring, num(g, "count", NULL));
+			DIFF("%s on %s: %ld blocks listed, the ledger has none; ", got[i].fn,
+			     got[i].space, got[i].count);
 	}
 	char list[512] = "";
 	for (int k = 0, l = 0; k < nwant; k++)
@@ -469,7 +497,6 @@ static void check_leaks(const char *path)
 			      want[k].count ? want[k].bytes / want[k].count : 0);
 	result(!bad && nwant > 0, "leaks per device", "%s%s", bad ? why : list,
 	       bad ? "" : ", as the ledger");
-	cJSON_Delete(j);
 }
 
 int main(int argc, char **argv)
