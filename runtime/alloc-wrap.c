@@ -101,40 +101,40 @@ static void resolve(void)
 	resolving = 0;
 }
 
+/* no frame of their own on the common path: a test and a tail call */
+#define SS_WRAP SS_EXPORT __attribute__((optimize("omit-frame-pointer")))
+
 #define READY() (ss_likely(__atomic_load_n(&next.malloc, __ATOMIC_ACQUIRE) != NULL))
 #define RECORDING() ss_unlikely(ss_hot.gate & ss_alloc_hot.mask)
 #define LOOKING() ss_unlikely((ss_hot.gate & ss_alloc_hot.mask) | (ss_alloc_hot.live != 0))
 
+/* errno is kept by alloc.c: its slow paths save and restore it */
 static inline void note(void *p, size_t n)
 {
-	if (p) {
-		int saved = errno;
+	if (p)
 		ss_alloc_record((uintptr_t)p, n, SS_SPACE_HEAP);
-		errno = saved;
-	}
 }
 
 static inline void note_free(void *p)
 {
-	int saved = errno;
 	ss_alloc_record_free((uintptr_t)p, SS_SPACE_HEAP, NULL);
-	errno = saved;
 }
 
-SS_EXPORT void *malloc(size_t n)
+SS_WRAP void *malloc(size_t n)
 {
 	if (!READY()) {
 		if (resolving)
 			return boot_alloc(n, 16);
 		resolve();
 	}
+	if (!RECORDING())
+		return next.malloc(n); /* a tail call */
 	void *p = next.malloc(n);
-	if (RECORDING())
-		note(p, n);
+	note(p, n);
 	return p;
 }
 
-SS_EXPORT void free(void *p)
+SS_WRAP void free(void *p)
 {
 	if (ss_unlikely(in_boot(p)))
 		return;
@@ -145,7 +145,7 @@ SS_EXPORT void free(void *p)
 	next.free(p);
 }
 
-SS_EXPORT void *calloc(size_t k, size_t n)
+SS_WRAP void *calloc(size_t k, size_t n)
 {
 	if (!READY()) {
 		if (resolving) {
@@ -156,9 +156,10 @@ SS_EXPORT void *calloc(size_t k, size_t n)
 		}
 		resolve();
 	}
+	if (!RECORDING())
+		return next.calloc(k, n);
 	void *p = next.calloc(k, n);
-	if (RECORDING())
-		note(p, k * n);
+	note(p, k * n);
 	return p;
 }
 

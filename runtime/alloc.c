@@ -44,7 +44,7 @@ struct tab_slot {
 	uint64_t pad;
 };
 static struct tab_slot *tab;
-static uint64_t tab_untracked, tab_tracked;
+static uint64_t tab_untracked;
 static __thread int thread_gone; /* past its exit destructor */
 
 static inline uint32_t tab_hash(uint64_t a)
@@ -67,12 +67,13 @@ static void tab_insert(uint64_t addr, uint64_t size, uint64_t space)
 		}
 		if (k > TAB_TOMB)
 			continue;
+		/* a free slot: another thread may take it at the same time */
 		if (__atomic_compare_exchange_n(&s->key, &k, addr, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			s->size = size;
 			s->space = space;
-			__atomic_fetch_add(&ss_alloc_hot.live, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&tab_tracked, 1, __ATOMIC_RELAXED);
+			if (ss_unlikely(!ss_alloc_hot.live))
+				ss_alloc_hot.live = 1; /* frees look here from now on */
 			return;
 		}
 		i--; /* taken meanwhile: look at it again */
@@ -95,12 +96,11 @@ static int tab_remove(uint64_t addr, uint64_t *size, uint64_t *space)
 			continue;
 		*size = s->size;
 		*space = s->space;
-		if (__atomic_compare_exchange_n(&s->key, &k, TAB_TOMB, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			__atomic_fetch_sub(&ss_alloc_hot.live, 1, __ATOMIC_RELAXED);
-			return 1;
-		}
-		return 0;
+		/* only the thread that frees the block removes its entry (a
+		 * block is freed once), and nothing inserts over a live key:
+		 * a plain store */
+		__atomic_store_n(&s->key, TAB_TOMB, __ATOMIC_RELEASE);
+		return 1;
 	}
 	return 0;
 }
@@ -279,7 +279,7 @@ void ss_alloc_after_fork(void)
 		return;
 	madvise(tab, sizeof(struct tab_slot) * TAB_SIZE, MADV_DONTNEED); /* zeroes */
 	ss_alloc_hot.live = 0;
-	tab_untracked = tab_tracked = 0;
+	tab_untracked = 0;
 }
 
 /* At exit, lock held: the blocks still live, SS_META_ALLOC_LIVE records
@@ -292,7 +292,6 @@ void ss_alloc_write_live(void)
 	static struct ss_alloc_block buf[2048];
 	struct ss_meta_alloc_live h = {
 		.untracked = __atomic_load_n(&tab_untracked, __ATOMIC_RELAXED),
-		.tracked = __atomic_load_n(&tab_tracked, __ATOMIC_RELAXED),
 	};
 	size_t n = 0;
 	int wrote = 0;

@@ -13,8 +13,8 @@ struct ss_alloc_hot {
 	int mask;       /* SS_GATE_REC with memory.allocations, else 0: the
 	                 * wrappers record when ss_hot.gate & mask */
 	int pad;
-	long live;      /* blocks in the table: a free outside a window
-	                 * looks there only when this is not 0 */
+	long live;      /* 1 once the table held a block: a free outside a
+	                 * window looks there only then */
 } __attribute__((aligned(64)));
 extern struct ss_alloc_hot ss_alloc_hot __attribute__((visibility("hidden")));
 

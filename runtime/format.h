@@ -360,15 +360,36 @@ enum ss_meta_type {
 	 * or an older runtime) has no leak verdict.  46, 47: issue 34 (host),
 	 * 48, 49: issue 34 (CUDA). */
 	SS_META_ALLOC_LIVE = 45,
+	/* struct ss_meta_cost: what recording cost this process as it ran
+	 * (runtime/cost.c): its CPU time while events were recorded, the part
+	 * of it stepscope's background thread took, and the hook calls that
+	 * ran but left no event.  Written at each window's close and at exit;
+	 * the last record wins.  A trace without it (an older runtime) has
+	 * only the calibration (SS_META_OVERHEAD).  51-54: issue 35. */
+	SS_META_COST = 50,
 };
+
+struct ss_meta_cost {
+	uint64_t cpu_ns;             /* the process's CPU time (every thread)
+	                              * while a window was open */
+	uint64_t bg_cpu_ns;          /* of it, the background thread's
+	                              * (stepscope-buf: copying blocks out,
+	                              * reading switches) */
+	uint64_t wall_ns;            /* time windows were open */
+	uint64_t skipped;            /* hook calls (ENTERs) a filter left out
+	                              * while recording (exclude, include,
+	                              * max_depth) */
+	uint64_t taken_back;         /* calls filter.min_duration took back */
+	uint64_t windows;            /* windows counted */
+};
+_Static_assert(sizeof(struct ss_meta_cost) == 48, "cost size");
 
 struct ss_meta_alloc_live {
 	uint64_t n;                  /* struct ss_alloc_block that follow */
 	uint64_t untracked;          /* blocks allocated while recording that
 	                              * the runtime could not follow (its
 	                              * table was full): they may be leaks too */
-	uint64_t tracked;            /* blocks it followed in all */
-	uint64_t reserved;
+	uint64_t reserved[2];
 };
 _Static_assert(sizeof(struct ss_meta_alloc_live) == 32, "alloc live size");
 

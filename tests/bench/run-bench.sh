@@ -61,6 +61,12 @@ CC=$CC sh "$SRC/fidelity.sh"
 # hooks linked into the program: tests/bench/idle.sh, which also runs alone
 CC=$CC sh "$SRC/idle.sh"
 
+# ---------------------------------------------------------------- allocations
+# (issue 34) memory.allocations: what the malloc wrappers add to a
+# malloc/free pair, off, on outside a recorded step and inside one:
+# tests/bench/alloc.sh, which also runs alone
+CC=$CC sh "$SRC/alloc.sh"
+
 # ---------------------------------------------------------------- hot path
 echo "bench: building variants in $W"
 INST="-O2 -g -finstrument-functions -fno-omit-frame-pointer"
@@ -378,6 +384,11 @@ rm -rf "$S"
 # --chrome` on the same calls: tests/bench/post.sh, which also runs alone
 CC=$CC sh "$SRC/post.sh"
 
+# ---------------------------------------------------------------- record.args
+# (issue 33) ns a listed function's recorded call adds, and listing
+# functions never called against not setting record.args: args.sh
+CC=$CC sh "$SRC/args.sh"
+
 # ---------------------------------------------------------------- record.stack
 # (stack capture section) cost per captured stack: b-stack recurses LEVELS
 # frames deep and times N leaf calls itself, with record.stack off and on.
@@ -504,6 +515,9 @@ END {
 	}
 	printf "  (times of these runs are sampled every 1 ms; calls exact)\n" }'
 rm -rf "$V"
+# (issue 36 item 1) the same on a trainer, 10^6 tiny calls a step over
+# several threads, hooks preloaded and linked in: tests/bench/stats-trainer.sh
+CC=$CC sh "$SRC/stats-trainer.sh"
 
 # ---------------------------------------------------------------- filter
 # (filter section) the rebuild with `stepscope filter`'s list against the

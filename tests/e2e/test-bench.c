@@ -27,6 +27,7 @@
 static const char *const sections[] = {
 	"fidelity (issue 14)",
 	"idle (issue 28)",
+	"memory.allocations: added ns per malloc/free pair",
 	"hot path: per enter+exit pair",
 	"build time, examples/mlp",
 	"symbolize: raw -> Chrome JSON",
@@ -52,6 +53,9 @@ static const char *const figures[] = {
 	"idle: window never opens / empty linked in (CPU)",
 	"idle: stepscope, hooks linked in / floor (wall)",
 	"idle: stepscope, hooks linked in / floor (CPU)",
+	"memory.allocations off: ns added per malloc/free pair",
+	"memory.allocations on, outside a step: ns added per pair",
+	"memory.allocations on, inside a step: ns added per pair",
 	"hot path: b-calls recording / floor",
 	"hot path: b-calls uftrace / recording",
 	"hot path: b-calls outside window - empty hooks (ns)",

@@ -1,0 +1,68 @@
+#!/bin/sh
+# alloc.sh - `make bench`: what memory.allocations adds to a malloc/free
+# pair (issue 34), side by side in one run.  Also runs alone:
+#   sh tests/bench/alloc.sh                (after `make all`)
+#
+# b-alloc (a loop of malloc(64)/free pairs, plain -O2, no instrumentation)
+# run SS_BENCH_ALLOC_RUNS times per variant, the variants in turn; each run
+# prints its fastest round; the figure is the best run's ns per pair minus
+# the plain run's (min of runs: the floor each variant can reach, the
+# least moved by the machine's other work).  Variants, libstepscope
+# preloaded with steps through stepscope_step() and step 1 recorded:
+#   plain    no libstepscope (glibc's malloc called directly)
+#   off      memory.allocations false: the wrappers forward, nothing more
+#   outside  memory.allocations true, the loop in step 2 (not recorded),
+#            64 blocks of step 1 live: each free looks in the table
+#   inside   memory.allocations true, the loop in recorded step 1: an
+#            ALLOC and a FREE record per pair, the table kept
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=$top/build
+SRC=$top/tests/bench
+. "$SRC/lib.sh"
+if [ -n "${SS_BENCH_SMOKE:-}" ]; then
+	: "${SS_BENCH_ALLOC_PAIRS:=20000}" "${SS_BENCH_ALLOC_IN_PAIRS:=20000}" "${SS_BENCH_ALLOC_RUNS:=1}"
+fi
+N=${SS_BENCH_ALLOC_PAIRS:-2000000}
+NI=${SS_BENCH_ALLOC_IN_PAIRS:-200000} # inside: 56 bytes of trace a pair
+RUNS=${SS_BENCH_ALLOC_RUNS:-11}
+CC=${CC:-gcc}
+[ "$CC" = cc ] && CC=gcc
+W=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-alloc.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+$CC -O2 -g -o "$W/b-alloc" "$SRC/b-alloc.c"
+SETS="window.start_step=1,window.end_step=2,max_trace_mb=0"
+
+run() { # variant -> ns per pair
+	case $1 in
+	plain) "$W/b-alloc" outside "$N" 5 ;;
+	off) STEPSCOPE_DIR="$W/tr" STEPSCOPE_SET="$SETS" LD_PRELOAD="$B/lib/libstepscope.so" \
+		"$W/b-alloc" outside "$N" 5 ;;
+	outside) STEPSCOPE_DIR="$W/tr" STEPSCOPE_SET="$SETS,memory.allocations=true" \
+		LD_PRELOAD="$B/lib/libstepscope.so" "$W/b-alloc" outside "$N" 5 ;;
+	inside) STEPSCOPE_DIR="$W/tr" STEPSCOPE_SET="$SETS,memory.allocations=true" \
+		LD_PRELOAD="$B/lib/libstepscope.so" "$W/b-alloc" inside "$NI" 5 ;;
+	esac 2>/dev/null | sed -n 's/^ns\/pair //p'
+}
+
+echo
+echo "memory.allocations: added ns per malloc/free pair, b-alloc (best of $RUNS runs)"
+: > "$W/r"
+for i in $(seq "$RUNS"); do
+	for v in plain off outside inside; do
+		rm -rf "$W/tr" && mkdir -p "$W/tr"
+		echo "$v $(run $v)" >> "$W/r"
+	done
+done
+awk "$SS_BENCH_ROW_AWK"'
+{ if (!($1 in b) || $2 < b[$1]) b[$1] = $2 }
+END {
+	p = b["plain"]
+	printf "  plain (glibc direct)          %7.2f ns per pair\n", p
+	printf "  off                           %7.2f ns  +%6.2f  (target <= 2)\n", b["off"], b["off"] - p
+	printf "  on, outside a recorded step   %7.2f ns  +%6.2f  (target <= 5)\n", b["outside"], b["outside"] - p
+	printf "  on, inside a recorded step    %7.2f ns  +%6.2f  (target <= 100)\n", b["inside"], b["inside"] - p
+	goal_row("memory.allocations off: ns added per malloc/free pair", b["off"] - p, "<= 2", b["off"] - p <= 2)
+	goal_row("memory.allocations on, outside a step: ns added per pair", b["outside"] - p, "<= 5", b["outside"] - p <= 5)
+	goal_row("memory.allocations on, inside a step: ns added per pair", b["inside"] - p, "<= 100", b["inside"] - p <= 100)
+}' "$W/r"
