@@ -176,6 +176,8 @@ void ss_cw_scan_block(const uint8_t *data, uint64_t len, int packed,
 		}
 		if (res == SS_CW_EVENT) {
 			s->nevents++;
+			if (rec.kind < 64)
+				s->kinds |= UINT64_C(1) << rec.kind;
 		} else if (res == SS_CW_SKIP) {
 			if (!at)
 				s->seq = rec.arg;

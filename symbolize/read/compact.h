@@ -43,6 +43,7 @@ struct ss_cw_rec {
 /* One block scanned: its good bytes and events, and why it ended. */
 struct ss_cw_scan {
 	uint64_t len, nevents, seq;
+	uint64_t kinds;         /* bit k: an event of kind k (< 64) in it */
 	enum ss_cw_res end;     /* END; BAD or CUT (why); SKIP: the next
 	                         * block of an EVENTS chunk begins at len */
 	const char *why;

@@ -298,6 +298,7 @@ static int ss_reader_scan_events(struct ss_reader *r, struct ss_rchunk *c,
 		if (s.len && ss_reader_add_block(r, b, s.len, s.seq, s.nevents))
 			return -1;
 		c->nevents += s.nevents;
+		r->kinds |= s.kinds;
 		pos += s.len;
 		if (s.end == SS_CW_SKIP)
 			continue;
@@ -418,6 +419,7 @@ static int ss_reader_scan_ring(struct ss_reader *r, struct ss_rchunk *c, uint64_
 		if (s.len && ss_reader_add_block(r, b, s.len, s.seq, s.nevents))
 			return -1;
 		c->nevents += s.nevents;
+		r->kinds |= s.kinds;
 		if (s.end == SS_CW_END || (s.end == SS_CW_CUT && avail < bb))
 			continue;
 		ss_reader_warn_record(r, c, b, &s);
@@ -708,6 +710,8 @@ struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto fail;
 	}
+	if (!SS_READER_V2(r))
+		r->kinds = ~UINT64_C(0);  /* not scanned record by record */
 	ss_reader_damage_text(r);
 	ss_reader_check_end(r);
 	ss_reader_warn_more(r);

@@ -66,6 +66,8 @@ struct ss_reader {
 	struct ss_rthread *threads;
 	size_t nthreads;
 	uint64_t nevents;           /* all threads (version 2: each block once) */
+	uint64_t kinds;             /* bit k: an event of kind k (< 64) is in
+	                             * the file (ss_reader_has_kind) */
 	/* ns = base_ns + (ticks - base_ticks) * ns_per_tick */
 	uint64_t base_ticks, base_ns;
 	double ns_per_tick;
@@ -92,6 +94,15 @@ void ss_reader_free(struct ss_reader *r);
 
 /* Ticks of the file clock to CLOCK_MONOTONIC nanoseconds (plus shift_ns). */
 uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks);
+
+/* Whether events of this kind may be in the file: its blocks were
+ * scanned at open (a version 1 file: every kind may be), so a reader
+ * that wants only some kinds (allocations) can skip a file without them
+ * instead of walking all its events. */
+static inline int ss_reader_has_kind(const struct ss_reader *r, unsigned kind)
+{
+	return kind >= 64 || ((r->kinds >> kind) & 1);
+}
 
 /* Meta records in file order. */
 struct ss_meta_rec {

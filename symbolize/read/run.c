@@ -306,7 +306,10 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 	int have_al = 0;
 	for (e = 0; e < nex && !have_al; e++)
 		have_al = ex[e]->alloc != NULL;
-	have_al = have_al && !ss_alloc_read(r, sl, &al);
+	/* a walk of every event: only where the scan saw allocations */
+	have_al = have_al && (ss_reader_has_kind(r, SS_EV_ALLOC) ||
+			      ss_reader_has_kind(r, SS_EV_FREE)) &&
+		  !ss_alloc_read(r, sl, &al);
 	for (e = 0; have_al && al.nev && e < nex; e++)
 		if (ex[e]->alloc)
 			ex[e]->alloc(ex[e]->ctx, r->hdr.pid, &al);
