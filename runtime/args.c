@@ -13,9 +13,11 @@
  * Right after a listed call's ENTER, ss_args_emit stores one SS_EV_ARGS
  * record (format.h) in the thread's block: the registers, the return
  * address of the hook call (where the DWARF locations are looked up
- * offline), and copies of the caller's stack: [sp, sp + 512) and, for a
- * frame that keeps its locals far above sp (-O0), 256 bytes below its
- * frame pointer and 64 above, both inside the thread's stack.  symbolize
+ * offline), and copies of the caller's stack: its frame from sp to its
+ * frame pointer and 48 bytes above (saved fp, return address, 4 stack
+ * arguments) when that is at most 512 bytes, else [sp, sp + 512) and 256
+ * bytes below the frame pointer and 48 above, all inside the thread's
+ * stack.  symbolize
  * evaluates the locations (names/args-dw.c); nothing DWARF happens here.
  *
  * Must never: lock, allocate, make a system call or take stdio per call
@@ -35,7 +37,7 @@
 #define SS_ARGS_GLOBS 64
 #define SS_ARGS_LOW 512             /* bytes copied from sp up */
 #define SS_ARGS_FP_BELOW 256        /* and around a frame pointer above that */
-#define SS_ARGS_FP_ABOVE 64
+#define SS_ARGS_FP_ABOVE 48        /* saved fp, return address, 4 stack arguments */
 #define SS_ARGS_NREGS 6
 #define SS_ARGS_NAME_MAX 256
 
@@ -217,9 +219,17 @@ static int ss_args_bounds(struct ss_thread *t)
 static size_t ss_args_layout(const struct ss_args_pending *a, struct ss_thread *t,
 			     uintptr_t fn, uint64_t *out)
 {
-	uintptr_t lo = a->sp, hi = a->sp + SS_ARGS_LOW, fp = a->regs[1];
+	uintptr_t lo = a->sp, hi, fp = a->regs[1];
 	uintptr_t w2lo = 0, w2hi = 0;
 	size_t n = 4 + SS_ARGS_NREGS;
+	/* stepscope-cc keeps frame pointers: the frame is [sp, fp + 16)
+	 * and the stack arguments lie above it; a frame of no more than
+	 * SS_ARGS_LOW bytes is copied whole with SS_ARGS_FP_ABOVE bytes of
+	 * them, anything else as [sp, sp + SS_ARGS_LOW) and around fp */
+	if (!(fp & 7) && fp > lo && fp + SS_ARGS_FP_ABOVE - lo <= SS_ARGS_LOW)
+		hi = fp + SS_ARGS_FP_ABOVE;
+	else
+		hi = lo + SS_ARGS_LOW;
 	if (hi > t->stack_hi)
 		hi = t->stack_hi;
 	if (lo < t->stack_lo || lo >= hi)
