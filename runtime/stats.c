@@ -429,7 +429,15 @@ void ss_stats_init(void)
 {
 	if (!ss_stats_wanted())
 		return;
-	__atomic_fetch_or(&ss_hot.gate, SS_GATE_STATS, __ATOMIC_RELAXED);
+#if defined(__x86_64__)
+	/* for the hooks linked into the program (hooks-exe.c): the table of
+	 * the calling thread is at %fs:stats_tp (initial-exec TLS: the same
+	 * offset on every thread) */
+	uintptr_t tp;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	ss_hot.stats_tp = (long)((uintptr_t)&ss_stats_self - tp);
+#endif
+	__atomic_fetch_or(&ss_hot.gate, SS_GATE_STATS, __ATOMIC_RELEASE);
 	ss_stats_start_sampler();
 }
 

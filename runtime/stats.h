@@ -90,41 +90,56 @@ static inline void ss_stats_inc(uint64_t *p)
 #endif
 }
 
-/* The depth is raised before the frame is stored: a signal handler that
- * comes in between pushes above it, and pops back. */
-static inline void ss_stats_hook_enter(void *fn)
+/* The enter hook on a cache hit: 1 when counted, 0 (nothing changed) when
+ * stats.c must see it (no table yet, a miss, the stack full).  The depth
+ * is raised before the frame is stored: a signal handler that comes in
+ * between pushes above it, and pops back.  Also inlined into the hooks
+ * that stepscope-cc links into a program (runtime/exe/hooks-exe.c), with
+ * the table read through ss_hot.stats_tp: this layout is SS_HOOKS_ABI. */
+static inline int ss_stats_try_enter(struct ss_stats *s, void *fn)
 {
-	struct ss_stats *s = ss_stats_self;
 	struct ss_stats_slot *e;
 	uint32_t d;
 
 	if (ss_unlikely(!s) ||
 	    ss_unlikely((e = s->cache[ss_stats_cache_at((uintptr_t)fn)])->fn != (uintptr_t)fn) ||
-	    ss_unlikely((d = s->depth) >= SS_STATS_MAX_FRAMES - 1)) {
-		ss_stats_enter_miss(fn);
-		return;
-	}
+	    ss_unlikely((d = s->depth) >= SS_STATS_MAX_FRAMES - 1))
+		return 0;
 	s->depth = d + 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	s->frames[d + 1] = e;
+	return 1;
+}
+
+/* The exit hook when the top frame is fn's: 1 when counted and popped,
+ * 0 (nothing changed) when stats.c must see it. */
+static inline int ss_stats_try_exit(struct ss_stats *s, void *fn)
+{
+	if (ss_unlikely(!s))
+		return 0;
+	uint32_t d = s->depth;
+	struct ss_stats_slot *e = s->frames[d];
+	/* NULL: a frame not stored yet, seen by a signal handler that left
+	 * more frames than it entered (longjmp out of it) */
+	if (ss_unlikely(!e) || ss_unlikely(e->fn != (uintptr_t)fn))
+		return 0;
+	ss_stats_inc(&e->calls);
+	atomic_signal_fence(memory_order_seq_cst);
+	s->depth = d - 1;
+	return 1;
+}
+
+static inline void ss_stats_hook_enter(void *fn)
+{
+	if (ss_unlikely(!ss_stats_try_enter(ss_stats_self, fn)))
+		ss_stats_enter_miss(fn);
 }
 
 static inline void ss_stats_hook_exit(void *fn)
 {
 	struct ss_stats *s = ss_stats_self;
-	if (ss_unlikely(!s))
-		return;
-	uint32_t d = s->depth;
-	struct ss_stats_slot *e = s->frames[d];
-	/* NULL: a frame not stored yet, seen by a signal handler that left
-	 * more frames than it entered (longjmp out of it) */
-	if (ss_unlikely(!e) || ss_unlikely(e->fn != (uintptr_t)fn)) {
+	if (ss_unlikely(!ss_stats_try_exit(s, fn)) && s)
 		ss_stats_exit_miss(fn);
-		return;
-	}
-	ss_stats_inc(&e->calls);
-	atomic_signal_fence(memory_order_seq_cst);
-	s->depth = d - 1;
 }
 
 #endif /* SS_STATS_H */
