@@ -25,7 +25,10 @@
 
 #include "args-report.h"
 #include "export.h"
+#include "agg.h"
 #include "outfile.h"
+#include "run.h"
+#include "svg.h"
 
 struct ss_args_group {
 	char *fn;
@@ -364,4 +367,75 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 	if (r->missing)
 		fprintf(f, "%" PRIu64 " call%s without FLOPs: a parameter its flops: expression needs was <optimized out>\n",
 			r->missing, r->missing == 1 ? "" : "s");
+}
+
+/* ------------------------------------------------------------ html */
+
+/* Did the run record arguments (record.args in its first trace's config)? */
+static int ss_args_in_run(const char *dir)
+{
+	char **paths = NULL, err[256];
+	size_t n = 0;
+	int yes = 0;
+
+	if (ss_run_list_traces(dir, &paths, &n, err, sizeof(err)))
+		return 0;
+	struct ss_reader *rd = n ? ss_run_reader(paths[0], err, sizeof(err)) : NULL;
+	if (rd) {
+		struct ss_meta_iter it;
+		struct ss_meta_rec m;
+		ss_reader_meta_begin(rd, &it);
+		while (!yes && ss_reader_meta_next(&it, &m))
+			if (m.type == SS_META_CONFIG)
+				yes = memmem(m.data, m.len, "record.args=", 12) != NULL;
+		ss_reader_free(rd);
+	}
+	ss_run_list_free(paths, n);
+	return yes;
+}
+
+void ss_args_html(FILE *f, const char *dir, const char *backend)
+{
+	struct ss_args_report *r = NULL;
+	struct ss_exporter *ex;
+	char err[1024];
+	size_t shown = 0;
+
+	if (!ss_args_in_run(dir) || !(ex = ss_args_report_new(&r)))
+		return;
+	if (ss_agg_walk(dir, backend, 1, &ex, 1, err, sizeof(err)) || !r->n) {
+		ss_args_report_free(r);
+		return;
+	}
+	qsort(r->g, r->n, sizeof(*r->g), ss_args_cmp);
+	fprintf(f, "<h2>Calls by arguments</h2>\n<p class=\"muted\">record.args: one row per "
+		"function and argument values (pointers left out)%s. Table: <code>stepscope "
+		"report DIR --group-by args</code></p>\n<table><tr><th>Name</th><th>Args</th>"
+		"<th>Calls</th><th>Total</th><th>Avg</th>%s</tr>\n",
+		r->have_flops ? "; GFLOP/s = FLOPs / Total" : "",
+		r->have_flops ? "<th>FLOPs</th><th>GFLOP/s</th>" : "");
+	for (size_t i = 0; i < r->n && shown < 40; i++) {
+		const struct ss_args_group *g = &r->g[i];
+		char t[2][32];
+		if (g->fn_row)
+			continue;
+		shown++;
+		ss_args_time(t[0], sizeof(t[0]), g->total_ns);
+		ss_args_time(t[1], sizeof(t[1]), g->total_ns / g->calls);
+		fputs("<tr><td>", f);
+		ss_svg_text(f, g->fn);
+		fputs("</td><td>", f);
+		ss_svg_text(f, g->key);
+		fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td><td>%s</td>", g->calls, t[0], t[1]);
+		if (r->have_flops && ss_args_gflops(g) >= 0)
+			fprintf(f, "<td>%.4g</td><td>%.3f</td>", g->flops, ss_args_gflops(g));
+		else if (r->have_flops)
+			fputs("<td>-</td><td>-</td>", f);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	if (r->missing)
+		fprintf(f, "<p class=\"muted\">%" PRIu64 " calls without FLOPs: a parameter their "
+			"expression needs was &lt;optimized out&gt;</p>\n", r->missing);
+	ss_args_report_free(r);
 }

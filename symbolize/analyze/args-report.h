@@ -23,6 +23,10 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 /* The Args text of a slice: its non-pointer values, "B=4 T=64 ...". */
 void ss_args_key(const struct ss_slice *s, char *buf, size_t len);
 
+/* html: a "Calls by arguments" section when the run recorded arguments
+ * (a second walk of the run), else nothing. */
+void ss_args_html(FILE *f, const char *dir, const char *backend);
+
 /* cmd/report-args.c: the whole command; exit status. */
 int ss_report_args(const char *dir, const char *backend, int quiet, const char *out,
 		   const char *format, size_t limit);

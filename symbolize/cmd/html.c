@@ -19,6 +19,7 @@
 #include "agg.h"
 #include "cli.h"
 #include "ranks.h"
+#include "args-report.h"
 #include "cmds.h"
 #include "run-check.h"
 #include "offcpu-report.h"
@@ -238,6 +239,7 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 		"merged; hover a frame for its numbers.</p>\n");
 	ss_svg_flame(f, a, 1200, "all threads", 0);
 	ss_ranks_html(f, dir, NULL); /* MPI runs: per-rank step chart */
+	ss_args_html(f, dir, NULL);  /* record.args: args-report.c */
 	if (ss_agg_counters(a, &c)) {
 		fprintf(f, "<h2>Memory</h2>\n");
 		ss_svg_counters(f, a, 1000, 220);
