@@ -55,10 +55,13 @@ void ss_chrome_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 {
 	struct ss_chrome *c = ctx;
 	cuda_tracks(&c->ex, pid, d);
+	ss_alloc_cpu_track(&c->ex, pid, d);   /* chrome-alloc.c */
+	ss_chrome_alloc_events(c, pid, d);
 }
 
 void ss_pf_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 {
 	struct ss_perfetto *pf = ctx;
 	cuda_tracks(&pf->ex, pid, d);
+	ss_alloc_cpu_track(&pf->ex, pid, d);  /* chrome-alloc.c */
 }

@@ -66,6 +66,10 @@ void *ss_chrome_writer_main(void *arg);
 void ss_chrome_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d);
 /* alloc-track.c: recorded allocations as counter tracks */
 void ss_chrome_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d);
+/* chrome-alloc.c: the "CPU memory" track (ex's counter callback, Chrome
+ * and Perfetto) and the "[memory]" instant of each allocation and free */
+void ss_alloc_cpu_track(struct ss_exporter *ex, uint64_t pid, const struct ss_alloc_data *d);
+void ss_chrome_alloc_events(struct ss_chrome *c, uint64_t pid, const struct ss_alloc_data *d);
 void ss_chrome_flush(struct ss_chrome *c);
 void ss_chrome_lit(struct ss_chrome *c, const char *s, size_t n);
 void ss_chrome_u64(struct ss_chrome *c, uint64_t v);

@@ -184,6 +184,68 @@ static void check_leaks(struct ss_e2e *t, const struct ledger *l)
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, "heap") == 1, "more than one leak row:\n%s", t->out);
 }
 
+struct ab {
+	unsigned long long addr;
+	long long bytes;
+};
+
+static int ab_cmp(const void *x, const void *y)
+{
+	const struct ab *a = x, *b = y;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+/* trace.json: one [memory] instant per recorded allocation and free, the
+ * ledger's addresses (the pointers the program got) and bytes; the "CPU
+ * memory" track reaches the highest step peak */
+static void check_trace(struct ss_e2e *t, const struct ledger *l)
+{
+	static struct ab want[MAXL], got[MAXL];
+	int nw = 0, ng = 0;
+	long long top = 0, peak = 0;
+	for (int i = 0; i < l->nrec; i++) {
+		want[nw].addr = l->rec[i].addr;
+		want[nw].bytes = l->rec[i].kind == 'A' ? (long long)l->rec[i].size
+						       : -(long long)l->rec[i].size;
+		nw++;
+	}
+	for (int s = FIRST; s < END; s++)
+		if (l->peak[s] > peak)
+			peak = l->peak[s];
+	ss_e2e_symbolize(t, "run");
+	cJSON *root = ss_e2e_load_json(t, "run/trace.json");
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "name");
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+		if (!cJSON_IsString(name))
+			continue;
+		if (!strcmp(name->valuestring, "CPU memory") && num(args, "value") > top)
+			top = num(args, "value");
+		if (strcmp(name->valuestring, "[memory]"))
+			continue;
+		SS_E2E_CHECK(t, ng < MAXL, "too many [memory] events");
+		SS_E2E_CHECK(t, num(args, "Device Type") == 0 && num(args, "Device Id") == -1,
+			     "a [memory] event not on the CPU");
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(args, "Addr");
+		got[ng].addr = cJSON_IsNumber(a) ? (unsigned long long)a->valuedouble : 0;
+		got[ng].bytes = num(args, "Bytes");
+		ng++;
+	}
+	cJSON_Delete(root);
+	SS_E2E_CHECK(t, ng == nw, "%d [memory] events, the ledger has %d recorded calls", ng, nw);
+	qsort(want, nw, sizeof(*want), ab_cmp);
+	qsort(got, ng, sizeof(*got), ab_cmp);
+	for (int i = 0; i < nw; i++)
+		SS_E2E_CHECK(t, want[i].addr == got[i].addr && want[i].bytes == got[i].bytes,
+			     "[memory] event %d: Addr %#llx Bytes %lld; the ledger's %#llx %lld", i,
+			     got[i].addr, got[i].bytes, want[i].addr, want[i].bytes);
+	SS_E2E_CHECK(t, top == peak, "CPU memory track's highest value %lld, the highest peak %lld",
+		     top, peak);
+}
+
 static void record_trainer(struct ss_e2e *t, const char *extra, const char *args,
 			   struct ledger *l)
 {
@@ -202,6 +264,7 @@ static void test_trainer(void **state)
 	record_trainer(t, "", "", &l);
 	check_report(t, &l);
 	check_leaks(t, &l);
+	check_trace(t, &l);
 	ss_e2e_pass(t);
 }
 
