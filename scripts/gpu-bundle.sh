@@ -9,15 +9,18 @@
 #
 # The kit (stepscope-gpu-kit/ in the tarball):
 #   device-check.sh  the checks (tests/gpu/device-check.sh)
-#   bin/             stepscope, stepscope-cc, gpu-check (tests/gpu/gpu-check.c)
+#   bin/             stepscope, stepscope-cc, gpu-check (tests/gpu/gpu-check.c),
+#                    mem-check (tests/gpu/mem-check.c)
 #   lib/             libstepscope, and every shared library these load that
 #                    is not glibc's (libdw, libelf, libbfd, libyaml, libcjson,
 #                    libunwind, what they pull in)
 #   include/         stepscope.h
-#   src/             examples/cuda-mlp (with examples/common) and
-#                    tests/gpu/cublas-train.cu
+#   src/             examples/cuda-mlp (with examples/common),
+#                    tests/gpu/cublas-train.cu and cuda-mem/ (the recorded
+#                    CUDA allocations' fixture, tests/e2e/s-cuda-mem.c)
 #   dry/             for --cpu-dry-run: the stand-in libcudart+CUPTI and
-#                    NVML (tests/e2e), fake-train built through stepscope-cc,
+#                    NVML (tests/e2e), fake-train and cuda-mem built
+#                    through stepscope-cc,
 #                    a stand-in nvidia-smi
 # Every ELF file gets an $ORIGIN-relative RUNPATH (bin/: ../lib, lib/: its
 # own folder), so nothing is installed and no LD_LIBRARY_PATH is needed.
@@ -40,6 +43,7 @@ top=$b/gpu-bundle
 kit=$top/stepscope-gpu-kit
 rm -rf "$top"
 mkdir -p "$kit/bin" "$kit/lib" "$kit/include" "$kit/src/cuda-mlp" "$kit/src/common" "$kit/src/cublas-train" \
+	"$kit/src/cuda-mem" \
 	"$kit/dry/bin" "$kit/dry/lib"
 
 echo "  KIT     $kit"
@@ -51,9 +55,11 @@ cp examples/cuda-mlp/*.cu examples/cuda-mlp/*.h examples/cuda-mlp/Makefile \
 	examples/cuda-mlp/README.md "$kit/src/cuda-mlp/"
 cp examples/common/* "$kit/src/common/"
 cp tests/gpu/cublas-train.cu "$kit/src/cublas-train/"
+cp tests/e2e/s-cuda-mem.c tests/e2e/fixture.h "$kit/src/cuda-mem/"
 cp docs/cuda.md "$kit/README.md"
 
 $cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$kit/bin/gpu-check" tests/gpu/gpu-check.c -lcjson
+$cc -std=gnu11 -O2 -g -Wall -Wextra -Werror -o "$kit/bin/mem-check" tests/gpu/mem-check.c -lcjson
 
 # the dry run's stand-ins; fake-train built as a user would, through the
 # wrapper (its rpath into the build tree is replaced below)
@@ -63,6 +69,8 @@ $cc -shared -fPIC -O2 -Wall -Wextra -Werror -o "$kit/dry/lib/libnvml-fake.so" \
 	tests/e2e/lib-nvml-fake.c
 "$b/bin/stepscope-cc" $cc -O2 -Wall -Wextra -Werror -o "$kit/dry/bin/fake-train" \
 	tests/gpu/fake-train.c -L"$kit/dry/lib" -lcudart
+"$b/bin/stepscope-cc" $cc -O2 -Wall -Wextra -Werror -o "$kit/dry/bin/cuda-mem" \
+	tests/e2e/s-cuda-mem.c -L"$kit/dry/lib" -lcudart
 # lib-nvml-fake's device 0 has 1 GiB in use
 printf '#!/bin/sh\n# stand-in for nvidia-smi --query-gpu=memory.used: lib-nvml-fake says 1 GiB\necho 1024\n' \
 	>"$kit/dry/bin/nvidia-smi"
@@ -87,7 +95,8 @@ for name in libunwind.so.8; do
 	cp -L "$path" "$kit/lib/$name"
 done
 
-elfs="$kit/lib/libunwind.so.8 $kit/bin/stepscope $kit/bin/gpu-check $kit/lib/libstepscope.so.0 $kit/dry/bin/fake-train
+elfs="$kit/lib/libunwind.so.8 $kit/bin/stepscope $kit/bin/gpu-check $kit/bin/mem-check
+	$kit/lib/libstepscope.so.0 $kit/dry/bin/fake-train $kit/dry/bin/cuda-mem
 	$kit/dry/lib/libcudart.so $kit/dry/lib/libnvml-fake.so"
 for f in $elfs; do
 	ldd "$f" | while read -r name arrow path rest; do
@@ -101,13 +110,15 @@ for f in $elfs; do
 	done
 done
 
-for f in "$kit"/bin/stepscope "$kit"/bin/gpu-check; do
+for f in "$kit"/bin/stepscope "$kit"/bin/gpu-check "$kit"/bin/mem-check; do
 	patchelf --set-rpath '$ORIGIN/../lib' "$f"
 done
 for f in "$kit"/lib/*.so*; do
 	[ -L "$f" ] || patchelf --set-rpath '$ORIGIN' "$f"
 done
-patchelf --set-rpath '$ORIGIN/../lib:$ORIGIN/../../lib' "$kit/dry/bin/fake-train"
+for f in "$kit/dry/bin/fake-train" "$kit/dry/bin/cuda-mem"; do
+	patchelf --set-rpath '$ORIGIN/../lib:$ORIGIN/../../lib' "$f"
+done
 for f in "$kit"/dry/lib/*.so; do
 	patchelf --set-rpath '$ORIGIN/../../lib' "$f"
 done

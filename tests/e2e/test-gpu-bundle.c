@@ -7,7 +7,8 @@
  * source tree; `device-check.sh --cpu-dry-run`, run with an environment of
  * its own (env -i: PATH=/usr/bin:/bin, no LD_LIBRARY_PATH), ends with
  * "N passed, 0 failed", prints no FAIL line and writes the traces and
- * report.html under $OUT.  Then the checker is shown to catch a lie: the
+ * report.html under $OUT, cuda-mem's 7 checks (recorded CUDA allocations
+ * against its ledger) among them.  Then the checker is shown to catch a lie: the
  * program's printed kernel count of one step raised by one fails exactly
  * "kernels per step".
  *
@@ -63,14 +64,16 @@ static void test_dry_run(void **state)
 			"lib/libyaml-0.so.2 lib/libunwind.so.8 include/stepscope.h "
 			"src/cuda-mlp/train.cu src/common/train-cli.h src/cublas-train/cublas-train.cu "
 			"dry/bin/fake-train dry/bin/nvidia-smi dry/lib/libcudart.so "
+			"bin/mem-check dry/bin/cuda-mem src/cuda-mem/s-cuda-mem.c "
+			"src/cuda-mem/fixture.h "
 			"dry/lib/libnvml-fake.so; do test -e $f || echo \"missing $f\"; done; "
 			"ls lib/libbfd*.so >/dev/null");
 	SS_E2E_CHECK(t, !*t->out, "the kit lacks files:\n%s", t->out);
 
 	/* every ELF file: its libraries in the kit or the system, none not
 	 * found, none from the build or source tree */
-	SS_E2E_SH_OK(t, "cd kit/" KIT " && for f in bin/stepscope bin/gpu-check lib/*.so* "
-			"dry/bin/fake-train dry/lib/*.so; do "
+	SS_E2E_SH_OK(t, "cd kit/" KIT " && for f in bin/stepscope bin/gpu-check bin/mem-check "
+			"lib/*.so* dry/bin/fake-train dry/bin/cuda-mem dry/lib/*.so; do "
 			"env -i PATH=/usr/bin:/bin ldd \"$f\" | "
 			"grep -e 'not found' -e \"$SS_E2E_BUILD\" -e \"$SS_E2E_SRC/\" | "
 			"sed \"s|^|$f: |\"; done");
@@ -81,8 +84,14 @@ static void test_dry_run(void **state)
 		     "OUT=\"$PWD/out\" SS_CHECK_DIR=\"$PWD/work\" "
 		     "sh kit/" KIT "/device-check.sh --cpu-dry-run");
 	check_dry_run(t, "device-check.sh --cpu-dry-run");
+	/* recorded CUDA allocations (mem-check, issue 34): its five checks */
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, "ok   cuda-mem: ") == 7,
+		     "dry run: expected 7 ok lines of cuda-mem (record, report, 5 of mem-check)"
+		     ", got:\n%s", t->out);
 	SS_E2E_SH_OK(t, "cd out/fake-train && ls trace.json trace.perfetto-trace report.html "
 			"report.txt program-output.txt checks.txt >/dev/null");
+	SS_E2E_SH_OK(t, "cd out/cuda-mem && ls report.json leaks.txt ledger.txt checks.txt "
+			">/dev/null");
 
 	/* a program that says it launched one kernel more in step 3 */
 	SS_E2E_SH_OK(t, "sed 's/^step 3 kernels \\([0-9]*\\)/step 3 kernels 1\\1/' "

@@ -10,10 +10,14 @@
 # with nvcc through the kit's stepscope-cc, records 3 steps of each with
 # gpu.enabled and the memory poller, symbolizes (Chrome JSON, Perfetto),
 # writes `stepscope report` and report.html, and runs bin/gpu-check on
-# each run.  The dry run does the same host side with the stand-in CUDA
+# each run.  Then it builds src/cuda-mem (the host compiler, against the
+# toolkit's shared libcudart), records 3 steps with memory.allocations and
+# gpu.enabled, and runs bin/mem-check: every CUDA memory call the program
+# wrote in its ledger against stepscope's CUDA Mem columns, peaks and
+# leaks.  The dry run does the same host side with the stand-in CUDA
 # runtime + CUPTI and NVML of tests/e2e and the prebuilt dry/bin/fake-train
-# (the host side of cublas-train), so it needs no compiler, no python, no
-# GPU: only sh and coreutils.
+# (the host side of cublas-train) and dry/bin/cuda-mem, so it needs no
+# compiler, no python, no GPU: only sh and coreutils.
 #
 # Output: one line per check ("ok   ..." or "FAIL ..."), "note: ..." lines
 # that count neither way, and last "N passed, N failed".  Exit 0 when
@@ -24,6 +28,8 @@
 #   NVCC=...             the CUDA compiler (default: nvcc on PATH, else
 #                        $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc)
 #   STEPSCOPE_CUPTI_LIBRARY=...  libcupti (default: found in the toolkit)
+#   CC=...               the host C compiler for cuda-mem (default: cc, else
+#                        gcc)
 #   SS_CHECK_DIR=DIR     work there (default: a new temporary directory)
 #
 # Never: install anything, reach the network, or write outside the work
@@ -122,6 +128,53 @@ check_run() {
 	fi
 }
 
+# check_mem NAME EXACT CMD...: record CMD (s-cuda-mem: its ledger on
+# stdout) with memory.allocations and gpu.enabled, steps 1 to 3 of its
+# function `step`, and check its CUDA memory with bin/mem-check (EXACT:
+# --exact, the stand-in's CPU Mem has no allocator of CUDA's own in it).
+check_mem() {
+	name=$1 exact=$2
+	shift 2
+	run=$work/$name.run
+	rm -rf "$run"
+	# shellcheck disable=SC2086
+	if $tmo "$SS" record --set step.function=step --set window.start_step=1 \
+		--set window.end_step=4 --set gpu.enabled=true --set memory.allocations=true \
+		-o "$run" -- "$@" >"$work/$name.out" 2>"$work/$name.err"; then
+		ok "$name: record 3 steps with memory.allocations and gpu.enabled"
+	else
+		fail "$name: record: exit status $? (stderr in $work/$name.err)"
+		tail_of "$work/$name.err"
+		return
+	fi
+	if grep -q 'stepscope: \(gpu\|memory.allocations\):' "$work/$name.err"; then
+		fail "$name: $(grep 'stepscope: \(gpu\|memory.allocations\):' "$work/$name.err" | head -n 1)"
+	fi
+	if "$SS" report --steps --format json "$run" >"$work/$name.report.json" 2>"$work/$name.sym" &&
+	   "$SS" memory --leaks "$run" >"$work/$name.leaks.txt" 2>>"$work/$name.sym"; then
+		ok "$name: report --steps --format json, memory --leaks"
+	else
+		fail "$name: report or memory --leaks failed"
+		tail_of "$work/$name.sym"
+	fi
+	"$kit/bin/mem-check" --label "$name" $exact --ledger "$work/$name.out" \
+		--report "$work/$name.report.json" --leaks "$work/$name.leaks.txt" \
+		>"$work/$name.check" 2>&1
+	cat "$work/$name.check"
+	passed=$((passed + $(grep -c '^ok ' "$work/$name.check")))
+	failed=$((failed + $(grep -c '^FAIL ' "$work/$name.check")))
+	grep -q '^ok \|^FAIL ' "$work/$name.check" ||
+		fail "$name: mem-check printed no result: $(head -n 1 "$work/$name.check")"
+	if [ -n "${OUT:-}" ]; then
+		mkdir -p "$OUT/$name" &&
+			cp "$work/$name.report.json" "$OUT/$name/report.json" 2>/dev/null
+		cp "$work/$name.leaks.txt" "$OUT/$name/leaks.txt" 2>/dev/null
+		cp "$work/$name.out" "$OUT/$name/ledger.txt" 2>/dev/null
+		cp "$work/$name.err" "$OUT/$name/record-stderr.txt" 2>/dev/null
+		cp "$work/$name.check" "$OUT/$name/checks.txt" 2>/dev/null
+	fi
+}
+
 echo "stepscope GPU proof kit: $kit ($( [ $dry = 1 ] && echo 'CPU dry run' || echo GPU)), work in $work"
 
 if [ $dry = 1 ]; then
@@ -132,6 +185,7 @@ if [ $dry = 1 ]; then
 	STEPSCOPE_NVML_LIBRARY=$kit/dry/lib/libnvml-fake.so
 	export PATH STEPSCOPE_CUPTI_LIBRARY STEPSCOPE_NVML_LIBRARY
 	check_run fake-train 1 "$kit/dry/bin/fake-train" 6 3
+	check_mem cuda-mem --exact "$kit/dry/bin/cuda-mem" 6 1
 	echo "note: took $(($(date +%s) - started)) s"
 	echo "$passed passed, $failed failed"
 	[ $failed = 0 ]
@@ -188,6 +242,23 @@ if $tmo "$kit/bin/stepscope-cc" "$nvcc" -O2 $rpl -o "$work/cublas-train" \
 else
 	fail "cublas-train: build failed (log in $work/cublas-train.build)"
 	tail_of "$work/cublas-train.build"
+fi
+# recorded CUDA allocations: s-cuda-mem against the toolkit's shared
+# libcudart (a static one would hide the CUDA runtime from stepscope);
+# its "device 1" is device 1 when there are two GPUs, else device 0
+hostcc=${CC:-$(command -v cc || command -v gcc || echo cc)}
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+dev1=0
+[ "${ngpu:-0}" -ge 2 ] && dev1=1
+if $tmo "$kit/bin/stepscope-cc" "$hostcc" -O2 -I"$cuda/include" -o "$work/cuda-mem" \
+	"$kit/src/cuda-mem/s-cuda-mem.c" -L"$cuda/lib64" -lcudart -Wl,-rpath,"$cuda/lib64" \
+	-Wl,-rpath-link,"$kit/lib" >"$work/cuda-mem.build" 2>&1; then
+	ok "cuda-mem: built with stepscope-cc $hostcc against $cuda/lib64/libcudart.so"
+	check_mem cuda-mem "" "$work/cuda-mem" 6 $dev1
+	[ $dev1 = 0 ] && echo "note: one GPU: cuda-mem's device-1 calls ran on device 0"
+else
+	fail "cuda-mem: build failed (log in $work/cuda-mem.build)"
+	tail_of "$work/cuda-mem.build"
 fi
 echo "note: took $(($(date +%s) - started)) s"
 echo "$passed passed, $failed failed"
