@@ -13,9 +13,12 @@
  * leak_small with 4 blocks of 24 bytes and nothing else; trace.json has
  * one [memory] instant per recorded allocation and free with the ledger's
  * address and bytes.  Also: memory.allocations off records nothing and
- * shows no memory column; a program with its own malloc runs as without
- * stepscope and is told its allocations are not recorded; a fork in a
- * recorded step (the child allocates and frees, its trace says so).
+ * shows no memory column; an allocator of the program's own in a shared
+ * library (lib-alloc-own.c) is the one the wrappers forward to and the
+ * figures still equal the ledger; a program that defines malloc in its
+ * executable runs as without stepscope (the same calls) and is told its
+ * allocations are not recorded; a fork in a recorded step (the child's
+ * allocation and free in its own trace, the parent's figures exact).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -268,10 +271,98 @@ static void test_trainer(void **state)
 	ss_e2e_pass(t);
 }
 
+/* memory.allocations off (the default): nothing recorded, no column */
+static void test_off(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "alloc", NULL);
+	SS_E2E_SH_OK(t, SS " record -o run --set step.function=train_step --set window.start_step=2 "
+		     "--set window.end_step=6 -- ./s-alloc %d %d %d", STEPS, FIRST, END);
+	SS_E2E_SH_OK(t, SS " report --format csv run");
+	SS_E2E_CHECK(t, !strstr(t->out, "cpu_mem") && !strstr(t->out, "allocs"),
+		     "memory columns without memory.allocations:\n%s", t->out);
+	SS_E2E_SH_OK(t, SS " symbolize run");
+	SS_E2E_SH_OK(t, "grep -c '\\[memory\\]\\|CPU memory' run/trace.json || true");
+	SS_E2E_CHECK(t, atoi(t->out) == 0, "memory events without memory.allocations");
+	int st = ss_e2e_sh(t, SS " memory --leaks run");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "no recorded allocations") == 1,
+		     "memory --leaks without records says: %s", t->err);
+	ss_e2e_pass(t);
+}
+
+/* An allocator of the program's own in a shared library: the wrappers
+ * forward to it (it is the one recorded), the ledger still holds. */
+static void test_own_library(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static struct ledger l;
+	SS_E2E_SH_OK(t, "gcc -shared -fPIC -O2 -Wall -o liballocown.so "
+		     "\"$SS_E2E_SRC/tests/e2e/lib-alloc-own.c\"");
+	ss_e2e_build(t, "alloc", "-L. -lallocown -Wl,-rpath,\"$PWD\"");
+	SS_E2E_SH_OK(t, SS " record -o run " SETS " -- ./s-alloc %d %d %d", STEPS, FIRST, END);
+	long m = -1, f = -1;
+	const char *p = strstr(t->err, "lib-alloc-own: malloc ");
+	SS_E2E_CHECK(t, p && sscanf(p, "lib-alloc-own: malloc %ld calloc %*d realloc %*d free %ld",
+				    &m, &f) == 2, "no counts from lib-alloc-own: %s", t->err);
+	parse_ledger(t, t->out, &l);
+	/* every step's 8 mallocs went through it */
+	SS_E2E_CHECK(t, m >= STEPS * 8L && f >= STEPS * 8L,
+		     "lib-alloc-own counted %ld mallocs and %ld frees", m, f);
+	check_report(t, &l);
+	check_leaks(t, &l);
+	ss_e2e_pass(t);
+}
+
+/* A program that defines malloc in its executable comes first: it runs as
+ * without stepscope, and is told its allocations are not recorded. */
+static void test_own_executable(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "%s %s -pthread -I\"$SS_E2E_SRC/tests/e2e\" -o plain "
+		     "\"$SS_E2E_SRC/tests/e2e/s-rt-alloc.c\" && ./plain", t->v->cc, t->v->opt);
+	char *plain = strdup(t->out);
+	ss_e2e_build(t, "rt-alloc", NULL);
+	SS_E2E_SH_OK(t, SS " record -o run --set step.function=train_step "
+		     "--set memory.allocations=true -- ./s-rt-alloc");
+	const char *a = strstr(plain, "malloc "), *b = strstr(t->out, "malloc ");
+	SS_E2E_CHECK(t, a && b && !strncmp(a, b, strcspn(a, "\n")),
+		     "plain: %s\nrecorded: %s", plain, t->out);
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory.allocations: the program defines malloc "
+					  "itself") == 1, "no word of it: %s", t->err);
+	free(plain);
+	ss_e2e_pass(t);
+}
+
+/* A fork in a recorded step: the child allocates 64 bytes in child_work
+ * and frees them, in its own trace; the parent's figures are the ledger's. */
+static void test_fork(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static struct ledger l;
+	ss_e2e_build(t, "alloc", NULL);
+	SS_E2E_SH_OK(t, SS " record -o run " SETS " -- ./s-alloc %d %d %d fork", STEPS, FIRST,
+		     END);
+	SS_E2E_CHECK(t, strstr(t->out, "child ok"), "the child did not run: %s", t->out);
+	size_t n = strlen(t->out) + 128;
+	char *out = malloc(n);
+	SS_E2E_CHECK(t, out, "out of memory");
+	snprintf(out, n, "%sA %d 64 0x1 train_step/child_work\nF %d 64 0x1 train_step/child_work %d\n",
+		 t->out, FIRST, FIRST, FIRST);
+	parse_ledger(t, out, &l);
+	free(out);
+	check_report(t, &l);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_trainer),
+		SS_E2E_TEST(test_off),
+		SS_E2E_TEST(test_own_library),
+		SS_E2E_TEST(test_own_executable),
+		SS_E2E_TEST(test_fork),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
