@@ -99,41 +99,9 @@ void ss_reader_fit_clock(struct ss_reader *r)
 	}
 }
 
-/* The file clock in ns, before shift_ns. */
-static inline uint64_t ss_reader_ns_local(const struct ss_reader *r, uint64_t ticks)
-{
-	double d;
-
-	if (r->hdr.clock != SS_CLOCK_TSC)
-		return ticks;
-	if (ticks >= r->base_ticks)
-		d = (double)(ticks - r->base_ticks) * r->ns_per_tick;
-	else
-		d = -(double)(r->base_ticks - ticks) * r->ns_per_tick;
-	d += (double)r->base_ns;
-	if (d <= 0)
-		return 0;
-	if (d >= 1.8e19)
-		return UINT64_MAX;
-	return (uint64_t)(d + 0.5);
-}
-
-static inline uint64_t ss_reader_ns_in(const struct ss_reader *r, uint64_t ticks)
-{
-	uint64_t ns = ss_reader_ns_local(r, ticks);
-
-	/* in integers: wall-clock ns do not fit a double's mantissa */
-	if (r->shift_ns > 0)
-		return ns > UINT64_MAX - (uint64_t)r->shift_ns ? UINT64_MAX
-							       : ns + (uint64_t)r->shift_ns;
-	if (r->shift_ns < 0)
-		return ns < (uint64_t)-r->shift_ns ? 0 : ns - (uint64_t)-r->shift_ns;
-	return ns;
-}
-
 uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
 {
-	return ss_reader_ns_in(r, ticks);
+	return ss_reader_ns_inline(r, ticks);
 }
 
 void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it)
@@ -239,35 +207,23 @@ int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
 	struct ss_cw_rec rec;
 	uint64_t ns;
 
+	/* the bulk of a version 2 block (reader.h) */
+	if (ss_reader_events_short(it, out))
+		return 1;
 	out->n = 0;
-
-	/* the bulk of a version 2 block: a short ENTER/EXIT record after the
-	 * block's bases, decoded here as ss_cw_decode would (the walk
-	 * checked the block's len bytes) without its calls */
-	if (it->t && it->ei && it->ci < it->t->nblocks && SS_READER_V2(r)) {
-		const struct ss_rblock *b = &r->blocks[it->t->blocks[it->ci]];
-		if (b->len - it->ei >= 8 && it->ei < b->len) {
-			uint64_t w;
-			unsigned k;
-			memcpy(&w, b->data + it->ei, sizeof(w));
-			k = SS_CW_K(w);
-			if (k == 1 || k == 2) {
-				it->ei += 8;
-				rec.ts = it->tbase > UINT64_MAX - SS_CW_DT(w) ?
-						 UINT64_MAX :
-						 it->tbase + SS_CW_DT(w);
-				rec.kind = k == 1 ? SS_EV_ENTER : SS_EV_EXIT;
-				rec.arg = (it->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK;
-				goto got;
-			}
-		}
-	}
+	it->bdata = NULL;
 	if (!it->t || !ss_reader_next_raw(it, &rec))
 		return 0;
 	out->n = SS_READER_V2(r) && rec.n > 1 ? rec.n : 0;
 	out->payload = rec.payload;
-got:
-	ns = ss_reader_ns_in(r, rec.ts);
+	/* past the bases of a version 2 block: the inline path takes the
+	 * records that follow */
+	if (SS_READER_V2(r) && it->ei && it->ci < it->t->nblocks) {
+		const struct ss_rblock *b = &r->blocks[it->t->blocks[it->ci]];
+		it->bdata = b->data;
+		it->blen = b->len;
+	}
+	ns = ss_reader_ns_inline(r, rec.ts);
 	if (ns < it->last_ns)
 		ns = it->last_ns;
 	it->last_ns = ns;

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "format.h"
 
 /* One chunk as found in the file; payload is [data, data + len). */
@@ -140,10 +141,70 @@ struct ss_event_iter {
 	                         * version 2: byte offset in it */
 	uint64_t tbase, abase;  /* version 2: the block's bases */
 	uint64_t last_ns;
+	/* version 2, past the block's bases: the block (its len bytes
+	 * checked at open), for the inline path; NULL otherwise */
+	const uint8_t *bdata;
+	uint64_t blen;
 };
 void ss_reader_events_begin(const struct ss_reader *r, size_t thread,
 			    struct ss_event_iter *it);
 int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out);
+
+/* The file clock in ns (ss_reader_ns), inline. */
+static inline uint64_t ss_reader_ns_inline(const struct ss_reader *r, uint64_t ticks)
+{
+	uint64_t ns = ticks;
+	double d;
+
+	if (r->hdr.clock == SS_CLOCK_TSC) {
+		if (ticks >= r->base_ticks)
+			d = (double)(ticks - r->base_ticks) * r->ns_per_tick;
+		else
+			d = -(double)(r->base_ticks - ticks) * r->ns_per_tick;
+		d += (double)r->base_ns;
+		ns = d <= 0 ? 0 : d >= 1.8e19 ? UINT64_MAX : (uint64_t)(d + 0.5);
+	}
+	/* in integers: wall-clock ns do not fit a double's mantissa */
+	if (r->shift_ns > 0)
+		return ns > UINT64_MAX - (uint64_t)r->shift_ns ? UINT64_MAX
+							       : ns + (uint64_t)r->shift_ns;
+	if (r->shift_ns < 0)
+		return ns < (uint64_t)-r->shift_ns ? 0 : ns - (uint64_t)-r->shift_ns;
+	return ns;
+}
+
+/* The bulk of a version 2 block, a short ENTER/EXIT record, decoded as
+ * ss_reader_events_next would: 1, or 0 for anything else (the call). */
+static inline int ss_reader_events_short(struct ss_event_iter *it, struct ss_revent *out)
+{
+	uint64_t w, ts, ns;
+	unsigned k;
+
+	if (!it->bdata || it->ei >= it->blen || it->blen - it->ei < 8)
+		return 0;
+	memcpy(&w, it->bdata + it->ei, sizeof(w));
+	k = SS_CW_K(w);
+	if (k != 1 && k != 2)
+		return 0;
+	it->ei += 8;
+	ts = it->tbase > UINT64_MAX - SS_CW_DT(w) ? UINT64_MAX : it->tbase + SS_CW_DT(w);
+	ns = ss_reader_ns_inline(it->r, ts);
+	if (ns < it->last_ns)
+		ns = it->last_ns;
+	it->last_ns = ns;
+	out->ns = ns;
+	out->kind = k == 1 ? SS_EV_ENTER : SS_EV_EXIT;
+	out->arg = (it->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK;
+	out->n = 0;
+	return 1;
+}
+
+/* ss_reader_events_next with its common case inline: for the loops that
+ * read every event (slices-walk.c). */
+static inline int ss_reader_events_get(struct ss_event_iter *it, struct ss_revent *out)
+{
+	return ss_reader_events_short(it, out) || ss_reader_events_next(it, out);
+}
 
 /* First and last event time of a thread in ns; 0 if it has none. */
 uint64_t ss_reader_thread_first_ns(const struct ss_reader *r, size_t thread);

@@ -530,7 +530,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	w.fn = fn;
 	w.ctx = ctx;
 	ss_reader_events_begin(r, thread, &it);
-	while (ss_reader_events_next(&it, &ev)) {
+	while (ss_reader_events_get(&it, &ev)) {
 		if (w.pend && ev.kind != SS_EV_STACK)
 			ss_slices_announce(&w);
 		if (!first_ns)
