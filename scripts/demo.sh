@@ -3,8 +3,9 @@
 #
 # Run by `make demo` after `make all`.  Rebuilds examples/mlp through
 # stepscope-cc (make PROFILE=1), records 200 training steps into a fresh
-# stepscope-out/demo-<date>-<time>/ (with configs/quick-look.yaml when it
-# exists), symbolizes the run into trace.json and prints how to open it.
+# stepscope-out/demo-<date>-<time>/ (with examples/mlp/stepscope.yaml: the
+# quick look of configs/quick-look.yaml plus the matmuls' shapes and
+# GFLOP/s), symbolizes the run into trace.json and prints how to open it.
 #
 # Never: write outside examples/mlp/ and stepscope-out/, reuse an old run
 # directory, or carry on after a failed step (set -e; each step says what
@@ -33,7 +34,9 @@ out="stepscope-out/demo-$(date +%Y%m%d-%H%M%S)"
 mkdir -p stepscope-out
 
 set -- -o "$out"
-if [ -f configs/quick-look.yaml ]; then
+if [ -f examples/mlp/stepscope.yaml ]; then
+	set -- "$@" -c examples/mlp/stepscope.yaml  # quick-look + the matmuls' shapes
+elif [ -f configs/quick-look.yaml ]; then
 	set -- "$@" -c configs/quick-look.yaml
 fi
 
@@ -50,6 +53,9 @@ echo "== 3/3 symbolizing: stepscope symbolize $out"
 echo
 echo "== where the time goes (stepscope report $out --limit 12)"
 "$ss" report "$out" --limit 12 || fail "stepscope report $out failed (exit $?)"
+echo
+echo "== the matmuls by shape (stepscope report $out --group-by args)"
+"$ss" report "$out" --group-by args --limit 12 || fail "stepscope report --group-by args failed (exit $?)"
 "$ss" html "$out" -o "$out/report.html" || fail "stepscope html failed (exit $?)"
 
 echo

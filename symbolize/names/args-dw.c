@@ -195,11 +195,10 @@ static const uint8_t *code_at(struct dwmod *m, uint64_t fn, uint64_t pc, size_t 
 	return NULL;
 }
 
-/* The subprogram DIE whose entry is fn (file vaddr). */
-static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
+/* The compile unit holding addr. */
+static int cu_of(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
 {
-	Dwarf_Die cu, *scopes = NULL;
-	int n, i, found = 0;
+	Dwarf_Die cu;
 
 	if (!dwarf_addrdie(dw, fn, &cu)) {
 		/* no .debug_aranges (clang): look at each CU's ranges */
@@ -213,6 +212,30 @@ static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
 		if (!hit)
 			return 0;
 	}
+	*out = cu;
+	return 1;
+}
+
+/* The offset of the DIE a concrete one stands for (its abstract
+ * origin), or its own. */
+static Dwarf_Off origin_off(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die o;
+
+	if (dwarf_attr(d, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &o))
+		return dwarf_dieoffset(&o);
+	return dwarf_dieoffset(d);
+}
+
+/* The subprogram DIE whose entry is fn (file vaddr). */
+static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	int n, i, found = 0;
+
+	if (!cu_of(dw, fn, &cu))
+		return 0;
 	n = dwarf_getscopes(&cu, fn, &scopes);
 	for (i = 0; i < n && !found; i++) {
 		Dwarf_Addr lo;
@@ -224,6 +247,65 @@ static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
 	}
 	free(scopes);
 	return found;
+}
+
+/* The DIE of fn's instance that runs at pc - 1: its own body (*inl 0), or
+ * a copy inlined into another function (*inl 1: -finstrument-functions
+ * calls the hook with fn there too); *outer: the subprogram around
+ * pc - 1, whose frame base the locations use. */
+static int find_instance(Dwarf *dw, uint64_t fn, uint64_t pc, Dwarf_Die *inst,
+			 Dwarf_Die *outer, int *inl)
+{
+	Dwarf_Die sp, cu, *scopes = NULL;
+	int n, found = 0, have_outer = 0;
+
+	if (!find_subprogram(dw, fn, &sp))
+		return 0;
+	if (dwarf_haspc(&sp, pc - 1) > 0) {
+		*inst = *outer = sp;
+		*inl = 0;
+		return 1;
+	}
+	if (!cu_of(dw, pc - 1, &cu))
+		return 0;
+	n = dwarf_getscopes(&cu, pc - 1, &scopes);
+	for (int i = 0; i < n && !found; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine &&
+		    origin_off(&scopes[i]) == origin_off(&sp)) {
+			*inst = scopes[i];
+			found = 1;
+		}
+	free(scopes);
+	/* the function it was inlined into: the unit's subprogram holding
+	 * pc - 1 (getscopes goes on through the abstract definition) */
+	Dwarf_Die d;
+	if (found && dwarf_child(&cu, &d) == 0) {
+		do {
+			if (dwarf_tag(&d) == DW_TAG_subprogram && dwarf_haspc(&d, pc - 1) > 0) {
+				*outer = d;
+				have_outer = 1;
+			}
+		} while (!have_outer && dwarf_siblingof(&d, &d) == 0);
+	}
+	*inl = 1;
+	return found && have_outer;
+}
+
+/* The concrete DIE of abstract parameter p among inst's children, or 0. */
+static int concrete_param(Dwarf_Die *inst, Dwarf_Die *p, Dwarf_Die *out)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(inst, &c) != 0)
+		return 0;
+	do {
+		if (dwarf_tag(&c) == DW_TAG_formal_parameter &&
+		    origin_off(&c) == dwarf_dieoffset(p)) {
+			*out = c;
+			return 1;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
 }
 
 /* The parameter's type class and size. */
@@ -281,10 +363,11 @@ static int param_type(Dwarf_Die *param, unsigned *size)
 static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 {
 	struct recipe *r = calloc(1, sizeof(*r));
-	Dwarf_Die sp, child;
+	Dwarf_Die sp, inst, abs, child;
 	Dwarf_Attribute a;
 	Dwarf_Frame *fr = NULL;
 	const char *fname;
+	int inl = 0;
 
 	if (!r)
 		return NULL;
@@ -292,9 +375,12 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 	r->pc = pc;
 	r->next = m->recipes;
 	m->recipes = r;
-	if (!m->dw || !find_subprogram(m->dw, fn, &sp))
+	if (!m->dw || !find_instance(m->dw, fn, pc, &inst, &sp, &inl))
 		return r;
-	fname = dwarf_diename(&sp);
+	/* declaration order: the abstract DIE's parameters, when there is one */
+	if (!dwarf_attr(&inst, DW_AT_abstract_origin, &a) || !dwarf_formref_die(&a, &abs))
+		abs = inst;
+	fname = dwarf_diename(&abs);
 	if (fname && (strstr(fname, "._omp_fn.") || strstr(fname, "omp_outlined")))
 		return r;  /* OpenMP's outlined bodies are not the user's */
 	r->ok = 1;
@@ -316,13 +402,16 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 		}
 		free(fr);
 	}
-	if (dwarf_child(&sp, &child) != 0)
+	if (dwarf_child(&abs, &child) != 0)
 		return r;
-	int clang = is_clang(&sp), nint = 0, nsse = 0, abi_ok = !returns_memory(&sp), pro = 0;
+	int clang = !inl && is_clang(&sp), nint = 0, nsse = 0, pro = 0;
+	int abi_ok = !inl && !returns_memory(&abs);
+	int same = dwarf_dieoffset(&abs) == dwarf_dieoffset(&inst);
 	do {
 		struct recipe_param *p;
 		const char *name;
 		Dwarf_Op *ops;
+		Dwarf_Die conc;
 		size_t n;
 		unsigned size = 0;
 		int kind;
@@ -347,7 +436,11 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			p->abi = nint < 6 ? ABI_INT : ABI_STACK;
 			p->abi_idx = nint++;
 		}
-		if (!dwarf_attr_integrate(&child, DW_AT_location, &a))
+		if (same)
+			conc = child;
+		else if (!concrete_param(&inst, &child, &conc))
+			continue;  /* this instance has no trace of it */
+		if (!dwarf_attr(&conc, DW_AT_location, &a))
 			continue;
 		if (clang && dwarf_whatform(&a) != DW_FORM_sec_offset &&
 		    dwarf_whatform(&a) != DW_FORM_loclistx) {
@@ -366,8 +459,8 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			p->ops = ops;
 			p->nops = n;
 		}
-		if (dwarf_getlocation_addr(&a, fn, &ops, &n, 1) == 1 && n) {
-			p->entry = ops;
+		if (!inl && dwarf_getlocation_addr(&a, fn, &ops, &n, 1) == 1 && n) {
+			p->entry = ops;  /* its incoming slot: out-of-line only */
 			p->nentry = n;
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
