@@ -69,7 +69,7 @@ $cc -shared -fPIC -O2 -Wall -Wextra -Werror -o "$kit/dry/lib/libnvml-fake.so" \
 	tests/e2e/lib-nvml-fake.c
 "$b/bin/stepscope-cc" $cc -O2 -Wall -Wextra -Werror -o "$kit/dry/bin/fake-train" \
 	tests/gpu/fake-train.c -L"$kit/dry/lib" -lcudart
-"$b/bin/stepscope-cc" $cc -O2 -Wall -Wextra -Werror -o "$kit/dry/bin/cuda-mem" \
+"$b/bin/stepscope-cc" $cc -O2 -pthread -Wall -Wextra -Werror -o "$kit/dry/bin/cuda-mem" \
 	tests/e2e/s-cuda-mem.c -L"$kit/dry/lib" -lcudart
 # lib-nvml-fake's device 0 has 1 GiB in use
 printf '#!/bin/sh\n# stand-in for nvidia-smi --query-gpu=memory.used: lib-nvml-fake says 1 GiB\necho 1024\n' \

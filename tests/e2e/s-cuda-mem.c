@@ -21,7 +21,11 @@
  *                and cache_dev0
  *   leak_dev1    cudaMalloc 512 on device 1, never freed
  *   cache_dev0   cudaMalloc 300 on device 0, never freed
- *   step         the calls above; frees the batch and the staging,
+ *   prefetch     the root of a worker thread step starts and joins:
+ *                cudaMalloc 12288 + i (the next batch, freed by step on
+ *                the main thread)
+ *   step         the calls above; frees the batch, the staging and the
+ *                worker's block,
  *                cudaFree(NULL); from step 2 on frees one block main
  *                allocated before the first step (600 bytes, device 0)
  *
@@ -34,12 +38,14 @@
  * 3 managed), DEVICE and BYTES the block's (a free names the size and
  * device of the block it frees), ID numbers the blocks from 1.
  * Functions: main, step, load_batch, forward, attention, backward,
- * reduce_grads, update, leak_dev1, cache_dev0.
+ * reduce_grads, update, leak_dev1, cache_dev0, prefetch (PARENT "-": the
+ * root of its thread).  Build with -pthread.
  *
  *   s-cuda-mem STEPS [DEV1]
  * DEV1 (default 1) is the device of "device 1" above: 0 on a machine with
  * one GPU (the proof kit's run on a real GPU).
  */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -111,7 +117,7 @@ note_alloc(const char *fn, const char *parent, void *p, int space, int dev, long
 		note('F', fn, parent, &b);                                      \
 	} while (0)
 
-static struct block batch, staging, act[3], grad, early[8];
+static struct block batch, staging, act[3], grad, early[8], next;
 
 NOINLINE static void load_batch(int i)
 {
@@ -179,15 +185,28 @@ NOINLINE static void update(void)
 	cache_dev0();
 }
 
+/* the worker thread; the main thread waits in pthread_join meanwhile, so
+ * the ledger needs no lock */
+NOINLINE static void *prefetch(void *arg)
+{
+	long n = 12288 + (long)(intptr_t)arg;
+	ALLOC(next, cudaMalloc(&p_, (size_t)n), __func__, "-", DEV, 0, n);
+	return NULL;
+}
+
 NOINLINE static void step(int i)
 {
+	pthread_t th;
 	cur_step = i;
+	if (pthread_create(&th, NULL, prefetch, (void *)(intptr_t)i) || pthread_join(th, NULL))
+		exit(1);
 	load_batch(i);
 	forward(i);
 	backward();
 	update();
 	FREE(batch, cudaFree(batch.p), __func__, "main");
 	FREE(staging, cudaFreeHost(staging.p), __func__, "main");
+	FREE(next, cudaFree(next.p), __func__, "main"); /* the worker's */
 	MUST(cudaFree(NULL));
 	if (i >= 2 && i - 2 < 8)
 		FREE(early[i - 2], cudaFree(early[i - 2].p), __func__, "main");

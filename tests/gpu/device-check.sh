@@ -250,7 +250,7 @@ hostcc=${CC:-$(command -v cc || command -v gcc || echo cc)}
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 dev1=0
 [ "${ngpu:-0}" -ge 2 ] && dev1=1
-if $tmo "$kit/bin/stepscope-cc" "$hostcc" -O2 -I"$cuda/include" -o "$work/cuda-mem" \
+if $tmo "$kit/bin/stepscope-cc" "$hostcc" -O2 -pthread -I"$cuda/include" -o "$work/cuda-mem" \
 	"$kit/src/cuda-mem/s-cuda-mem.c" -L"$cuda/lib64" -lcudart -Wl,-rpath,"$cuda/lib64" \
 	-Wl,-rpath-link,"$kit/lib" >"$work/cuda-mem.build" 2>&1; then
 	ok "cuda-mem: built with stepscope-cc $hostcc against $cuda/lib64/libcudart.so"
