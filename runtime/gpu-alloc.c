@@ -86,11 +86,13 @@ static int ga_kind(uint32_t cbid, int *is_free)
 	return -1;
 }
 
-/* The call's device: its context's (cuptiGetDeviceId), 0 when unknown. */
+/* The call's device: its context's (cuptiGetDeviceId), 0 when unknown,
+ * and not asked for outside a recorded step, where nothing is written. */
 static uint32_t ga_device(const struct ss_cupti_cbdata *d)
 {
 	uint32_t dev = 0;
-	if (!ga.device_id || ga.device_id(d->context, &dev) != SS_CUPTI_SUCCESS)
+	if (!(ss_hot.gate & ss_alloc_hot.mask) || !ga.device_id ||
+	    ga.device_id(d->context, &dev) != SS_CUPTI_SUCCESS)
 		dev = 0;
 	return dev;
 }
@@ -110,7 +112,8 @@ static void ga_free_enter(const struct ss_cupti_cbdata *d, int kind)
 }
 
 /* A free's exit: it failed (a CUDA error), so the block is still the
- * program's, recorded (in a window) and followed again. */
+ * program's: recorded and followed again inside a recorded step (outside
+ * one alloc.c follows no new block: it is not followed any more). */
 static void ga_free_exit(const struct ss_cupti_cbdata *d, int kind)
 {
 	const struct ss_cuda_free_params *f = d->function_params;
