@@ -651,6 +651,16 @@ static int ss_diff_build(struct ss_diff_run *r, struct ss_agg *a,
 			r->s[i].self_ns[j] = ss_agg_step_self(a, r->s[i].name, &steps[j]) -
 					     (c->oncpu ? ss_agg_step_off_self(a, r->s[i].name,
 									      &steps[j]) : 0);
+	/* on-CPU: a step is the work of every thread in it, its calls' time
+	 * on a CPU (their on-CPU self); the stepping thread's on-CPU time
+	 * would hold its spinning at the team's barriers, which grows and
+	 * shrinks with how the threads were scheduled */
+	for (j = 0; c->oncpu && j < n; j++) {
+		r->step_ns[j] = 0;
+		for (i = 0; i < r->ns; i++)
+			if (r->s[i].kind == SS_AGG_FUNCTION)
+				r->step_ns[j] += r->s[i].self_ns[j];
+	}
 	free(steps);
 	free(sid);
 	free(map);

@@ -40,7 +40,17 @@ struct ss_diff_run {
 	char cut[512];              /* "" or the first trace cut short (a file
 	                             * truncated or damaged): its path */
 	unsigned long long cut_off; /* and the offset of the damage */
-	uint64_t *step_ns;          /* duration of each step compared */
+	uint64_t *step_ns;          /* duration of each step compared; when
+	                             * oncpu, the on-CPU self time of every
+	                             * call in it, every thread (its work, not
+	                             * the waits in OpenMP's ranges) */
+	/* record.sched: the runs' threads' switches were recorded
+	 * (have_off) and, without --wall, every time of the series is on-CPU
+	 * time (oncpu): less what the thread was switched out in it */
+	int have_off, oncpu;
+	double *step_off;           /* each step's share of its time its
+	                             * thread was off the CPU (0..1; 0s
+	                             * without record.sched) */
 	struct ss_diff_series *s;
 	size_t ns;
 	struct ss_diff_series *e;   /* edges: a function's calls per caller */
@@ -48,13 +58,15 @@ struct ss_diff_run {
 	struct ss_agg *agg;         /* the walked run (trees for html --diff) */
 };
 
-/* Load run directory dir (backend, quiet as for ss_agg_walk).  In a trace
+/* Load run directory dir (backend, quiet as for ss_agg_walk); wall: keep
+ * the time switched out in every figure even when switches were recorded
+ * (--wall).  In a trace
  * cut short the steps marked after its thread's last event are left out
  * (their events are missing: they are no steps of zero time), so are the
  * steps the cut fell in; nsteps says how many are left.  0, 2 (bad input:
  * message in err) or 1 (internal failure). */
 int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
-		 int quiet, char *err, size_t errlen);
+		 int quiet, int wall, char *err, size_t errlen);
 void ss_diff_release(struct ss_diff_run *r);
 
 /* The comparison of one quantity (median per step) in the two runs. */
@@ -122,6 +134,18 @@ size_t ss_diff_gone_callees(const struct ss_diff_run *a, const struct ss_diff_ro
 double ss_diff_mann_whitney(const double *x, size_t n, const double *y, size_t m);
 /* Median of n values (sorts a copy); 0 for n 0. */
 double ss_diff_median(const double *v, size_t n);
+
+/* diff-busy.c (record.sched): the median share of a step its thread was
+ * switched out (0 without switch records); one line saying what is
+ * compared and how busy each run's machine was, and one saying when that
+ * limits what the comparison can conclude (a share of 10% or more), into
+ * buf; each returns 0 (buf "") when it has nothing to say.  wall: --wall
+ * was given. */
+double ss_diff_busy(const struct ss_diff_run *r);
+int ss_diff_busy_line(char *buf, size_t len, const struct ss_diff_run *a,
+		      const struct ss_diff_run *b, int wall);
+int ss_diff_busy_note(char *buf, size_t len, const struct ss_diff_run *a,
+		      const struct ss_diff_run *b);
 
 /* The text of diff's tables and page, into buf (returned): a time per
  * step ("1.234ms"; negative shows as 0), a signed one ("+1.234ms",

@@ -29,14 +29,15 @@ static void ss_diff_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stepscope diff [--format table|csv|json] [--fail-above PCT] [--limit N]\n"
-		"                      [--min-change PCT] [--alpha P] [--allow-renamed] [-o OUT]\n"
+		"                      [--min-change PCT] [--alpha P] [--allow-renamed] [--wall] [-o OUT]\n"
 		"                      [--backend dw|bfd] [-q] BASE NEW\n"
 		"\n"
 		"Compare two recorded runs of the same program: the median step time, then\n"
 		"per function and range the calls, self and total time per step in BASE and\n"
 		"NEW, sorted by the added self time per step.  A change is significant ('*')\n"
 		"when a Mann-Whitney U test over the steps gives p < P and it is at least\n"
-		"PCT of the base (and 0.5%% of the base step time).\n"
+		"PCT of the base (and 0.5%% of the base step time).  Runs recorded with\n"
+		"record.sched are compared on on-CPU time (the time switched out left out).\n"
 		"\n"
 		"   --format FMT       table (default), csv or json\n"
 		"   --fail-above PCT   exit 1 when NEW's median step time is more than PCT%%\n"
@@ -46,6 +47,7 @@ static void ss_diff_usage(FILE *f)
 		"   --alpha P          p below which a change can be significant (default 0.01)\n"
 		"   --allow-renamed    compare runs of programs of different names (two builds\n"
 		"                      of one program) with the same step.function\n"
+		"   --wall             compare wall time even when switches were recorded\n"
 		"   -o, --output OUT   write there instead of stdout\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n");
@@ -73,7 +75,7 @@ enum ss_diff_fmt { SS_DIFF_TABLE, SS_DIFF_CSV, SS_DIFF_JSON };
 
 struct ss_diff_args {
 	const char *dir[2], *out, *backend;
-	int quiet, fmt, limit, html, renamed;
+	int quiet, fmt, limit, html, renamed, wall;
 	double fail_above;           /* < 0: off */
 	struct ss_diff_opts o;
 };
@@ -126,6 +128,10 @@ static int ss_diff_parse(struct ss_diff_args *g, int argc, char **argv)
 			continue;
 		if (!strcmp(s, "--allow-renamed")) {
 			g->renamed = 1;
+			continue;
+		}
+		if (!strcmp(s, "--wall")) {
+			g->wall = 1;
 			continue;
 		}
 		if (s[0] != '-' || !s[1]) {
@@ -297,9 +303,15 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 	ss_diff_runline(f, "base", a);
 	ss_diff_runline(f, "new ", b);
 	ss_diff_cutline(f, a, b);
+	{ /* record.sched: what is compared, how busy the machine was */
+		char busy[512];
+		if (ss_diff_busy_line(busy, sizeof(busy), a, b, g->wall))
+			fprintf(f, "%s\n", busy);
+	}
 	if (note)
 		fprintf(f, "note: %s\n", note);
-	fprintf(f, "\nstep time (median): %s -> %s  %s  %s  %s (Mann-Whitney p=%.2g)\n\n",
+	fprintf(f, "\n%s (median): %s -> %s  %s  %s  %s (Mann-Whitney p=%.2g)\n\n",
+		a->oncpu && b->oncpu ? "step on-CPU time (every thread's calls)" : "step time",
 		ss_diff_fmt_time(st->base, t1, sizeof(t1)), ss_diff_fmt_time(st->new_, t2, sizeof(t2)),
 		ss_diff_fmt_dt(st->delta, t3, sizeof(t3)), ss_diff_fmt_pct(st, t4, sizeof(t4)),
 		st->significant ? "significant" : "not significant", st->p);
@@ -457,6 +469,10 @@ static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 	fputc(',', f);
 	ss_diff_json_run(f, "new", b);
 	fprintf(f, ",\"alpha\":%g,\"min_change_pct\":%g,", g->o.alpha, g->o.min_pct);
+	fprintf(f, "\"compared\":\"%s\",", a->oncpu && b->oncpu ? "on_cpu" : "wall");
+	if (a->have_off || b->have_off) /* record.sched: median share of a step */
+		fprintf(f, "\"off_cpu_share\":{\"base\":%.4f,\"new\":%.4f},", ss_diff_busy(a),
+			ss_diff_busy(b));
 	ss_diff_json_stat(f, "step", st);
 	fputs(",\"note\":", f);
 	if (note)
@@ -508,7 +524,13 @@ static int ss_diff_main(int argc, char **argv, int html)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	for (i = 0; i < 2; i++) {
-		rc = ss_diff_load(&r[i], g.dir[i], g.backend, g.quiet, err, sizeof(err));
+		rc = ss_diff_load(&r[i], g.dir[i], g.backend, g.quiet, g.wall, err, sizeof(err));
+		/* one run without switch records: both in wall time */
+		if (!rc && i == 1 && r[0].oncpu != r[1].oncpu) {
+			int k = r[0].oncpu ? 0 : 1;
+			ss_diff_release(&r[k]);
+			rc = ss_diff_load(&r[k], g.dir[k], g.backend, 1, 1, err, sizeof(err));
+		}
 		if (rc) {
 			fprintf(stderr, "stepscope: diff: %s\n", err);
 			goto out;
@@ -551,6 +573,12 @@ static int ss_diff_main(int argc, char **argv, int html)
 		snprintf(note + strlen(note), sizeof(note) - strlen(note),
 			 "%sthe runs differ in processes (%zu, %zu) or threads (%zu, %zu): functions are compared by name over all of them",
 			 note[0] ? "; " : "", r[0].nprocs, r[1].nprocs, r[0].nthreads, r[1].nthreads);
+	{ /* a busy machine: say what that leaves open */
+		char busy[512];
+		if (ss_diff_busy_note(busy, sizeof(busy), &r[0], &r[1]))
+			snprintf(note + strlen(note), sizeof(note) - strlen(note), "%s%s",
+				 note[0] ? "; " : "", busy);
+	}
 	n = ss_diff_compare(&r[0], &r[1], &g.o, &st, &rows);
 	if (n < 0) {
 		fprintf(stderr, "stepscope: diff: out of memory\n");
@@ -577,7 +605,11 @@ static int ss_diff_main(int argc, char **argv, int html)
 		ss_diff_html_write(f, &r[0], &r[1], &g.o, &st, rows, (size_t)n,
 				   note[0] ? note : NULL);
 	else if (g.fmt == SS_DIFF_CSV) {
+		char busy[512];
 		ss_diff_cutline(stderr, &r[0], &r[1]);
+		if (ss_diff_busy_line(busy, sizeof(busy), &r[0], &r[1], g.wall))
+			fprintf(stderr, "%s\n%s%s%s", busy, note[0] ? "note: " : "", note,
+				note[0] ? "\n" : "");
 		ss_diff_csv(f, &g, &st, rows, (size_t)n);
 	}
 	else if (g.fmt == SS_DIFF_JSON)
