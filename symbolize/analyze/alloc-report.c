@@ -140,6 +140,7 @@ static void add_ev(struct ss_alloc_report *m, uint64_t pid, const struct ss_allo
 		}
 		k->st.self[c] += e->delta;
 		k->st.allocs[c] += !e->is_free;
+		k->st.alloc_bytes[c] += e->is_free ? 0 : e->size;
 		nseen = 0;
 		for (uint32_t n = e->node; n; n = d->nodes[n - 1].parent) {
 			const char *name = d->nodes[n - 1].name;
@@ -438,4 +439,36 @@ void ss_alloc_report_steps(FILE *f, const struct ss_alloc_report *m)
 						   b, sizeof(b)));
 		fputc('\n', f);
 	}
+}
+
+static int top_cmp(const void *x, const void *y)
+{
+	const struct fkey *a = *(const struct fkey *const *)x, *b = *(const struct fkey *const *)y;
+	uint64_t va = a->st.alloc_bytes[0] + a->st.alloc_bytes[1];
+	uint64_t vb = b->st.alloc_bytes[0] + b->st.alloc_bytes[1];
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+size_t ss_alloc_report_top(const struct ss_alloc_report *m, const char **names,
+			   const struct ss_alloc_fstat **st, size_t max)
+{
+	const struct fkey **v;
+	size_t n = 0, i;
+	if (!m || !m->nkeys || !(v = malloc(m->nkeys * sizeof(*v))))
+		return 0;
+	for (i = 0; i < m->nkeys; i++)
+		if (!m->keys[i].pid && !m->keys[i].tid &&
+		    (m->keys[i].st.alloc_bytes[0] || m->keys[i].st.alloc_bytes[1]))
+			v[n++] = &m->keys[i];
+	qsort(v, n, sizeof(*v), top_cmp);
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++) {
+		names[i] = v[i]->name;
+		st[i] = &v[i]->st;
+	}
+	free(v);
+	return n;
 }

@@ -26,6 +26,7 @@ struct ss_alloc_report;
 struct ss_alloc_fstat {
 	int64_t self[2], total[2];  /* [0] CPU (heap, pinned), [1] CUDA */
 	uint64_t allocs[2];
+	uint64_t alloc_bytes[2];    /* bytes of those blocks */
 };
 
 struct ss_exporter *ss_alloc_report_new(void); /* NULL: out of memory */
@@ -68,6 +69,12 @@ void ss_alloc_report_json_step(FILE *f, const struct ss_alloc_report *m,
 			       const struct ss_agg_step *s);
 /* report --steps: the peak live bytes of each recorded step */
 void ss_alloc_report_steps(FILE *f, const struct ss_alloc_report *m);
+
+/* The merged rows (over processes and threads) of the functions that
+ * allocated, most bytes allocated first (CPU and CUDA together): up to max
+ * names and stats; how many */
+size_t ss_alloc_report_top(const struct ss_alloc_report *m, const char **names,
+			   const struct ss_alloc_fstat **st, size_t max);
 
 /* The peak live bytes of step `step` of process pid in space (-1: 0) */
 uint64_t ss_alloc_report_step_peak(const struct ss_alloc_report *m, uint64_t pid,

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "agg.h"
+#include "alloc-html.h"
 #include "cli.h"
 #include "ranks.h"
 #include "args-report.h"
@@ -244,6 +245,7 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 		fprintf(f, "<h2>Memory</h2>\n");
 		ss_svg_counters(f, a, 1000, 220);
 	}
+	ss_alloc_html(f, dir, NULL); /* memory.allocations: alloc-html.c */
 	ss_html_full_trace(f, a, dir);
 	fprintf(f, "</body></html>\n");
 }

@@ -268,6 +268,12 @@ static void test_trainer(void **state)
 	check_report(t, &l);
 	check_leaks(t, &l);
 	check_trace(t, &l);
+	/* the HTML memory view: the plot and the top allocator first */
+	SS_E2E_SH_OK(t, SS " html run -o r.html && grep -c '<h2 id=\"allocations\">' r.html && "
+		     "sed -n '/Top allocating/,/<\\/table>/p' r.html | sed -n 3p");
+	SS_E2E_CHECK(t, atoi(t->out) == 1 && strstr(t->out, ">layer_forward<") &&
+			     strstr(t->out, ">48.00 KiB<"),
+		     "no memory view with layer_forward's 48 KiB on top: %s", t->out);
 	ss_e2e_pass(t);
 }
 
@@ -284,6 +290,8 @@ static void test_off(void **state)
 	SS_E2E_SH_OK(t, SS " symbolize run");
 	SS_E2E_SH_OK(t, "grep -c '\\[memory\\]\\|CPU memory' run/trace.json || true");
 	SS_E2E_CHECK(t, atoi(t->out) == 0, "memory events without memory.allocations");
+	SS_E2E_SH_OK(t, SS " html run -o r.html && grep -c 'Recorded allocations' r.html || true");
+	SS_E2E_CHECK(t, atoi(t->out) == 0, "a memory view without memory.allocations");
 	int st = ss_e2e_sh(t, SS " memory --leaks run");
 	SS_E2E_EXPECT_STATUS(t, st, 2);
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "no recorded allocations") == 1,
