@@ -10,7 +10,8 @@
  * (ns, us, ms, s); CSV and JSON carry integer nanoseconds.
  *
  * --whole-run prints the same table from the runtime's whole-run counts
- * (stats: whole_run; stats-read.c) instead of the recorded windows.
+ * (stats: whole_run; stats-read.c) instead of the recorded windows
+ * (report-whole.c; report.h holds what the two share).
  *
  * Must never: print anything but the report on stdout, or print a
  * percentage computed against zero.
@@ -33,25 +34,14 @@
 #include "alloc-device.h"
 #include "alloc-report.h"
 #include "outfile.h"
-#include "stats-read.h"
+#include "report.h"
 
 #define SS_REPORT_NAME_MAX 55     /* like torch: longer names end in "..." */
 #define SS_REPORT_SHARE_TOP 5
 
-struct ss_report_opts {
-	const char *dir, *backend, *format, *out;
-	int sort, limit, threads, steps, quiet, whole_run, ranks;
-	int compensate;              /* --compensate */
-	int group_args;              /* --group-by args (report-args.c) */
-	struct ss_overhead over;     /* the run's calibrated hook cost */
-	uint64_t calls, sum;         /* recorded calls; the 100% (compensated) */
-	size_t nall;                 /* rows before --limit cut them */
-	const struct ss_alloc_report *mem; /* memory.allocations, or NULL */
-	const struct ss_alloc_device *memdev; /* its CUDA memory per device */
-};
 
 /* Under a text table cut by --limit: how many rows it left out. */
-static void ss_report_more(FILE *f, size_t shown, size_t all)
+void ss_report_more(FILE *f, size_t shown, size_t all)
 {
 	if (all > shown)
 		fprintf(f, "%zu more row%s (--limit 0 shows all)\n", all - shown,
@@ -87,12 +77,12 @@ static void ss_report_usage(FILE *f)
 		"Percentages are of the sum of all self time (the footer's total).\n");
 }
 
-static double ss_report_pct(uint64_t v, uint64_t total)
+double ss_report_pct(uint64_t v, uint64_t total)
 {
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-static void ss_report_dashes(FILE *f, const int *w, int ncol)
+void ss_report_dashes(FILE *f, const int *w, int ncol)
 {
 	int i, j;
 
@@ -103,7 +93,7 @@ static void ss_report_dashes(FILE *f, const int *w, int ncol)
 	}
 }
 
-static void ss_report_cell(FILE *f, const char *s, int w, int left, int last)
+void ss_report_cell(FILE *f, const char *s, int w, int left, int last)
 {
 	if (left)
 		fprintf(f, "%-*s", w, s);
@@ -112,7 +102,7 @@ static void ss_report_cell(FILE *f, const char *s, int w, int left, int last)
 	fputs(last ? "\n" : "  ", f);
 }
 
-static void ss_report_name(const char *name, char *buf, size_t len)
+void ss_report_name(const char *name, char *buf, size_t len)
 {
 	size_t n = strlen(name);
 
@@ -123,7 +113,7 @@ static void ss_report_name(const char *name, char *buf, size_t len)
 	snprintf(buf, len, "%.*s...", SS_REPORT_NAME_MAX - 3, name);
 }
 
-static void ss_report_thread(const struct ss_agg_row *r, char *buf, size_t len)
+void ss_report_thread(const struct ss_agg_row *r, char *buf, size_t len)
 {
 	if (r->thread)
 		snprintf(buf, len, "%s (%llu)", r->thread, (unsigned long long)r->tid);
@@ -319,7 +309,7 @@ static void ss_report_steps_text(FILE *f, struct ss_agg *a)
 	}
 }
 
-static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o, int off)
+void ss_report_csv_header(FILE *f, const struct ss_report_opts *o, int off)
 {
 	fprintf(f, "name,kind,%sself_pct,self_ns,total_pct,total_ns,avg_ns,min_ns,max_ns,calls,clipped%s",
 		o->threads ? "pid,tid,thread," : "",
@@ -331,7 +321,7 @@ static void ss_report_csv_header(FILE *f, const struct ss_report_opts *o, int of
 }
 
 /* The columns of a CSV row before the times: name, kind[, pid, tid, thread]. */
-static void ss_report_csv_head(FILE *f, const struct ss_agg_row *r,
+void ss_report_csv_head(FILE *f, const struct ss_agg_row *r,
 			       const struct ss_report_opts *o)
 {
 	ss_out_csv_field(f, r->name);
@@ -372,7 +362,7 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 }
 
 /* Row k of a JSON array up to the times: {"name", "kind"[, pid, tid, thread]. */
-static void ss_report_json_head(FILE *f, const struct ss_agg_row *r, size_t k,
+void ss_report_json_head(FILE *f, const struct ss_agg_row *r, size_t k,
 				const struct ss_report_opts *o)
 {
 	fprintf(f, "%s\n{\"name\":", k ? "," : "");
@@ -494,113 +484,11 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	fprintf(f, "}\n");
 }
 
-/* ------------------------------------------------------------ --whole-run
- * Rows from stats-read.c: the same columns, Min and Max shown as "-" (the
- * runtime keeps no single calls), footer "whole run: N steps". */
-static void ss_report_whole_table(FILE *f, const struct ss_stats_result *res,
-				  const struct ss_agg_row *rows, size_t n,
-				  const struct ss_report_opts *o)
-{
-	static const char *const heads[] = { "Name", "Thread", "Self %", "Self",
-					     "Total %", "Total", "Avg", "Min",
-					     "Max", "Calls" };
-	int w[10], ww[10], i, m = 0;
-	char cell[10][128], tb[32];
-	size_t k;
-
-	for (i = 0; i < 10; i++)
-		w[i] = (int)strlen(heads[i]) < 9 && i >= 2 ? 9 : (int)strlen(heads[i]);
-	for (k = 0; k < n; k++) {
-		ss_report_name(rows[k].name, cell[0], sizeof(cell[0]));
-		ss_report_thread(&rows[k], cell[1], sizeof(cell[1]));
-		for (i = 0; i < 2; i++)
-			if ((int)strlen(cell[i]) > w[i])
-				w[i] = (int)strlen(cell[i]);
-	}
-	for (i = 0; i < 10; i++)
-		if (i != 1 || o->threads)
-			ww[m++] = w[i];
-	ss_report_dashes(f, ww, m);
-	for (i = 0; i < 10; i++)
-		if (i != 1 || o->threads)
-			ss_report_cell(f, heads[i], w[i], i < 2, i == 9);
-	ss_report_dashes(f, ww, m);
-	for (k = 0; k < n; k++) {
-		const struct ss_agg_row *r = &rows[k];
-		ss_report_name(r->name, cell[0], sizeof(cell[0]));
-		ss_report_thread(r, cell[1], sizeof(cell[1]));
-		snprintf(cell[2], sizeof(cell[2]), "%.2f%%", ss_report_pct(r->self_ns, res->self_sum));
-		ss_agg_fmt_time(r->self_ns, cell[3], sizeof(cell[3]));
-		snprintf(cell[4], sizeof(cell[4]), "%.2f%%", ss_report_pct(r->total_ns, res->self_sum));
-		ss_agg_fmt_time(r->total_ns, cell[5], sizeof(cell[5]));
-		ss_agg_fmt_time(r->calls ? r->total_ns / r->calls : 0, cell[6], sizeof(cell[6]));
-		snprintf(cell[7], sizeof(cell[7]), "-");
-		snprintf(cell[8], sizeof(cell[8]), "-");
-		snprintf(cell[9], sizeof(cell[9]), "%llu", (unsigned long long)r->calls);
-		for (i = 0; i < 10; i++)
-			if (i != 1 || o->threads)
-				ss_report_cell(f, cell[i], w[i], i < 2, i == 9);
-	}
-	ss_report_dashes(f, ww, m);
-	ss_report_more(f, n, o->nall);
-	fprintf(f, "Self time total: %s\n", ss_agg_fmt_time(res->self_sum, tb, sizeof(tb)));
-	fprintf(f, "whole run: %llu steps (%zu process%s, %zu thread%s)\n",
-		(unsigned long long)res->steps, res->nprocesses,
-		res->nprocesses == 1 ? "" : "es", res->nthreads, res->nthreads == 1 ? "" : "s");
-	if (res->dropped)
-		fprintf(f, "not counted: %llu calls (inside signal handlers that interrupted the counting, or too deep)\n",
-			(unsigned long long)res->dropped);
-	if (res->sample_ns)
-		fprintf(f, "times: sampled estimates, one look at the stacks every %s (calls are exact; "
-			"the step function's total is measured)\n",
-			ss_agg_fmt_time(res->sample_ns, tb, sizeof(tb)));
-}
-
-static void ss_report_whole_csv(FILE *f, const struct ss_stats_result *res,
-				const struct ss_agg_row *rows, size_t n,
-				const struct ss_report_opts *o)
-{
-	ss_report_csv_header(f, o, 0);
-	for (size_t k = 0; k < n; k++) {
-		const struct ss_agg_row *r = &rows[k];
-		ss_report_csv_head(f, r, o);  /* kind: always function */
-		fprintf(f, "%.4f,%llu,%.4f,%llu,%llu,,,%llu,0\n",
-			ss_report_pct(r->self_ns, res->self_sum), (unsigned long long)r->self_ns,
-			ss_report_pct(r->total_ns, res->self_sum), (unsigned long long)r->total_ns,
-			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
-			(unsigned long long)r->calls);
-	}
-}
-
-static void ss_report_whole_json(FILE *f, const struct ss_stats_result *res,
-				 const struct ss_agg_row *rows, size_t n,
-				 const struct ss_report_opts *o, const char *sortname)
-{
-	fprintf(f, "{\"whole_run\":true,\"self_total_ns\":%llu,\"steps\":%llu,\"processes\":%zu,"
-		"\"threads\":%zu,\"dropped\":%llu,\"sample_ns\":%llu,\"sort\":",
-		(unsigned long long)res->self_sum, (unsigned long long)res->steps,
-		res->nprocesses, res->nthreads, (unsigned long long)res->dropped,
-		(unsigned long long)res->sample_ns);
-	ss_export_json_fputs(f, sortname);
-	fprintf(f, ",\n\"rows\":[");
-	for (size_t k = 0; k < n; k++) {
-		const struct ss_agg_row *r = &rows[k];
-		ss_report_json_head(f, r, k, o);  /* kind: always function */
-		fprintf(f, ",\"self_pct\":%.4f,\"self_ns\":%llu,\"total_pct\":%.4f,\"total_ns\":%llu,"
-			"\"avg_ns\":%llu,\"min_ns\":null,\"max_ns\":null,\"calls\":%llu}",
-			ss_report_pct(r->self_ns, res->self_sum), (unsigned long long)r->self_ns,
-			ss_report_pct(r->total_ns, res->self_sum), (unsigned long long)r->total_ns,
-			(unsigned long long)(r->calls ? r->total_ns / r->calls : 0),
-			(unsigned long long)r->calls);
-	}
-	fprintf(f, "\n]}\n");
-}
-
 /* Done writing the report to f (stdout or -o): 0, or 1 when it could not
  * be written. */
 /* The report's output (standard output unless -o): opened after the run
  * is read, so a bad run leaves no file behind. */
-static FILE *ss_report_open(struct ss_out *out, const char *path)
+FILE *ss_report_open(struct ss_out *out, const char *path)
 {
 	char err[1024];
 
@@ -611,7 +499,7 @@ static FILE *ss_report_open(struct ss_out *out, const char *path)
 	return out->f;
 }
 
-static int ss_report_close(struct ss_out *out)
+int ss_report_close(struct ss_out *out)
 {
 	char err[1024];
 	int rc = 0;
@@ -621,39 +509,6 @@ static int ss_report_close(struct ss_out *out)
 		rc = 1;
 	}
 	ss_out_abort(out);
-	return rc;
-}
-
-static int ss_report_whole_run(struct ss_report_opts *o, const char *sortname)
-{
-	struct ss_stats_result res;
-	char err[1024];
-	size_t n;
-	int rc;
-	struct ss_out out;
-	FILE *f;
-
-	rc = ss_stats_read(o->dir, o->backend, o->quiet, o->threads, &res, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "stepscope: report: %s\n", err);
-		return rc;
-	}
-	if (!(f = ss_report_open(&out, o->out))) {
-		ss_stats_result_release(&res);
-		return 2;
-	}
-	ss_agg_sort_rows(res.rows, res.nrows, (enum ss_agg_sort)o->sort);
-	n = o->nall = res.nrows;
-	if (o->limit && n > (size_t)o->limit)
-		n = (size_t)o->limit;
-	if (!strcmp(o->format, "csv"))
-		ss_report_whole_csv(f, &res, res.rows, n, o);
-	else if (!strcmp(o->format, "json"))
-		ss_report_whole_json(f, &res, res.rows, n, o, sortname);
-	else
-		ss_report_whole_table(f, &res, res.rows, n, o);
-	rc = ss_report_close(&out);
-	ss_stats_result_release(&res);
 	return rc;
 }
 
