@@ -138,19 +138,24 @@ $(LIBDIR_STAMP):
 $(OBJ)/tool/symbolize/cmd/record.o: $(LIBDIR_STAMP)
 $(OBJ)/tool/symbolize/cmd/record.o: TOOL_CFLAGS += -DSS_LIBDIR_REL='"$(LIBDIR_REL)"'
 
-# exec.c (execve/posix_spawn wrappers), context.c (swapcontext) and
-# alloc-wrap.c (the malloc family: a static link has glibc's) only make
-# sense preloaded or shared; dl.c is built without dlopen for the
+# exec.c (execve/posix_spawn wrappers) and context.c (swapcontext) only
+# make sense preloaded or shared, alloc-wrap.c is built again for it; dl.c is built without dlopen for the
 # archive (runtime/dl.c: the static dlopen's link warning)
 $(OBJ)/runtime-static/dl.o: runtime/dl.c $(wildcard runtime/*.h) | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (static)")
 	$(Q)$(CC) $(RT_CFLAGS) -DSS_DL_NONE -c -o $@ $<
-$(B)/lib/libstepscope.a: $(RT_OBJ) $(OBJ)/runtime-static/dl.o
+# the malloc wrappers of a -static link: __wrap_malloc ... (stepscope-cc
+# links with -Wl,--wrap=malloc,...; runtime/alloc-wrap.c)
+$(OBJ)/runtime-static/alloc-wrap.o: runtime/alloc-wrap.c $(wildcard runtime/*.h) | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (static)")
+	$(Q)$(CC) $(RT_CFLAGS) -DSS_ALLOC_STATIC -c -o $@ $<
+$(B)/lib/libstepscope.a: $(RT_OBJ) $(OBJ)/runtime-static/dl.o $(OBJ)/runtime-static/alloc-wrap.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o $(OBJ)/runtime/context.o $(OBJ)/runtime/dl.o $(OBJ)/runtime/alloc-wrap.o,$(RT_OBJ)) \
-		$(OBJ)/runtime-static/dl.o
+		$(OBJ)/runtime-static/dl.o $(OBJ)/runtime-static/alloc-wrap.o
 
 $(OBJ)/runtime-exe/hooks-exe.o: runtime/exe/hooks-exe.c $(wildcard runtime/*.h) | $(DEPS_OK)
 	@mkdir -p $(dir $@)

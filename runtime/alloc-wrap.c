@@ -18,7 +18,13 @@
  * call), call the program's allocator for the runtime, or do anything but
  * forward with memory.allocations off.  A program that defines malloc in
  * its executable comes first in the lookup order: these are never called,
- * ss_alloc_wrap_check says so at start-up.  Not in libstepscope.a.
+ * ss_alloc_wrap_check says so at start-up.
+ *
+ * libstepscope.a (a -static link) has this file built with SS_ALLOC_STATIC:
+ * the wrappers are __wrap_malloc and so on, which stepscope-cc's
+ * -Wl,--wrap=malloc,... make every reference of the program and of the
+ * static libc go to; the next definition is __real_malloc (the program's
+ * own malloc if it defines one, else glibc's), no dlsym.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,6 +47,30 @@ struct next {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 };
+#ifdef SS_ALLOC_STATIC
+#define W(name) __wrap_##name
+extern void *__real_malloc(size_t);
+extern void *__real_calloc(size_t, size_t);
+extern void *__real_realloc(void *, size_t);
+extern void *__real_reallocarray(void *, size_t, size_t);
+extern void __real_free(void *);
+extern int __real_posix_memalign(void **, size_t, size_t);
+extern void *__real_aligned_alloc(size_t, size_t);
+extern void *__real_memalign(size_t, size_t);
+extern void *__real_valloc(size_t);
+extern void *__real_pvalloc(size_t);
+static struct next next = { __real_malloc, __real_calloc, __real_realloc, __real_reallocarray,
+			    __real_free, __real_posix_memalign, __real_aligned_alloc,
+			    __real_memalign, __real_valloc, __real_pvalloc };
+#define resolving 0
+#define READY() 1
+#define in_boot(p) 0
+#define boot_alloc(n, a) NULL
+static void resolve(void)
+{
+}
+#else
+#define W(name) name
 static struct next next;
 static __thread int resolving;
 
@@ -101,10 +131,12 @@ static void resolve(void)
 	resolving = 0;
 }
 
+#define READY() (ss_likely(__atomic_load_n(&next.malloc, __ATOMIC_ACQUIRE) != NULL))
+#endif /* SS_ALLOC_STATIC */
+
 /* no frame of their own on the common path: a test and a tail call */
 #define SS_WRAP SS_EXPORT __attribute__((optimize("omit-frame-pointer")))
 
-#define READY() (ss_likely(__atomic_load_n(&next.malloc, __ATOMIC_ACQUIRE) != NULL))
 #define RECORDING() ss_unlikely(ss_hot.gate & ss_alloc_hot.mask)
 #define LOOKING() ss_unlikely((ss_hot.gate & ss_alloc_hot.mask) | (ss_alloc_hot.live != 0))
 
@@ -120,7 +152,7 @@ static inline void note_free(void *p)
 	ss_alloc_record_free((uintptr_t)p, SS_SPACE_HEAP, NULL);
 }
 
-SS_WRAP void *malloc(size_t n)
+SS_WRAP void *W(malloc)(size_t n)
 {
 	if (!READY()) {
 		if (resolving)
@@ -134,7 +166,7 @@ SS_WRAP void *malloc(size_t n)
 	return p;
 }
 
-SS_WRAP void free(void *p)
+SS_WRAP void W(free)(void *p)
 {
 	if (ss_unlikely(in_boot(p)))
 		return;
@@ -145,7 +177,7 @@ SS_WRAP void free(void *p)
 	next.free(p);
 }
 
-SS_WRAP void *calloc(size_t k, size_t n)
+SS_WRAP void *W(calloc)(size_t k, size_t n)
 {
 	if (!READY()) {
 		if (resolving) {
@@ -165,7 +197,7 @@ SS_WRAP void *calloc(size_t k, size_t n)
 
 /* The FREE of p, then the allocator, then the ALLOC of what it gave; a
  * failure (NULL with n > 0) leaves p the program's: allocated again. */
-SS_EXPORT void *realloc(void *p, size_t n)
+SS_EXPORT void *W(realloc)(void *p, size_t n)
 {
 	if (!READY()) {
 		if (resolving) {
@@ -208,7 +240,7 @@ SS_EXPORT void *realloc(void *p, size_t n)
 	return q;
 }
 
-SS_EXPORT void *reallocarray(void *p, size_t k, size_t n)
+SS_EXPORT void *W(reallocarray)(void *p, size_t k, size_t n)
 {
 	size_t b;
 	if (__builtin_mul_overflow(k, n, &b)) {
@@ -218,7 +250,7 @@ SS_EXPORT void *reallocarray(void *p, size_t k, size_t n)
 	return realloc(p, b);
 }
 
-SS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+SS_EXPORT int W(posix_memalign)(void **out, size_t align, size_t n)
 {
 	if (!READY()) {
 		if (resolving) {
@@ -236,7 +268,7 @@ SS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	return r;
 }
 
-SS_EXPORT void *aligned_alloc(size_t align, size_t n)
+SS_EXPORT void *W(aligned_alloc)(size_t align, size_t n)
 {
 	if (!READY()) {
 		if (resolving)
@@ -250,7 +282,7 @@ SS_EXPORT void *aligned_alloc(size_t align, size_t n)
 	return p;
 }
 
-SS_EXPORT void *memalign(size_t align, size_t n)
+SS_EXPORT void *W(memalign)(size_t align, size_t n)
 {
 	if (!READY()) {
 		if (resolving)
@@ -263,7 +295,7 @@ SS_EXPORT void *memalign(size_t align, size_t n)
 	return p;
 }
 
-SS_EXPORT void *valloc(size_t n)
+SS_EXPORT void *W(valloc)(size_t n)
 {
 	if (!READY())
 		resolve();
@@ -274,7 +306,7 @@ SS_EXPORT void *valloc(size_t n)
 	return p;
 }
 
-SS_EXPORT void *pvalloc(size_t n)
+SS_EXPORT void *W(pvalloc)(size_t n)
 {
 	if (!READY())
 		resolve();
@@ -289,6 +321,9 @@ SS_EXPORT void *pvalloc(size_t n)
 /* Start-up: whether these wrappers are the ones the program calls. */
 const char *ss_alloc_wrap_check(void)
 {
+#ifdef SS_ALLOC_STATIC
+	return NULL; /* --wrap: every reference comes here */
+#else
 	/* the module that defines the malloc everyone binds to */
 	Dl_info first, self;
 	void *m = dlsym(RTLD_DEFAULT, "malloc");
@@ -297,4 +332,5 @@ const char *ss_alloc_wrap_check(void)
 		return "the program defines malloc itself, ahead of libstepscope in the "
 		       "lookup order (its executable, or a library loaded before it)";
 	return NULL;
+#endif
 }

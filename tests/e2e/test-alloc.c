@@ -18,7 +18,8 @@
  * figures still equal the ledger; a program that defines malloc in its
  * executable runs as without stepscope (the same calls) and is told its
  * allocations are not recorded; a fork in a recorded step (the child's
- * allocation and free in its own trace, the parent's figures exact).
+ * allocation and free in its own trace, the parent's figures exact); a
+ * -static build (libstepscope.a's wrappers, linked by --wrap) exact too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -277,6 +278,20 @@ static void test_trainer(void **state)
 	ss_e2e_pass(t);
 }
 
+/* A -static link: libstepscope.a's wrappers, by stepscope-cc's --wrap */
+static void test_static(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static struct ledger l;
+	ss_e2e_build(t, "alloc", "-static -Wl,--fatal-warnings");
+	SS_E2E_SH_OK(t, "! readelf -d s-alloc | grep -q NEEDED");
+	SS_E2E_SH_OK(t, SS " record -o run " SETS " -- ./s-alloc %d %d %d", STEPS, FIRST, END);
+	parse_ledger(t, t->out, &l);
+	check_report(t, &l);
+	check_leaks(t, &l);
+	ss_e2e_pass(t);
+}
+
 /* memory.allocations off (the default): nothing recorded, no column */
 static void test_off(void **state)
 {
@@ -368,6 +383,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		SS_E2E_VARIANTS(test_trainer),
 		SS_E2E_TEST(test_off),
+		SS_E2E_TEST(test_static),
 		SS_E2E_TEST(test_own_library),
 		SS_E2E_TEST(test_own_executable),
 		SS_E2E_TEST(test_fork),
