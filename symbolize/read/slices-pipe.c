@@ -121,8 +121,10 @@ static void ss_pipe_add(struct ss_pipe *p, uint64_t tid, const struct ss_slice *
 			int open)
 {
 	struct ss_pipe_ent *e = &p->ch[p->filled % SS_PIPE_CHUNKS].e[p->n++];
+	size_t sn = sizeof(*s);
 
-	e->s = *s;
+	__asm__("" : "+r"(sn));  /* libc's vector copy, not `rep movs` */
+	memcpy(&e->s, s, sn);
 	e->tid = tid;
 	e->open = open;
 	if (ss_pipe_own_name(s)) {
