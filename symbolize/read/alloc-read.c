@@ -192,13 +192,17 @@ static int add_rec(struct walk *w, const struct ss_alloc_ev *ev)
 	return 0;
 }
 
-/* A window opened in (a, b]: the thread's open calls are not known past it. */
-static int window_between(const struct ss_slicer *sl, uint64_t a, uint64_t b)
+/* A window opened after the thread's previous event and by ns: its open
+ * calls are not known past it.  *wi: the first window not passed yet (a
+ * thread's times never decrease; windows are in time order). */
+static int window_passed(const struct ss_slicer *sl, size_t *wi, uint64_t ns)
 {
-	for (size_t i = 0; i < sl->nwins; i++)
-		if (sl->wins[i].open_ns > a && sl->wins[i].open_ns <= b)
-			return 1;
-	return 0;
+	int passed = 0;
+	while (*wi < sl->nwins && sl->wins[*wi].open_ns <= ns) {
+		passed = 1;
+		(*wi)++;
+	}
+	return passed;
 }
 
 static int walk_thread(struct walk *w, size_t t)
@@ -207,12 +211,12 @@ static int walk_thread(struct walk *w, size_t t)
 	struct ss_revent ev;
 	uint64_t *fns = NULL, last = 0;
 	uint32_t *nodes = NULL;
-	size_t d = 0, cap = 0;
+	size_t d = 0, cap = 0, wi = 0;
 	int rc = 0;
 
 	ss_reader_events_begin(w->r, t, &it);
 	while (!rc && ss_reader_events_next(&it, &ev)) {
-		if (last && window_between(w->sl, last, ev.ns))
+		if (window_passed(w->sl, &wi, ev.ns) && last)
 			d = 0;
 		last = ev.ns;
 		switch (ev.kind) {
@@ -443,12 +447,27 @@ static int mark_leaks(struct walk *w)
 	return rc;
 }
 
+/* The process recorded with memory.allocations (its config says so):
+ * without it there is nothing to read, and no second walk of its events. */
+static int recorded_allocs(const struct ss_reader *r)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m))
+		if (m.type == SS_META_CONFIG)
+			return memmem(m.data, m.len, "memory.allocations=true", 23) != NULL;
+	return 0;
+}
+
 int ss_alloc_read(const struct ss_reader *r, struct ss_slicer *sl, struct ss_alloc_data *d)
 {
 	struct walk w = { .r = r, .sl = sl, .d = d };
 	int rc = 0;
 
 	memset(d, 0, sizeof(*d));
+	if (!recorded_allocs(r))
+		return 0;
 	for (size_t t = 0; !rc && t < r->nthreads; t++)
 		rc = walk_thread(&w, t);
 	if (!rc)
