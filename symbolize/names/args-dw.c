@@ -195,25 +195,72 @@ static Dwarf_Off origin_off(Dwarf_Die *d)
 	return dwarf_dieoffset(d);
 }
 
+/* The concrete subprogram under parent (through namespaces, classes and
+ * modules: dwarf_getscopes does not enter a namespace) whose entry is fn
+ * (entry 1), or that holds pc (entry 0). */
+static int find_sub(Dwarf_Die *parent, uint64_t pc, int entry, Dwarf_Die *out)
+{
+	Dwarf_Die d;
+
+	if (dwarf_child(parent, &d) != 0)
+		return 0;
+	do {
+		Dwarf_Addr lo;
+		switch (dwarf_tag(&d)) {
+		case DW_TAG_subprogram:
+			if (entry ? dwarf_entrypc(&d, &lo) == 0 && lo == pc :
+				    dwarf_haspc(&d, pc) > 0) {
+				*out = d;
+				return 1;
+			}
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_module:
+			if (find_sub(&d, pc, entry, out))
+				return 1;
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return 0;
+}
+
+/* The innermost inlined copy of the function whose abstract DIE is at
+ * `want` that holds pc, under die (blocks and inlined copies). */
+static int find_inlined(Dwarf_Die *die, uint64_t pc, Dwarf_Off want, Dwarf_Die *out)
+{
+	Dwarf_Die d;
+	int found = 0;
+
+	if (dwarf_child(die, &d) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&d);
+		if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) ||
+		    dwarf_haspc(&d, pc) <= 0)
+			continue;
+		if (tag == DW_TAG_inlined_subroutine && origin_off(&d) == want) {
+			*out = d;
+			found = 1;
+		}
+		if (find_inlined(&d, pc, want, out))
+			return 1;  /* deeper is inner */
+		if (found)
+			return 1;
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return found;
+}
+
 /* The subprogram DIE whose entry is fn (file vaddr). */
 static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
 {
-	Dwarf_Die cu, *scopes = NULL;
-	int n, i, found = 0;
+	Dwarf_Die cu;
 
-	if (!cu_of(dw, fn, &cu))
-		return 0;
-	n = dwarf_getscopes(&cu, fn, &scopes);
-	for (i = 0; i < n && !found; i++) {
-		Dwarf_Addr lo;
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram &&
-		    dwarf_entrypc(&scopes[i], &lo) == 0 && lo == fn) {
-			*out = scopes[i];
-			found = 1;
-		}
-	}
-	free(scopes);
-	return found;
+	return cu_of(dw, fn, &cu) && find_sub(&cu, fn, 1, out);
 }
 
 /* The DIE of fn's instance that runs at pc - 1: its own body (*inl 0), or
@@ -223,8 +270,7 @@ static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
 static int find_instance(Dwarf *dw, uint64_t fn, uint64_t pc, Dwarf_Die *inst,
 			 Dwarf_Die *outer, int *inl)
 {
-	Dwarf_Die sp, cu, *scopes = NULL;
-	int n, found = 0, have_outer = 0;
+	Dwarf_Die sp, cu;
 
 	if (!find_subprogram(dw, fn, &sp))
 		return 0;
@@ -233,29 +279,10 @@ static int find_instance(Dwarf *dw, uint64_t fn, uint64_t pc, Dwarf_Die *inst,
 		*inl = 0;
 		return 1;
 	}
-	if (!cu_of(dw, pc - 1, &cu))
-		return 0;
-	n = dwarf_getscopes(&cu, pc - 1, &scopes);
-	for (int i = 0; i < n && !found; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine &&
-		    origin_off(&scopes[i]) == origin_off(&sp)) {
-			*inst = scopes[i];
-			found = 1;
-		}
-	free(scopes);
-	/* the function it was inlined into: the unit's subprogram holding
-	 * pc - 1 (getscopes goes on through the abstract definition) */
-	Dwarf_Die d;
-	if (found && dwarf_child(&cu, &d) == 0) {
-		do {
-			if (dwarf_tag(&d) == DW_TAG_subprogram && dwarf_haspc(&d, pc - 1) > 0) {
-				*outer = d;
-				have_outer = 1;
-			}
-		} while (!have_outer && dwarf_siblingof(&d, &d) == 0);
-	}
+	/* inlined: the function around pc - 1, and the copy in it */
 	*inl = 1;
-	return found && have_outer;
+	return cu_of(dw, pc - 1, &cu) && find_sub(&cu, pc - 1, 0, outer) &&
+	       find_inlined(outer, pc - 1, origin_off(&sp), inst);
 }
 
 /* The concrete DIE of abstract parameter p among inst's children, or 0. */

@@ -17,6 +17,8 @@
  *     each with the ledger's call count; every group's GFLOP/s within 10%
  *     of the ledger's own (its FLOPs over the program's clock around the
  *     same calls): two figures of the same run, never a fixed time.
+ *   test_cxx: s-args-cxx.cc, a C++ method (this and scalars) and a
+ *     function in a namespace, g++ and clang++: the same against its ledger.
  *   test_flops_error: a flops: expression naming a parameter the function
  *     does not have stops record before the program runs: exit 2, one line
  *     with the config's file and the entry's line.
@@ -355,6 +357,59 @@ static void test_flops_error(void **state)
 	ss_e2e_pass(t);
 }
 
+/* C++: a method (this, int, float) and a function in a namespace (long,
+ * double), listed by globs of their symbols, against s-args-cxx's ledger */
+static void test_cxx(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char path[4200], line[256];
+	cJSON *evs[16], *ev;
+	size_t n = 0, i = 0;
+
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -o s-args-cxx "
+			"\"$SS_E2E_SRC/tests/e2e/s-args-cxx.cc\"",
+		     strcmp(t->v->cc, "clang") ? "g++" : "clang++", t->v->opt);
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record --set 'record.args=*Layer*forward*,*gemm*' "
+			"-o run -- ./s-args-cxx ledger");
+	ss_e2e_symbolize(t, "run");
+	cJSON *root = ss_e2e_load_json(t, "run/trace.json");
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "name");
+		if (cJSON_IsString(name) && n < 16 &&
+		    (!strcmp(name->valuestring, "Layer::forward(int, int, float)") ||
+		     !strcmp(name->valuestring, "nn::gemm(long, long, double)")))
+			evs[n++] = ev;
+	}
+	SS_E2E_CHECK(t, n == 8, "expected 8 calls of Layer::forward and nn::gemm, got %zu", n);
+	qsort(evs, n, sizeof(evs[0]), by_ts);
+	snprintf(path, sizeof(path), "%s/ledger", t->dir);
+	FILE *f = fopen(path, "r");
+	SS_E2E_CHECK(t, f != NULL, "no ledger");
+	while (i < n && fgets(line, sizeof(line), f)) {
+		static const char *const fw[] = { "this", "b", "t", "scale" }, *const gm[] = { "m", "n", "alpha" };
+		char w[4][64], why[256];
+		int k = sscanf(line, "%*s %63s %63s %63s %63s", w[0], w[1], w[2], w[3]);
+		int is_fw = !strncmp(line, "forward", 7);
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(evs[i], "args");
+		for (int j = 0; j < (is_fw ? 4 : 3) && j < k; j++) {
+			const cJSON *got = cJSON_GetObjectItemCaseSensitive(a, is_fw ? fw[j] : gm[j]);
+			if (!is_fw && j == 2) {  /* a double in %a: bit-exact */
+				double want = strtod(w[j], NULL);
+				SS_E2E_CHECK(t, cJSON_IsNumber(got) && !memcmp(&want, &got->valuedouble, 8),
+					     "call %zu gemm alpha: expected %s", i, w[j]);
+				continue;
+			}
+			SS_E2E_CHECK(t, same_value(got, w[j], why, sizeof(why)), "call %zu %s: %s: expected %s",
+				     i, is_fw ? "forward" : "gemm", is_fw ? fw[j] : gm[j], why);
+		}
+		i++;
+	}
+	fclose(f);
+	SS_E2E_CHECK(t, i == n, "ledger: %zu lines for %zu calls", i, n);
+	cJSON_Delete(root);
+	ss_e2e_pass(t);
+}
+
 #define VARIANT(fn, var, tag) { #fn "/" tag, fn, ss_e2e_setup, ss_e2e_teardown, (void *)&(var) }
 
 int main(void)
@@ -369,6 +424,10 @@ int main(void)
 		VARIANT(test_group, gcc_O2, "gcc-O2"),
 		VARIANT(test_group, clang_O3, "clang-O3-native-fast-math"),
 		VARIANT(test_flops_error, gcc_O2, "gcc-O2"),
+		VARIANT(test_cxx, gcc_O0, "gcc-O0"),
+		VARIANT(test_cxx, gcc_O2, "gcc-O2"),
+		VARIANT(test_cxx, clang_O0, "clang-O0"),
+		VARIANT(test_cxx, clang_O3, "clang-O3-native-fast-math"),
 	};
 
 	ss_e2e_filter_from_env();
