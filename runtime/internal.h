@@ -231,6 +231,7 @@ SS_HIDDEN void ss_ring_after_fork(void);
 SS_HIDDEN int ss_ring_stalled(void); /* tests: nothing copies (ring.c) */
 SS_HIDDEN void ss_ring_test_switches(void); /* tests: read at start (ring.c) */
 SS_HIDDEN void ss_ring_prepare(void); /* lock held: a window opens */
+SS_HIDDEN int ss_ring_missing(void);  /* lock held: rings the threads lack */
 SS_HIDDEN void ss_ring_trim_tail(struct ss_thread *self, int last); /* lock held: exit */
 SS_HIDDEN int ss_buf_open_file(void);
 SS_HIDDEN int ss_buf_fd(void);
@@ -241,6 +242,8 @@ SS_HIDDEN void ss_buf_after_fork(void);
 /* pool.c: chunks prepared ahead by a background thread */
 SS_HIDDEN void ss_pool_start(uint64_t size);
 SS_HIDDEN void ss_pool_fill(uint64_t size);
+SS_HIDDEN void ss_pool_early(uint64_t size, int chunks); /* lock held */
+SS_HIDDEN void ss_pool_release(void);                   /* lock held */
 SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size, uint64_t *offp);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
 SS_HIDDEN void ss_pool_after_fork(void);
@@ -287,6 +290,7 @@ SS_HIDDEN void ss_thread_after_fork(void);
  * pthread_create's error. */
 SS_HIDDEN int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg,
 			      const char *name);
+SS_HIDDEN int ss_thread_own_count(void); /* the runtime's threads */
 
 /* window.c: steps and schedules */
 SS_HIDDEN int ss_window_init(void);

@@ -25,6 +25,12 @@
 #include "internal.h"
 
 #define POOL_READY 2
+/* Before a window opens (ss_pool_early, at the step boundary before it) the
+ * thread pages in a ring for every thread and POOL_READY chunks more, up
+ * to POOL_MAX, while the gate is still closed: the window's opening then
+ * takes chunks instead of paging them in (about 0.4 ms a 1 MiB chunk, 3-4
+ * of them: the first recorded step's 4-6 ms of issue 36) */
+#define POOL_MAX 8
 /* the thread refills only once the pool is down to POOL_LOW, then up to
  * POOL_READY: a few chunks taken (the first events of a window's threads)
  * cost no paging-in during the step that took them */
@@ -43,16 +49,23 @@ static struct {
 	int busy;                       /* a reserved chunk is being paged in */
 	int closing;                    /* at exit: prepare no more */
 	int filling;                    /* below POOL_LOW since last full */
+	int early;                      /* a window opens at the next step:
+	                                 * fill while the gate is closed */
+	int want;                       /* chunks to keep ready: POOL_READY,
+	                                 * more before a window (ss_pool_early) */
+	int release;                    /* no window is left: give the ready
+	                                 * chunks back now (ss_pool_release) */
 	pid_t pid;
 	uint64_t size;
 	int nready, nretired;
-	struct ss_chunk_header *ready[POOL_READY];
-	uint64_t ready_off[POOL_READY]; /* file offset of each ready chunk */
+	struct ss_chunk_header *ready[POOL_MAX];
+	uint64_t ready_off[POOL_MAX];   /* file offset of each ready chunk */
 	struct ss_chunk_header *retired[POOL_RETIRED];
 	uint64_t retired_ns[POOL_RETIRED];
 } pool = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.cv = PTHREAD_COND_INITIALIZER,
+	.want = POOL_READY,
 };
 
 /* Reserve and page in one chunk; NULL when recording has stopped. */
@@ -62,7 +75,7 @@ static struct ss_chunk_header *prepare(uint64_t size, uint64_t *offp)
 	pthread_mutex_lock(&ss_rt.lock);
 	pthread_mutex_lock(&pool.mu);
 	if (!pool.closing && !ss_rt.stopped && !ss_rt.disabled &&
-	    (ss_hot.gate & SS_GATE_EVENTS))
+	    ((ss_hot.gate & SS_GATE_EVENTS) || pool.early))
 		off = ss_buf_reserve(size); /* header written: unassigned */
 	pool.busy = off != 0; /* set with the reservation, under both locks */
 	pthread_mutex_unlock(&pool.mu);
@@ -135,6 +148,35 @@ static int unmap_retired(int all)
 	return 1;
 }
 
+/* No window is left (pool.release): the ready chunks leave the pool, and
+ * their pages go back to the file system (the header page stays: an
+ * unassigned chunk), without ss_rt.lock, which the program's step
+ * boundaries take: as ss_pool_trim does at exit for chunks that are not
+ * the file's tail, but while the program runs on.  pool.mu held (dropped
+ * while unmapping). */
+static void release_ready(void)
+{
+	struct ss_chunk_header *c[POOL_MAX];
+	uint64_t off[POOL_MAX];
+	int n = pool.nready;
+	memcpy(c, pool.ready, sizeof(c[0]) * (size_t)n);
+	memcpy(off, pool.ready_off, sizeof(off[0]) * (size_t)n);
+	pool.nready = 0;
+	pool.release = 0;
+	pthread_mutex_unlock(&pool.mu);
+	int fd = ss_rt.fd;
+	if (!ss_buf_fd_is(fd, ss_rt.dev, ss_rt.ino))
+		fd = -1; /* not ours any more: the pages stay */
+	for (int i = 0; i < n; i++) {
+		uint64_t size = c[i]->size;
+		munmap(c[i], size);
+		if (fd >= 0 && size > 4096)
+			fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  (off_t)(off[i] + 4096), (off_t)(size - 4096));
+	}
+	pthread_mutex_lock(&pool.mu);
+}
+
 static void *pool_main(void *arg)
 {
 	(void)arg;
@@ -151,15 +193,20 @@ static void *pool_main(void *arg)
 		pthread_mutex_lock(&pool.mu);
 		if (copied)
 			wait = COPY_WAIT_MIN_US;
+		if (pool.release) {
+			release_ready();
+			continue;
+		}
 		if (ss_hot.gate & SS_GATE_EVENTS)
 			look_at_maps();
 		if (unmap_retired(0))
 			continue;
 		if (pool.nready <= POOL_LOW)
 			pool.filling = 1;
-		else if (pool.nready >= POOL_READY)
+		else if (pool.nready >= pool.want)
 			pool.filling = 0;
-		if (pool.filling && (ss_hot.gate & SS_GATE_EVENTS) && !ss_rt.stopped) {
+		if (pool.filling && ((ss_hot.gate & SS_GATE_EVENTS) || pool.early) &&
+		    !ss_rt.stopped) {
 			uint64_t size = pool.size;
 			pthread_mutex_unlock(&pool.mu);
 			uint64_t off = 0;
@@ -169,7 +216,7 @@ static void *pool_main(void *arg)
 				pool.busy = 0;
 				pthread_cond_broadcast(&pool.cv);
 			}
-			if (c && pool.nready < POOL_READY && size == pool.size) {
+			if (c && pool.nready < pool.want && size == pool.size) {
 				pool.ready_off[pool.nready] = off;
 				pool.ready[pool.nready++] = c;
 				continue;
@@ -211,35 +258,54 @@ void ss_pool_start(uint64_t size)
 	pthread_mutex_unlock(&pool.mu);
 }
 
-/* When a window opens (ss_rt.lock held, before its step begins): fill the
- * pool now, so that the threads' first events in the window (the workers'
- * first chunks) find chunks ready instead of mapping their own in the
- * first step.  Same lock order as the pool thread: ss_rt.lock, then
- * pool.mu, never held while a chunk is paged in. */
+/* The step boundary before a window opens (ss_rt.lock held): the thread
+ * opens the trace file and pages in `chunks` chunks (a ring for each
+ * thread that has none, and the pool's own) while the program runs its
+ * last step before the window, on another core. */
+void ss_pool_early(uint64_t size, int chunks)
+{
+	ss_pool_start(size);
+	pthread_mutex_lock(&pool.mu);
+	if (pool.started && pool.pid == getpid() && pool.size == size) {
+		pool.early = 1;
+		pool.want = chunks < POOL_READY ? POOL_READY : chunks > POOL_MAX ? POOL_MAX : chunks;
+		if (pool.nready < pool.want)
+			pool.filling = 1;
+		pthread_cond_signal(&pool.cv);
+	}
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/* When a window opens (ss_rt.lock held, before its step begins), after the
+ * threads took their rings: the thread refills the pool in the background
+ * from now on (the gate is open).  Nothing is paged in here: a ring that
+ * overflows before the thread has a chunk ready maps one itself
+ * (ring.c), and a window that ss_pool_early prepared finds its rings
+ * ready.  Same lock order as the pool thread: ss_rt.lock, then pool.mu. */
 void ss_pool_fill(uint64_t size)
 {
 	ss_pool_start(size);
-	for (;;) {
-		pthread_mutex_lock(&pool.mu);
-		int more = pool.started && pool.pid == getpid() && !pool.closing &&
-			   pool.size == size && pool.nready < POOL_READY;
-		pthread_mutex_unlock(&pool.mu);
-		uint64_t off = more ? ss_buf_reserve(size) : 0;
-		struct ss_chunk_header *c = off ? ss_buf_map(off, size) : NULL;
-		if (!c)
-			return;
-		pthread_mutex_lock(&pool.mu);
-		if (pool.nready < POOL_READY) {
-			pool.ready_off[pool.nready] = off;
-			pool.ready[pool.nready++] = c;
-			c = NULL;
-		}
-		pthread_mutex_unlock(&pool.mu);
-		if (c) { /* the pool thread filled it meanwhile: stays unassigned */
-			munmap(c, size);
-			return;
-		}
+	pthread_mutex_lock(&pool.mu);
+	pool.early = 0;
+	pool.want = POOL_READY;
+	if (pool.nready <= POOL_LOW)
+		pool.filling = 1;
+	pthread_cond_signal(&pool.cv);
+	pthread_mutex_unlock(&pool.mu);
+}
+
+/* The last window of the schedule closed (ss_rt.lock held): the thread
+ * gives the pool's chunks back in the background (release_ready), so that
+ * the program's exit does not punch them out of the file (about 0.45 ms a
+ * paged-in 1 MiB chunk).  A later event that needs a chunk maps one. */
+void ss_pool_release(void)
+{
+	pthread_mutex_lock(&pool.mu);
+	if (pool.started && pool.pid == getpid() && pool.nready) {
+		pool.release = 1;
+		pthread_cond_signal(&pool.cv);
 	}
+	pthread_mutex_unlock(&pool.mu);
 }
 
 /* A ready chunk of `size` bytes, or NULL (the caller maps one itself). */
@@ -339,4 +405,7 @@ void ss_pool_after_fork(void)
 	pool.busy = 0;    /* the parent's thread was preparing, not ours */
 	pool.filling = 0;
 	pool.closing = 0;
+	pool.early = 0;
+	pool.want = POOL_READY;
+	pool.release = 0;
 }

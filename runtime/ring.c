@@ -125,14 +125,13 @@ static struct ss_ring *ring_take_free(uint64_t size)
 	return r;
 }
 
-/* When a window opens (ss_rt.lock held): a free ring for every thread of
- * the process that has none, so the workers' first events in the window
- * find one instead of paging in their own during the first step. */
-void ss_ring_prepare(void)
+/* How many rings the process's threads lack (ss_rt.lock held): its threads
+ * ("Threads:" of /proc/self/status: opendir would allocate with the
+ * program's malloc) less the runtime's own, those with a ring and the free
+ * rings, at most 64. */
+int ss_ring_missing(void)
 {
 	int want = 0, have = 0;
-	/* the process's threads: "Threads:" of /proc/self/status (opendir
-	 * would allocate with the program's malloc) */
 	char st[4096];
 	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -143,6 +142,7 @@ void ss_ring_prepare(void)
 		if (p)
 			want = atoi(p + 9);
 	}
+	want -= ss_thread_own_count(); /* stepscope-buf, the samplers */
 	for (struct ss_thread *t = ss_rt.threads; t; t = t->next)
 		want -= t->ring != NULL;
 	if (want > 64)
@@ -151,7 +151,16 @@ void ss_ring_prepare(void)
 	for (struct ss_ring *x = ss_rings.all; x; x = x->next)
 		have += x->free && x->size == ss_rt.chunk_bytes;
 	pthread_mutex_unlock(&ss_rings.mu);
-	for (; have < want; have++)
+	return want > have ? want - have : 0;
+}
+
+/* When a window opens (ss_rt.lock held): a free ring for every thread of
+ * the process that has none, so the workers' first events in the window
+ * find one instead of paging in their own during the first step (from the
+ * chunks the pool paged in before the window, ss_pool_early). */
+void ss_ring_prepare(void)
+{
+	for (int n = ss_ring_missing(); n > 0; n--)
 		if (!ring_new(ss_rt.chunk_bytes))
 			break;
 }

@@ -72,6 +72,15 @@ SS_HIDDEN void ss_thread_exit(void *arg)
 	t->in_slow = 0;
 }
 
+/* The runtime's own threads started in this process (they never record):
+ * ss_ring_missing leaves them out of the threads that want a ring. */
+static int ss_thread_own_n;
+
+int ss_thread_own_count(void)
+{
+	return __atomic_load_n(&ss_thread_own_n, __ATOMIC_RELAXED);
+}
+
 int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *name)
 {
 	struct ss_thread *t = &ss_tls;
@@ -85,6 +94,8 @@ int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *n
 	t->end = end;
 	t->own--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		__atomic_fetch_add(&ss_thread_own_n, 1, __ATOMIC_RELAXED);
 	if (!err && name)
 		pthread_setname_np(*th, name);
 	return err;
@@ -109,6 +120,7 @@ SS_HIDDEN void ss_thread_after_fork(void)
 	self->seq = 0;
 	self->bseq = 0;
 	ss_rt.threads = NULL;
+	ss_thread_own_n = 0; /* the runtime's threads start again in the child */
 	ss_stats_after_fork(self); /* the child counts from zero */
 	ss_sched_after_fork();
 }

@@ -165,11 +165,20 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		if (act != SS_STEP_RECORD)
 			ss_hot.gate &= SS_GATE_STATS;
 		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
+		/* a window opens at the next step: the background thread opens
+		 * the file and pages in the threads' rings and the pool's chunks
+		 * during this one (pool.c), so that the opening only takes them */
+		if (act != SS_STEP_RECORD && !ss_rt.stopped && !ss_rt.disabled &&
+		    ss_schedule_action(c, step + 1) == SS_STEP_RECORD)
+			ss_pool_early(ss_rt.chunk_bytes, ss_ring_missing() + 2);
 	}
 	ss_gpu_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
 	ss_sched_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
-	/* nothing left to record: stop watching, unless steps still count
-	 * (stats: whole_run, log.every_n_steps) */
+	/* nothing left to record: the pool's chunks go back now (pool.c);
+	 * stop watching, unless steps still count (stats: whole_run,
+	 * log.every_n_steps) */
+	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1))
+		ss_pool_release();
 	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1) &&
 	    c->stats != SS_STATS_WHOLE_RUN && c->log_every_n_steps <= 0)
 		ss_hot.watch = NULL;
