@@ -439,3 +439,27 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 			"expression needs was &lt;optimized out&gt;</p>\n", r->missing);
 	ss_args_report_free(r);
 }
+
+/* ------------------------------------------------------------ report columns */
+
+int ss_args_report_flops_shown(const struct ss_args_report *r)
+{
+	return r && r->have_flops;
+}
+
+void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *flops,
+			  char *gflops, size_t len)
+{
+	snprintf(flops, len, "-");
+	snprintf(gflops, len, "-");
+	if (!r || !fn)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ss_args_group *g = &r->g[i];
+		if (!g->fn_row || strcmp(g->fn, fn) || ss_args_gflops(g) < 0)
+			continue;
+		snprintf(flops, len, "%.4g", g->flops);
+		snprintf(gflops, len, "%.3f", ss_args_gflops(g));
+		return;
+	}
+}

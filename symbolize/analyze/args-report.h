@@ -23,6 +23,12 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 /* The Args text of a slice: its non-pointer values, "B=4 T=64 ...". */
 void ss_args_key(const struct ss_slice *s, char *buf, size_t len);
 
+/* report's FLOPs and GFLOP/s columns: shown when the run has flops:;
+ * function fn's figures over all its calls ("-" when it has none). */
+int ss_args_report_flops_shown(const struct ss_args_report *r);
+void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *flops,
+			  char *gflops, size_t len);
+
 /* html: a "Calls by arguments" section when the run recorded arguments
  * (a second walk of the run), else nothing. */
 void ss_args_html(FILE *f, const char *dir, const char *backend);

@@ -161,10 +161,12 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 	static const char *const heads[] = { "Name", "Thread", "Self %", "Self",
 					     "Total %", "Total", "Avg", "Min",
 					     "Max", "Calls", "Clipped", "Off-CPU Self",
-					     "Off-CPU", "Self CPU Mem", "CPU Mem", "Allocs", "Self CUDA Mem", "CUDA Mem", "CUDA Allocs" };
-	/* print order: record.sched's after Self and Total, memory's last */
-	static const int order[] = { 0, 1, 2, 3, 11, 4, 5, 12, 6, 7, 8, 9, 10, 13, 14, 15, 16, 17, 18 };
-	enum { NCOL = 13 + SS_ALLOC_NCOL };
+					     "Off-CPU", "Self CPU Mem", "CPU Mem", "Allocs", "Self CUDA Mem", "CUDA Mem", "CUDA Allocs",
+					     "FLOPs", "GFLOP/s" };
+	/* print order: record.sched's after Self and Total, flops: after
+	 * Calls, memory's last */
+	static const int order[] = { 0, 1, 2, 3, 11, 4, 5, 12, 6, 7, 8, 9, 10, 19, 20, 13, 14, 15, 16, 17, 18 };
+	enum { NCOL = 13 + SS_ALLOC_NCOL + 2 };
 	int w[NCOL], show[NCOL], ww[NCOL], i, m = 0, last = 0;
 	uint64_t sum = o->sum;
 	const struct ss_agg_step *steps;
@@ -176,6 +178,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		clipped += rows[k].clipped;
 	for (i = 0; i < NCOL; i++) {
 		show[i] = i == 1 ? o->threads : i == 10 ? clipped != 0 /* cut frames: say so */
+			: i >= 19 ? ss_args_report_flops_shown(o->args) /* flops: */
 			: i >= 13 ? ss_alloc_report_shown(o->mem, i - 13)
 			: i > 10 ? ss_agg_have_offcpu(a, NULL) : 1;
 		w[i] = (int)strlen(heads[i]);
@@ -223,6 +226,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		ss_agg_fmt_time(r->off_ns, cell[12], sizeof(cell[12]));
 		ss_offcpu_report_minmax(r, cell[7], cell[8], sizeof(cell[7]));
 		ss_alloc_report_cells(o->mem, r, &cell[13]);
+		ss_args_report_cells(o->args, r->name, cell[19], cell[20], sizeof(cell[19]));
 		for (i = 0; i < NCOL; i++)
 			if (show[order[i]])
 				ss_report_cell(f, cell[order[i]], w[order[i]], order[i] < 2,
@@ -622,11 +626,14 @@ int cmd_report(int argc, char **argv)
 	ex = ss_agg_exporter(a);
 	/* gpu.enabled: device time per host function and step */
 	struct ss_exporter *exs[2] = { ex, ss_gpu_report_new() };
-	struct ss_exporter *memx = ss_alloc_report_new(), *walk[4]; /* memory.allocations */
+	struct ss_exporter *memx = ss_alloc_report_new(), *walk[5]; /* memory.allocations */
 	struct ss_exporter *devx = ss_alloc_device_new(); /* its CUDA memory per device */
 	size_t nwalk = ss_alloc_report_list(walk, ex, exs[1], memx, &o.mem);
 	if (devx)
 		walk[nwalk++] = devx, o.memdev = ss_alloc_device_of(devx);
+	struct ss_exporter *argx = ss_args_report_new(&o.args); /* flops: columns */
+	if (argx)
+		walk[nwalk++] = argx;
 	rc = ss_agg_walk(o.dir, o.backend, o.quiet, walk, nwalk, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "stepscope: %s\n", err);
@@ -672,6 +679,7 @@ int cmd_report(int argc, char **argv)
 			ss_gpu_report_print(f, exs[1]);
 	}
 	ss_exporter_free(exs[1]), ss_exporter_free(memx), ss_exporter_free(devx); /* NULL: nothing */
+	ss_args_report_free(o.args);
 	rc = ss_report_close(&out);
 	ss_agg_free(a);
 	return rc;

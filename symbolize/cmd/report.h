@@ -26,6 +26,7 @@ struct ss_report_opts {
 	size_t nall;                 /* rows before --limit cut them */
 	const struct ss_alloc_report *mem; /* memory.allocations, or NULL */
 	const struct ss_alloc_device *memdev; /* its CUDA memory per device */
+	struct ss_args_report *args;  /* record.args' FLOPs (args-report.c) */
 };
 
 /* text tables: "N more rows" under a cut table, a percentage (0 of 0),

@@ -331,6 +331,16 @@ static void test_group(void **state)
 	}
 	free(out);
 	SS_E2E_CHECK(t, rows == ng, "report: %zu rows, ledger %zu groups", rows, ng);
+	/* the plain table: matmul_forward's FLOPs over all its calls */
+	double mm = 0;
+	for (i = 0; i < ng; i++)
+		if (!strcmp(groups[i].fn, "matmul_forward"))
+			mm += groups[i].flops;
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report --limit 0 run | grep -e GFLOP/s -e '^matmul_forward '");
+	char want[32];
+	snprintf(want, sizeof(want), " %.4g ", mm);
+	SS_E2E_CHECK(t, strstr(t->out, "GFLOP/s") && strstr(t->out, want),
+		     "report: no FLOPs column with matmul_forward's %s: %s", want, t->out);
 	ss_e2e_pass(t);
 }
 
