@@ -6,8 +6,8 @@
  * SS_META_ALLOC_LIVE.
  *
  * How: one walk per thread keeps the stack of open recorded calls (ENTER,
- * EXIT, UNWIND, INHERIT; reset when a window opens between two of the
- * thread's events) and interns each call path as a node; the records are
+ * EXIT, UNWIND, INHERIT; when a window opens, the frames SS_META_STACK
+ * says were open on the thread, as the slicer's clipped frames) and interns each call path as a node; the records are
  * then sorted by time (a thread's own in stream order) and replayed
  * through a hash of the blocks live since the window opened.
  *
@@ -205,20 +205,58 @@ static int window_passed(const struct ss_slicer *sl, size_t *wi, uint64_t ns)
 	return passed;
 }
 
+/* The frames open on thread t when window wi opened (SS_META_STACK, the
+ * stepping thread's: main and the loop around the steps), outermost first
+ * into fns/nodes as the slicer opens them (clipped frames), so what is
+ * allocated in the window counts in their CPU Mem too.  How many. */
+static size_t window_frames(struct walk *w, size_t t, size_t wi, uint64_t *fns,
+			    uint32_t *nodes, size_t cap)
+{
+	const struct ss_slicer *sl = w->sl;
+	const struct ss_rthread *th = &w->r->threads[t];
+	const struct ss_slices_stack *best = NULL;
+	uint64_t bestd = UINT64_MAX;
+	size_t d = 0;
+
+	if (sl->whole_run || !sl->sp || wi >= sl->nwins)
+		return 0;
+	for (size_t i = 0; i < sl->nstacks; i++) {
+		const struct ss_slices_stack *s = &sl->stacks[i];
+		int same = (s->serial && th->serial) ? s->serial == th->serial : s->tid == th->tid;
+		uint64_t o = sl->wins[wi].open_ns;
+		uint64_t dist = s->ns > o ? s->ns - o : o - s->ns;
+		if (same && s->ns < sl->wins[wi].close_ns && dist < bestd)
+			best = s, bestd = dist;
+	}
+	for (size_t i = best ? best->n : 0; i-- > 0 && d < cap;) {
+		if (!best->addrs[i])
+			continue;
+		const struct ss_sym_info *info = ss_sym_lookup_at(sl->sp, best->addrs[i] - 1, best->ns);
+		fns[d] = info->start;
+		nodes[d] = node_of(w, d ? nodes[d - 1] : 0, info->start, best->ns);
+		d++;
+	}
+	return d;
+}
+
 static int walk_thread(struct walk *w, size_t t)
 {
 	struct ss_event_iter it;
 	struct ss_revent ev;
-	uint64_t *fns = NULL, last = 0;
+	uint64_t *fns = NULL;
 	uint32_t *nodes = NULL;
 	size_t d = 0, cap = 0, wi = 0;
 	int rc = 0;
 
+	fns = malloc(64 * sizeof(*fns));
+	nodes = malloc(64 * sizeof(*nodes));
+	if (!fns || !nodes)
+		rc = -1;
+	cap = 64;
 	ss_reader_events_begin(w->r, t, &it);
 	while (!rc && ss_reader_events_next(&it, &ev)) {
-		if (window_passed(w->sl, &wi, ev.ns) && last)
-			d = 0;
-		last = ev.ns;
+		if (window_passed(w->sl, &wi, ev.ns))
+			d = window_frames(w, t, wi - 1, fns, nodes, cap);
 		switch (ev.kind) {
 		case SS_EV_ENTER:
 		case SS_EV_INHERIT:

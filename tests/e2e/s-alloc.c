@@ -281,8 +281,10 @@ int main(int argc, char **argv)
 	sem_init(&done, 0, 0);
 	if (pthread_create(&th, NULL, worker, NULL))
 		return 1;
+	ENTER("main"); /* open when the window opens: its CPU Mem is the steps' */
 	for (int s = 0; s < steps && s < 1024; s++)
 		train_step(s, do_fork);
+	LEAVE();
 	cur_step = -1;
 	sem_post(&go);
 	pthread_join(th, NULL);
