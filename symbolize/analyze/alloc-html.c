@@ -1,7 +1,8 @@
 /*
  * alloc-html.c - the HTML report's memory view of recorded allocations
  * (memory.allocations): live bytes over the recorded steps, one line per
- * process and kind (CPU: heap and pinned; CUDA: device and managed), with
+ * process and kind (CPU: heap and pinned; CUDA: device and managed, one
+ * line per device), with
  * a dashed line at each step's start, and the table of the functions that
  * allocated the most (Allocated, Allocs, Self CPU Mem, CPU Mem and the
  * CUDA pair when recorded).
@@ -40,7 +41,7 @@ struct pt {
 
 struct line {
 	uint64_t pid;
-	int cuda;
+	int cuda;       /* -1: CPU memory, else CUDA memory of device cuda */
 	struct pt *p;
 	size_t n, cap;
 };
@@ -85,19 +86,25 @@ static int line_add(struct line *l, uint64_t ns, uint64_t v)
 	return 0;
 }
 
+/* a space's line: -1 the CPU's (heap, pinned), else its CUDA device's */
+static int line_key(uint64_t space)
+{
+	return ss_alloc_space_cuda(space) ? (int)(SS_SPACE_DEVICE(space) & 0xffff) : -1;
+}
+
 static void se_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 {
 	struct series *s = ctx;
 	uint64_t last[SS_ALLOC_SPACES] = { 0 };
 	for (size_t i = 0; i < d->nev && !s->oom; i++) {
 		const struct ss_alloc_ev *e = &d->ev[i];
-		int si = ss_alloc_space_index(d, e->space), cuda = ss_alloc_space_cuda(e->space);
+		int si = ss_alloc_space_index(d, e->space), cuda = line_key(e->space);
 		if (si < 0)
 			continue;
 		last[si] = e->live;
 		uint64_t v = 0;
 		for (size_t k = 0; k < d->nspaces; k++)
-			if (ss_alloc_space_cuda(d->spaces[k]) == cuda)
+			if (line_key(d->spaces[k]) == cuda)
 				v += last[k];
 		struct line *l = line_get(s, pid, cuda);
 		if (!l || line_add(l, e->ns, v))
@@ -221,16 +228,22 @@ static void plot(FILE *f, const struct series *s)
 			prev = cend[c];
 		}
 		fprintf(f, "%.0f,%.1f", x + 1, 10 + ph - ph * prev / (double)top);
-		fprintf(f, "\"><title>%s memory, pid %" PRIu64 "</title></polyline>\n",
-			l->cuda ? "CUDA" : "CPU", l->pid);
+		if (l->cuda >= 0)
+			fprintf(f, "\"><title>CUDA memory cuda:%d, pid %" PRIu64 "</title></polyline>\n",
+				l->cuda, l->pid);
+		else
+			fprintf(f, "\"><title>CPU memory, pid %" PRIu64 "</title></polyline>\n", l->pid);
 	}
 	free(cmax);
 	free(cend);
 	fprintf(f, "</svg>\n<p class=\"muted\">");
-	for (size_t i = 0; i < s->nl; i++)
+	for (size_t i = 0; i < s->nl; i++) {
+		char what[48] = "CPU memory";
+		if (s->l[i].cuda >= 0)
+			snprintf(what, sizeof(what), "CUDA memory cuda:%d", s->l[i].cuda);
 		fprintf(f, "%s<span style=\"color:%s\">&#9632;</span> %s, pid %" PRIu64, i ? " &nbsp; " : "",
-			colors[i % (sizeof(colors) / sizeof(colors[0]))],
-			s->l[i].cuda ? "CUDA memory" : "CPU memory", s->l[i].pid);
+			colors[i % (sizeof(colors) / sizeof(colors[0]))], what, s->l[i].pid);
+	}
 	fprintf(f, ". Dashed: the start of each recorded step (its number below).</p>\n");
 }
 

@@ -22,7 +22,7 @@
  *   - `stepscope memory --leaks`: leak_dev1 on cuda:1 and cache_dev0 on
  *     cuda:0, 3 blocks each, and nothing else in a CUDA space.
  * And: report's text has the CUDA Mem columns and the per-device
- * section; trace.json and Perfetto have one CUDA memory counter track per
+ * section; the HTML memory view a line per device; trace.json and Perfetto have one CUDA memory counter track per
  * device whose last value is the ledger's live bytes at the end of the
  * recording; without memory.allocations (gpu.enabled alone) or without
  * gpu.enabled there is no CUDA memory; with another tool holding CUPTI's
@@ -133,6 +133,13 @@ static void test_cuda_mem(void **state)
 			     strstr(t->out, "CUDA memory by device") &&
 			     strstr(t->out, "Self cuda:0") && strstr(t->out, "Self cuda:1"),
 		     "report: expected the CUDA Mem columns and the per-device section:\n%s",
+		     t->out);
+
+	/* the HTML memory view: a line per device */
+	SS_E2E_SH_OK(t, SS " html run -o report.html && for d in 0 1; do "
+			"grep -c \"</span> CUDA memory cuda:$d, pid \" report.html | tr '\\n' ' '; done");
+	SS_E2E_CHECK(t, !strcmp(t->out, "1 1 "),
+		     "report.html: expected one CUDA memory line per device in the legend, got %s",
 		     t->out);
 
 	/* trace.json: a CUDA memory counter per device, whose last value is
