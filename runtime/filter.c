@@ -315,6 +315,8 @@ int ss_filter_take_back(void *fn)
 	atomic_signal_fence(memory_order_seq_cst);
 	if (t->pos == enter)
 		t->done = enter;
+	if (ss_unlikely(++ss_cost_backs >= 4096)) /* cost.c: its hooks ran */
+		ss_cost_backs_flush();
 	return 1;
 }
 
@@ -382,6 +384,40 @@ void ss_filter_calibrate(void)
 			    SS_CW_DT(w[1]) - SS_CW_DT(w[0]) < inside)
 				inside = SS_CW_DT(w[1]) - SS_CW_DT(w[0]);
 	}
+	/* filter.exclude: what a call the filter leaves out costs (a probe
+	 * of the table and back), the target in the table for the while:
+	 * added last, it ends its probe chain, so taking it out again leaves
+	 * the table as it was (no other thread exists yet) */
+	uint64_t skip[SS_CAL_ROUNDS];
+	int ns = 0;
+	if (ss_filter_table && (filter & SS_FILTER_SKIP) && ss_filter_kind((uintptr_t)fn) == 0 &&
+	    ss_filter_used * 2 < ((size_t)1 << ss_filter_bits)) {
+		ss_filter_insert((uintptr_t)fn, SS_FILTER_EXCLUDE);
+		ss_hot.filter = filter;
+		for (r = -1; r < SS_CAL_ROUNDS; r++) {
+			t->pos = t->done = buf;
+			t->depth = 0;
+			uint64_t t0 = ss_clock_now();
+			ss_hot.gate = SS_GATE_REC;
+			for (size_t i = 0; i < pairs; i++) {
+				__cyg_profile_func_enter(fn, __builtin_return_address(0));
+				__cyg_profile_func_exit(fn, __builtin_return_address(0));
+			}
+			uint64_t t1 = ss_clock_now();
+			ss_hot.gate = gate;
+			if (r >= 0)
+				skip[ns++] = t1 - t0;
+		}
+		size_t mask = ((size_t)1 << ss_filter_bits) - 1;
+		for (size_t i = ss_filter_hash((uintptr_t)fn, ss_filter_bits);; i = (i + 1) & mask)
+			if (ss_filter_table[i].addr == (uintptr_t)fn) {
+				ss_filter_table[i].addr = 0;
+				ss_filter_table[i].kind = 0;
+				ss_filter_used--;
+				break;
+			}
+		ss_cost_skips = 0; /* these were no program's calls */
+	}
 	munmap(buf, bytes);
 	*t = saved;
 	ss_hot.gate = gate;
@@ -398,6 +434,14 @@ void ss_filter_calibrate(void)
 	uint64_t ticks = round[nr / 2] / pairs;
 	uint64_t per_s = ss_rt.hdr.clock == SS_CLOCK_TSC ? ss_rt.hdr.ticks_per_sec
 							  : 1000000000ull;
+	for (int i = 1; i < ns; i++)
+		for (int j = i; j > 0 && skip[j] < skip[j - 1]; j--) {
+			uint64_t x = skip[j];
+			skip[j] = skip[j - 1];
+			skip[j - 1] = x;
+		}
+	if (ns && per_s) /* cost.c writes it with the run's account */
+		ss_cost_set_skip_ns((uint64_t)((double)(skip[ns / 2] / pairs) * 1e9 / (double)per_s));
 	ss_filter_cost.pair_ticks = ticks;
 	ss_filter_cost.pair_ns = per_s ? (uint64_t)((double)ticks * 1e9 / (double)per_s) : 0;
 	ss_filter_cost.pairs = pairs;

@@ -45,13 +45,26 @@ static inline unsigned ss_filter_kind(uintptr_t a)
 	}
 }
 
+/* cost.c: the calls a filter left out, counted per thread and added to a
+ * shared count every 4096 (their hooks ran: recording's cost) */
+extern __thread uint32_t ss_cost_skips __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t ss_cost_backs __attribute__((tls_model("initial-exec")));
+void ss_cost_skips_flush(void);
+void ss_cost_backs_flush(void);
+static inline int ss_filter_skipped(void)
+{
+	if (__builtin_expect(++ss_cost_skips >= 4096, 0))
+		ss_cost_skips_flush();
+	return 1;
+}
+
 /* 1: this ENTER is not recorded (nor, by ss_filter_skip_exit, its EXIT) */
 static inline int ss_filter_skip_enter(void *fn)
 {
 	unsigned kind = ss_filter_kind((uintptr_t)fn);
 	if (kind & SS_FILTER_EXCLUDE)
-		return 1;
-	return ss_filter_stateful ? ss_filter_depth_enter(fn, kind) : 0;
+		return ss_filter_skipped();
+	return ss_filter_stateful && ss_filter_depth_enter(fn, kind) ? ss_filter_skipped() : 0;
 }
 
 static inline int ss_filter_skip_exit(void *fn)

@@ -381,8 +381,15 @@ struct ss_meta_cost {
 	                              * max_depth) */
 	uint64_t taken_back;         /* calls filter.min_duration took back */
 	uint64_t windows;            /* windows counted */
+	uint64_t skip_pair_ns;       /* what a call filter.exclude leaves out
+	                              * costs (ENTER and EXIT), calibrated at
+	                              * start-up as the recorded pair is; 0 not
+	                              * measured (no filter.exclude) */
+	uint64_t open_ns;            /* wall time the stepping thread spent
+	                              * opening the windows (file, maps, rings:
+	                              * SS_META_WINDOW_OPEN), in cpu_ns too */
 };
-_Static_assert(sizeof(struct ss_meta_cost) == 48, "cost size");
+_Static_assert(sizeof(struct ss_meta_cost) == 64, "cost size");
 
 struct ss_meta_alloc_live {
 	uint64_t n;                  /* struct ss_alloc_block that follow */

@@ -348,6 +348,13 @@ SS_HIDDEN void ss_sched_drain(void);         /* lock not held: pool thread */
 SS_HIDDEN void ss_sched_stop(void);          /* lock held: at exit */
 SS_HIDDEN void ss_sched_after_fork(void);
 
+/* cost.c: what recording costs the process as it runs (SS_META_COST) */
+SS_HIDDEN void ss_cost_on_window(int open); /* lock held: each step boundary */
+SS_HIDDEN void ss_cost_opening(void);       /* lock held: a window starts to open */
+SS_HIDDEN void ss_cost_on_exit(void);       /* lock held: at exit */
+SS_HIDDEN void ss_cost_bg_started(void);    /* the background thread, at its start */
+SS_HIDDEN void ss_cost_set_skip_ns(uint64_t ns); /* filter.c's calibration */
+
 /* stack.c: native call stacks at recorded entries (record.stack) */
 SS_HIDDEN void ss_stack_init(void);     /* before main; sets ss_hot.stacks */
 SS_HIDDEN void ss_stack_capture(void);  /* right after an ENTER was emitted */

@@ -181,6 +181,7 @@ static void *pool_main(void *arg)
 {
 	(void)arg;
 	long wait = COPY_WAIT_MIN_US;
+	ss_cost_bg_started(); /* its CPU time is recording's (cost.c) */
 	pthread_mutex_lock(&pool.mu);
 	for (;;) {
 		if (unmap_retired(0))

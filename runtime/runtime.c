@@ -498,6 +498,7 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		ss_ring_trim_tail(self, 1); /* the rest of each chunk: holes */
 		ss_meta_calib();
 		ss_alloc_write_live(); /* memory.allocations: blocks never freed */
+		ss_cost_on_exit(); /* what recording cost (SS_META_COST) */
 		struct ss_meta_end e = {
 			.events = atomic_load(&ss_rt.events),
 			.lost = atomic_load(&ss_rt.lost),

@@ -130,6 +130,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		 * begins after it (SS_META_WINDOW_OPEN spans it): creating the
 		 * file, maps, stats, the frame walk, the filter and the
 		 * threads' first chunks are no step's time */
+		ss_cost_opening(); /* but recording's cost (cost.c) */
 		if (ss_rt.fd >= 0)
 			ss_meta_maps_if_changed();
 		else
@@ -174,6 +175,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 	}
 	ss_gpu_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
 	ss_sched_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
+	ss_cost_on_window(!!(ss_hot.gate & SS_GATE_EVENTS)); /* cost.c */
 	/* nothing left to record: the pool's chunks go back now (pool.c);
 	 * stop watching, unless steps still count (stats: whole_run,
 	 * log.every_n_steps) */
@@ -195,6 +197,8 @@ int ss_window_init(void)
 	ss_hot.gate = c->mode == SS_SCHED_ALL;
 	if (!ss_hot.gate)
 		inst_refresh(); /* before main, not in the first recorded step */
+	else
+		ss_cost_on_window(1); /* the whole run: its cost from here */
 	if (c->step_function[0]) {
 		char err[512], where[SS_CONFIG_PATH_MAX + 80];
 		void *fn = ss_elfsym_lookup(c->step_function, err, sizeof(err));

@@ -15,7 +15,7 @@
 void ss_overhead_read(const char *dir, struct ss_overhead *o)
 {
 	char **paths = NULL, err[512];
-	size_t n = 0, with = 0, inside = 0;
+	size_t n = 0, with = 0, inside = 0, costs = 0;
 	uint64_t sum = 0, in_ns = UINT64_MAX;
 
 	memset(o, 0, sizeof(*o));
@@ -33,6 +33,25 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 		o->events += r->nevents;
 		if (!stat(paths[i], &st))
 			o->bytes += (uint64_t)st.st_size;
+		struct ss_meta_cost cost, last;
+		int have_cost = 0;
+		ss_reader_meta_begin(r, &it);
+		while (ss_reader_meta_next(&it, &m)) /* the last one wins */
+			if (m.type == SS_META_COST && m.len >= sizeof(cost)) {
+				memcpy(&last, m.data, sizeof(last));
+				have_cost = 1;
+			}
+		if (have_cost) {
+			cost = last;
+			costs++;
+			o->cpu_ns += cost.cpu_ns;
+			o->bg_ns += cost.bg_cpu_ns;
+			o->skipped += cost.skipped;
+			o->taken_back += cost.taken_back;
+			o->open_ns += cost.open_ns;
+			if (cost.skip_pair_ns > o->skip_ns) /* the dearest process's */
+				o->skip_ns = cost.skip_pair_ns;
+		}
 		ss_reader_meta_begin(r, &it);
 		while (ss_reader_meta_next(&it, &m)) {
 			struct ss_meta_overhead c;
@@ -62,6 +81,15 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 		o->inside_known = inside == with;
 		o->inside_ns = inside ? in_ns : 0;
 	}
+	o->cost_known = costs && costs == o->procs && o->cpu_ns;
+}
+
+/* What recording cost, ns of CPU time (the runtime's account). */
+static double ss_overhead_cost(const struct ss_overhead *o, uint64_t calls)
+{
+	double skip = o->skip_ns ? (double)o->skip_ns : (double)o->pair_ns / 2;
+	return ((double)calls + (double)o->taken_back) * (double)o->pair_ns +
+	       (double)o->skipped * skip + (double)o->bg_ns + (double)o->open_ns;
 }
 
 uint64_t ss_overhead_calls(struct ss_agg *a)
@@ -80,7 +108,8 @@ double ss_overhead_pct(const struct ss_overhead *o, uint64_t calls, uint64_t sum
 {
 	if (!o->known || !sum)
 		return 0.0;
-	double pct = 100.0 * (double)calls * (double)o->pair_ns / (double)sum;
+	double pct = o->cost_known ? 100.0 * ss_overhead_cost(o, calls) / (double)o->cpu_ns
+				   : 100.0 * (double)calls * (double)o->pair_ns / (double)sum;
 	return pct > 100.0 ? 100.0 : pct;
 }
 
@@ -90,10 +119,26 @@ void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 	if (!o->known)
 		return;
 	double pct = ss_overhead_pct(o, calls, sum);
-	fprintf(f, "stepscope overhead: %.1f%% of recorded time (%llu calls x %llu ns)%s\n", pct,
-		(unsigned long long)calls, (unsigned long long)o->pair_ns,
-		compensated ? ", subtracted above (--compensate)" : "");
-	if (pct > SS_OVERHEAD_WARN_PCT)
+	char b[3][32];
+	fprintf(f, "stepscope overhead: %.1f%% of recorded time (%llu calls x %llu ns", pct,
+		(unsigned long long)calls, (unsigned long long)o->pair_ns);
+	if (o->cost_known) { /* the runtime's account: of the CPU time */
+		if (o->skipped || o->taken_back)
+			fprintf(f, ", %llu calls filters left out or took back",
+				(unsigned long long)(o->skipped + o->taken_back));
+		if (o->open_ns)
+			fprintf(f, ", %s opening windows",
+				ss_agg_fmt_time(o->open_ns, b[2], sizeof(b[2])));
+		fprintf(f, ", %s in stepscope's background thread, of %s of the "
+			"program's CPU time while recording: about %.2fx slower than unrecorded",
+			ss_agg_fmt_time(o->bg_ns, b[0], sizeof(b[0])),
+			ss_agg_fmt_time(o->cpu_ns, b[1], sizeof(b[1])),
+			pct < 99.0 ? 100.0 / (100.0 - pct) : 100.0);
+	}
+	fprintf(f, ")%s\n", compensated ? ", subtracted above (--compensate)" : "");
+	/* the warning when the program ran over 10% slower: a share above
+	 * 1 - 1 / 1.1 */
+	if (pct > 100.0 - 100.0 / (1.0 + SS_OVERHEAD_WARN_PCT / 100.0))
 		fprintf(f, "warning: above %.0f%%, the times mostly measure stepscope's hooks; "
 			"run 'stepscope filter %s' to find the calls to leave out\n",
 			SS_OVERHEAD_WARN_PCT, dir);

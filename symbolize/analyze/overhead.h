@@ -4,6 +4,19 @@
  * start-up), its share of the recorded time, and the compensation of
  * `report --compensate` (as TAU does).
  *
+ * The share: with the runtime's own account of the run (SS_META_COST:
+ * the process's CPU time while recording, its background thread's part,
+ * the hook calls filters left out), what recording cost of the CPU time
+ * the process used while recording: recorded calls and calls taken back
+ * x pair_ns, calls left out x their calibrated cost (a table probe, not a
+ * record; pair_ns / 2 where it was not measured),
+ * plus the background thread's CPU time and the time the windows took to
+ * open.  On a machine whose CPUs the
+ * program keeps busy (an oversubscribed OpenMP team) that is the share of
+ * its wall time recording added; where the program mostly waits it says
+ * more than the wall time lost.  Without that account (older traces), the
+ * calls x pair_ns of the recorded self time.
+ *
  * Model: each recorded call pair costs `pair_ns`, spent in its caller's
  * time.  So a function's self time holds pair_ns per direct recorded
  * callee, its total time pair_ns per recorded call below it.  Compensation
@@ -18,7 +31,7 @@
 
 #include "agg.h"
 
-#define SS_OVERHEAD_WARN_PCT 10.0
+#define SS_OVERHEAD_WARN_PCT 10.0   /* the warning: above 10% slower */
 
 struct ss_overhead {
 	int known;          /* some trace had SS_META_OVERHEAD */
@@ -30,6 +43,10 @@ struct ss_overhead {
 	uint64_t events;    /* events in the raw traces */
 	uint64_t bytes;     /* bytes of the raw traces */
 	uint64_t procs;     /* raw traces read */
+	/* SS_META_COST of every trace (cost_known: all had one), summed */
+	int cost_known;
+	uint64_t cpu_ns, bg_ns, skipped, taken_back, open_ns;
+	uint64_t skip_ns;   /* a left-out call's cost (0: pair_ns / 2) */
 };
 
 /* Read every raw trace of dir (already checked by the caller's walk);
@@ -46,8 +63,9 @@ uint64_t ss_overhead_calls(struct ss_agg *a);
  * are compensated. */
 void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 		       uint64_t self_sum, const char *dir, int compensated);
-/* The share in percent of self_sum, the measured recorded time (0 when
- * unknown or nothing recorded). */
+/* The share in percent (0 when unknown or nothing recorded): of the CPU
+ * time while recording when the runs' cost is known, else of self_sum,
+ * the measured recorded time. */
 double ss_overhead_pct(const struct ss_overhead *o, uint64_t calls, uint64_t self_sum);
 
 /* Subtract the hooks' cost from rows (from ss_agg_rows(a, per_thread)):

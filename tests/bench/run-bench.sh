@@ -61,6 +61,12 @@ CC=$CC sh "$SRC/fidelity.sh"
 # hooks linked into the program: tests/bench/idle.sh, which also runs alone
 CC=$CC sh "$SRC/idle.sh"
 
+# ---------------------------------------------------------------- busy machine
+# (issue 35) an oversubscribed OpenMP trainer with a busy loop on the other
+# CPU: report's overhead line against the measured slowdown, and diff's
+# false alarms and detection: tests/bench/offcpu.sh, which also runs alone
+CC=$CC sh "$SRC/offcpu.sh"
+
 # ---------------------------------------------------------------- allocations
 # (issue 34) memory.allocations: what the malloc wrappers add to a
 # malloc/free pair, off, on outside a recorded step and inside one:

@@ -145,8 +145,9 @@ static size_t sorted(const struct ss_e2e_trace *tr, const char *name, int64_t ti
 	return n;
 }
 
-/* Record s-offcpu-omp oversubscribed with a busy loop beside it. */
-static void record_busy(struct ss_e2e *t, char *out, size_t len)
+/* Record s-offcpu-omp oversubscribed with a busy loop beside it (extra:
+ * more --set options). */
+static void record_busy_with(struct ss_e2e *t, char *out, size_t len, const char *extra)
 {
 	ss_e2e_need(t, "printf 'int main(void){return 0;}' > p.c && gcc -fopenmp -o p p.c",
 		    "gcc's OpenMP (libgomp)", "gcc");
@@ -155,13 +156,36 @@ static void record_busy(struct ss_e2e *t, char *out, size_t len)
 		"C=$(($(nproc) - 1)); CPUS=0,$C; [ $C = 0 ] && CPUS=0; "
 		"taskset -c $C sh -c 'while :; do :; done' >/dev/null 2>&1 & H=$!; "
 		"taskset -c $CPUS " SS " record -o run --set step.function=train_step "
-		"--set record.sched=true --set schedule.wait=%d --set schedule.active=%d "
-		"-- ./s-offcpu-omp %d; rc=$?; kill $H; exit $rc", FIRST, ACTIVE, STEPS);
+		"--set record.sched=true --set schedule.wait=%d --set schedule.active=%d %s "
+		"-- ./s-offcpu-omp %d; rc=$?; kill $H; exit $rc", FIRST, ACTIVE, extra, STEPS);
 	SS_E2E_CHECK(t, !strstr(t->err, "record.sched:"),
 		     "the kernel refused the context-switch event, which this test needs "
 		     "(perf_event_open as root, perf_event_paranoid <= 2): %s", t->err);
 	SS_E2E_EXPECT_STATUS(t, st, 0);
 	snprintf(out, len, "%s", t->out);
+}
+
+static void record_busy(struct ss_e2e *t, char *out, size_t len)
+{
+	record_busy_with(t, out, len, "");
+}
+
+/* "12.345ms" (ss_agg_fmt_time) in ns, -1 if not a time */
+static double parse_time(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s)
+		return -1;
+	if (!strncmp(end, "ns", 2))
+		return v;
+	if (!strncmp(end, "us", 2))
+		return v * 1e3;
+	if (!strncmp(end, "ms", 2))
+		return v * 1e6;
+	if (*end == 's')
+		return v * 1e9;
+	return -1;
 }
 
 static void test_team_start(void **state)
@@ -328,11 +352,60 @@ static void test_minmax_flag(void **state)
 	ss_e2e_pass(t);
 }
 
+/* The overhead line from the runtime's own account (SS_META_COST): tiny
+ * left out by filter.exclude, its calls counted all the same (the main
+ * thread's at exit, each worker's in batches of 4096: up to 4095 of each
+ * of the 3 workers still uncounted); the CPU time while recording at
+ * least what the kernel counted for the recorded steps' bodies and at
+ * most 10% + 20 ms more (the window also spans its opening and the loop
+ * between the steps). */
+static void test_overhead_account(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char out[4096];
+	const double k = ACTIVE * (40000.0 + 60000.0); /* s-offcpu-omp's tiny calls */
+
+	record_busy_with(t, out, sizeof(out), "--set filter.exclude=tiny");
+	double pcpu = 0;
+	for (int s = FIRST; s < FIRST + ACTIVE; s++) {
+		char head[32];
+		long long v;
+		snprintf(head, sizeof(head), "step %d pcpu ", s);
+		const char *p = strstr(out, head);
+		SS_E2E_CHECK(t, p && sscanf(p + strlen(head), "%lld", &v) == 1,
+			     "no '%s' line in:\n%s", head, out);
+		pcpu += (double)v;
+	}
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 --format csv run");
+	SS_E2E_CHECK(t, !strstr(t->out, "\ntiny,"), "tiny is recorded despite filter.exclude:\n%s",
+		     t->out);
+	SS_E2E_SH_OK(t, SS " report -q run");
+	const char *l = strstr(t->out, "stepscope overhead: ");
+	unsigned long long calls = 0, pair = 0, skipped = 0;
+	SS_E2E_CHECK(t, l && sscanf(l, "stepscope overhead: %*f%% of recorded time (%llu calls x "
+				    "%llu ns, %llu calls filters left out", &calls, &pair,
+				    &skipped) == 3,
+		     "no overhead line with the calls filters left out:\n%s", t->out);
+	const char *c = strstr(l, " in stepscope's background thread, of ");
+	double cpu = c ? parse_time(c + strlen(" in stepscope's background thread, of ")) : -1;
+	print_message("overhead line: %llu calls x %llu ns, %llu left out (the program made %.0f); "
+		      "CPU while recording %.0f ns, the kernel's for the steps' bodies %.0f ns\n",
+		      calls, pair, skipped, k, cpu, pcpu);
+	SS_E2E_CHECK(t, (double)skipped <= k && (double)skipped >= k - 3 * 4095,
+		     "%llu calls left out counted, the recorded steps made %.0f tiny calls", skipped, k);
+	SS_E2E_CHECK(t, cpu >= pcpu && cpu <= pcpu * 1.10 + 20e6,
+		     "the CPU time while recording %.0f ns, the kernel's for the recorded steps' "
+		     "bodies %.0f ns:\n%s", cpu, pcpu, l);
+	SS_E2E_CHECK(t, strstr(l, "slower than unrecorded"), "the line does not say the slowdown:\n%s", l);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_team_start),
 		SS_E2E_TEST(test_minmax_flag),
+		SS_E2E_TEST(test_overhead_account),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);

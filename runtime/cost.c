@@ -1,0 +1,150 @@
+/*
+ * cost.c - what recording costs this process as it runs (SS_META_COST),
+ * for report's overhead line (symbolize/analyze/overhead.c, docs/report.md
+ * "What recording cost").
+ *
+ * Design: the calibration (filter.c) says what one recorded call costs on
+ * a quiet core; what a run pays also holds the background thread that
+ * copies the blocks out (on a machine with fewer free CPUs than threads it
+ * takes them from the program), and the hook calls a filter left out,
+ * which leave no event to count.  So, at each step boundary where
+ * recording starts or stops (window.c, ss_rt.lock held) and at exit, the
+ * process's CPU time (CLOCK_PROCESS_CPUTIME_ID: every thread, the
+ * program's and ours) and the background thread's (its CPU clock, handed
+ * over when it starts) are read, and their growth while windows were open
+ * is summed; the hooks only count, per thread, the calls a filter skipped
+ * or took back, and add them to a shared counter every 4096 (a thread
+ * that ends leaves fewer than 4096 of each uncounted).
+ *
+ * Never: a syscall, a lock or a shared write per call; never blocks.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+__thread uint32_t ss_cost_skips __attribute__((tls_model("initial-exec")));
+__thread uint32_t ss_cost_backs __attribute__((tls_model("initial-exec")));
+static _Atomic uint64_t cost_skipped, cost_backs;
+
+static struct {
+	_Atomic int have_bg;         /* bg is the background thread's clock */
+	clockid_t bg;
+	pid_t pid;                   /* m belongs to this process */
+	int on, bg_known;            /* a window is open; have_bg at its open */
+	int opening;                 /* ss_cost_opening, not yet on */
+	uint64_t cpu0, bg0, wall0;   /* at the open */
+	uint64_t skip_ns;            /* filter.c's calibration, 0 none */
+	struct ss_meta_cost m;
+} cost;
+
+static uint64_t ss_cost_clock(clockid_t c)
+{
+	struct timespec ts;
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ss_cost_skips_flush(void)
+{
+	atomic_fetch_add_explicit(&cost_skipped, ss_cost_skips, memory_order_relaxed);
+	ss_cost_skips = 0;
+}
+
+void ss_cost_backs_flush(void)
+{
+	atomic_fetch_add_explicit(&cost_backs, ss_cost_backs, memory_order_relaxed);
+	ss_cost_backs = 0;
+}
+
+/* Before main (filter.c): what a call filter.exclude leaves out costs. */
+void ss_cost_set_skip_ns(uint64_t ns)
+{
+	cost.skip_ns = ns ? ns : 1;
+}
+
+/* On the background thread, as it starts (pool.c). */
+void ss_cost_bg_started(void)
+{
+	clockid_t c;
+	if (pthread_getcpuclockid(pthread_self(), &c))
+		return;
+	cost.bg = c;
+	atomic_store_explicit(&cost.have_bg, 1, memory_order_release);
+}
+
+/* Lock held (or before main): the record, when the file is open. */
+static void ss_cost_write(void)
+{
+	if (ss_rt.fd < 0)
+		return;
+	ss_cost_skips_flush(); /* the calling thread's; the others' as they go */
+	ss_cost_backs_flush();
+	cost.m.skipped = atomic_load_explicit(&cost_skipped, memory_order_relaxed);
+	cost.m.taken_back = atomic_load_explicit(&cost_backs, memory_order_relaxed);
+	cost.m.skip_pair_ns = cost.skip_ns;
+	ss_meta_write(SS_META_COST, &cost.m, sizeof(cost.m), NULL, 0);
+}
+
+/* Each step boundary (window.c, ss_rt.lock held), and at start-up when
+ * the whole run is recorded: `open` says whether events are recorded in
+ * what begins. */
+void ss_cost_on_window(int open)
+{
+	if (cost.pid != getpid()) { /* first use, or a forked child's */
+		memset(&cost.m, 0, sizeof(cost.m));
+		cost.on = 0;
+		cost.pid = getpid();
+		atomic_store_explicit(&cost_skipped, 0, memory_order_relaxed);
+		atomic_store_explicit(&cost_backs, 0, memory_order_relaxed);
+	}
+	if (open && cost.on && cost.opening) { /* the window's opening done */
+		uint64_t now = ss_clock_mono_ns();
+		cost.m.open_ns += now > cost.wall0 ? now - cost.wall0 : 0;
+		cost.opening = 0;
+	}
+	if (!!open == cost.on)
+		return;
+	cost.opening = 0;
+	int bg = atomic_load_explicit(&cost.have_bg, memory_order_acquire);
+	uint64_t cpu = ss_cost_clock(CLOCK_PROCESS_CPUTIME_ID), wall = ss_clock_mono_ns();
+	uint64_t bgc = bg ? ss_cost_clock(cost.bg) : 0;
+	if (open) {
+		cost.cpu0 = cpu;
+		cost.wall0 = wall;
+		cost.bg0 = bgc;
+		cost.bg_known = bg;
+		cost.on = 1;
+		return;
+	}
+	cost.m.cpu_ns += cpu > cost.cpu0 ? cpu - cost.cpu0 : 0;
+	cost.m.wall_ns += wall > cost.wall0 ? wall - cost.wall0 : 0;
+	if (bg) { /* started during the window: all of its time is the window's */
+		uint64_t from = cost.bg_known ? cost.bg0 : 0;
+		cost.m.bg_cpu_ns += bgc > from ? bgc - from : 0;
+	}
+	cost.m.windows++;
+	cost.on = 0;
+	ss_cost_write();
+}
+
+/* A window starts to open (window.c, lock held): its cost counts from
+ * here, and the opening's time is said apart (open_ns). */
+void ss_cost_opening(void)
+{
+	ss_cost_on_window(1);
+	cost.opening = cost.on;
+}
+
+/* At exit (runtime.c, ss_rt.lock held): close the open window's count and
+ * write the record. */
+void ss_cost_on_exit(void)
+{
+	if (cost.pid == getpid() && cost.on)
+		ss_cost_on_window(0);
+	else if (cost.pid == getpid())
+		ss_cost_write();
+}
