@@ -8,7 +8,8 @@
  * The worker runs ss_slicer_thread for every thread in order with
  * callbacks that copy each slice (and each opening, for exporters that
  * take them) into the chunk it fills; a full chunk is handed over under
- * one mutex, so the lock is taken once per SS_PIPE_CHUNK slices.  The
+ * one mutex, so the lock is taken once per SS_PIPE_CHUNK slices, and a
+ * side that must wait sleeps until half the ring is there for it.  The
  * calling thread takes the chunks in order and makes the callbacks the
  * serial walk would have made, in the same order: the outputs are the
  * same bytes.  Names that live in the walk's stack buffers (steps,
@@ -20,7 +21,7 @@
  * the symbol space while it runs.  STEPSCOPE_JOBS=1, a single CPU, or a
  * worker that cannot start: the serial walk, on the calling thread.
  *
- * Memory: SS_PIPE_CHUNKS x SS_PIPE_CHUNK slices (about 1 MB, and the
+ * Memory: SS_PIPE_CHUNKS x SS_PIPE_CHUNK slices (about 2 MB, and the
  * record.args values of those slices), whatever the trace's size.
  *
  * Must never: reorder, drop or duplicate a callback, or let the calling
@@ -37,7 +38,11 @@
 #include "slicer.h"
 
 #define SS_PIPE_CHUNK 1024
-#define SS_PIPE_CHUNKS 4
+#define SS_PIPE_CHUNKS 8
+/* a side that has to wait sleeps until this many chunks are there for it
+ * (room for the worker, slices for the calling thread): one wake-up per
+ * half ring, not per chunk */
+#define SS_PIPE_HALF (SS_PIPE_CHUNKS / 2)
 
 struct ss_pipe_ent {
 	struct ss_slice s;
@@ -61,7 +66,8 @@ struct ss_pipe_chunk {
 struct ss_pipe {
 	struct ss_slicer *sl;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv_data, cv_room;        /* for the calling thread, the worker */
+	int wait_data, wait_room;               /* which of them sleeps */
 	struct ss_pipe_chunk *ch;       /* SS_PIPE_CHUNKS of them */
 	/* chunks are used in turn: [taken, filled) wait for the calling
 	 * thread, the one at `filled` is the worker's (counts, mod CHUNKS) */
@@ -107,9 +113,14 @@ static void ss_pipe_publish(struct ss_pipe *p)
 	ss_pipe_seal(p);
 	pthread_mutex_lock(&p->mu);
 	p->filled++;
-	pthread_cond_broadcast(&p->cv);
-	while (p->filled - p->taken >= SS_PIPE_CHUNKS)
-		pthread_cond_wait(&p->cv, &p->mu);
+	if (p->wait_data && p->filled - p->taken >= SS_PIPE_HALF)
+		pthread_cond_signal(&p->cv_data);
+	if (p->filled - p->taken >= SS_PIPE_CHUNKS) {
+		p->wait_room = 1;
+		while (p->filled - p->taken > SS_PIPE_CHUNKS - SS_PIPE_HALF)
+			pthread_cond_wait(&p->cv_room, &p->mu);
+		p->wait_room = 0;
+	}
 	pthread_mutex_unlock(&p->mu);
 	p->n = 0;
 #ifdef SS_ARGS_MAX
@@ -186,7 +197,7 @@ static void *ss_pipe_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	p->filled++;
 	p->done = 1;
-	pthread_cond_broadcast(&p->cv);
+	pthread_cond_signal(&p->cv_data);
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
@@ -223,7 +234,8 @@ void ss_slicer_walk(struct ss_slicer *sl, ss_slice_fn fn, void *ctx)
 	}
 	p.sl = sl;
 	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
+	pthread_cond_init(&p.cv_data, NULL);
+	pthread_cond_init(&p.cv_room, NULL);
 	if (open_fn) {
 		sl->open_fn = ss_pipe_open;
 		sl->open_ctx = &p;
@@ -239,8 +251,12 @@ void ss_slicer_walk(struct ss_slicer *sl, ss_slice_fn fn, void *ctx)
 		struct ss_pipe_chunk *c;
 		int last;
 		pthread_mutex_lock(&p.mu);
-		while (p.taken == p.filled)
-			pthread_cond_wait(&p.cv, &p.mu);
+		if (p.taken == p.filled) {
+			p.wait_data = 1;
+			while (!p.done && p.filled - p.taken < SS_PIPE_HALF)
+				pthread_cond_wait(&p.cv_data, &p.mu);
+			p.wait_data = 0;
+		}
 		last = p.done && p.taken + 1 == p.filled;
 		pthread_mutex_unlock(&p.mu);
 		c = &p.ch[p.taken % SS_PIPE_CHUNKS];
@@ -253,7 +269,8 @@ void ss_slicer_walk(struct ss_slicer *sl, ss_slice_fn fn, void *ctx)
 		}
 		pthread_mutex_lock(&p.mu);
 		p.taken++;
-		pthread_cond_broadcast(&p.cv);
+		if (p.wait_room && p.filled - p.taken <= SS_PIPE_CHUNKS - SS_PIPE_HALF)
+			pthread_cond_signal(&p.cv_room);
 		pthread_mutex_unlock(&p.mu);
 		if (last)
 			break;
@@ -267,6 +284,7 @@ out:
 		free(p.ch[i].av);
 #endif
 	pthread_mutex_destroy(&p.mu);
-	pthread_cond_destroy(&p.cv);
+	pthread_cond_destroy(&p.cv_data);
+	pthread_cond_destroy(&p.cv_room);
 	free(p.ch);
 }

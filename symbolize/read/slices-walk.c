@@ -150,11 +150,14 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 			sp->name = buf;
 		}
 		sp->addr = key;
-		if (w->stack)  /* of a closing frame; openings set their own */
+		if (w->stack) {  /* of a closing frame; openings set their own
+				  * (read back from sp, not: a load right after
+				  * the memset stalls on its stores) */
 			sp->stack = ss_slices_stack(sl, w->stack);
-		if (sp->stack)
-			sp->stack_caller = ss_slices_stack_caller(sl, sp->stack,
-								&w->calls, depth, key);
+			if (sp->stack)
+				sp->stack_caller = ss_slices_stack_caller(sl, sp->stack,
+									&w->calls, depth, key);
+		}
 		if (flags & SS_SLICE_UNWOUND)
 			sp->unwind = w->why;
 		if (w->args) {  /* record.args */
