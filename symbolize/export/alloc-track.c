@@ -64,4 +64,5 @@ void ss_pf_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 	struct ss_perfetto *pf = ctx;
 	cuda_tracks(&pf->ex, pid, d);
 	ss_alloc_cpu_track(&pf->ex, pid, d);  /* chrome-alloc.c */
+	ss_pf_alloc_events(pf, pid, d);       /* perfetto-alloc.c */
 }

@@ -297,6 +297,8 @@ void ss_pf_gpu_event(struct ss_perfetto *pf, uint32_t seq, uint64_t ns,
 void ss_pf_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d);
 /* alloc-track.c: recorded allocations as counter tracks */
 void ss_pf_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d);
+/* perfetto-alloc.c: a [memory] instant per allocation and free */
+void ss_pf_alloc_events(struct ss_perfetto *pf, uint64_t pid, const struct ss_alloc_data *d);
 /* chrome-alloc.c: the "CPU memory" track, through ex's counter callback */
 void ss_alloc_cpu_track(struct ss_exporter *ex, uint64_t pid, const struct ss_alloc_data *d);
 

@@ -263,6 +263,14 @@ static void check_trace(struct ss_e2e *t, const struct ledger *l)
 			     got[i].addr, got[i].bytes, want[i].addr, want[i].bytes);
 	SS_E2E_CHECK(t, top == peak, "CPU memory track's highest value %lld, the highest peak %lld",
 		     top, peak);
+	/* Perfetto: the same instants, on a [memory] track of each thread */
+	ss_e2e_need(t, "command -v protoc", "protoc", "protobuf-compiler");
+	SS_E2E_SH_OK(t, SS " symbolize --format perfetto -o run/t.perfetto-trace run && "
+		     "protoc --decode=perfetto.protos.Trace -I \"$SS_E2E_SRC/tests/proto\" "
+		     "\"$SS_E2E_SRC/tests/proto/perfetto-subset.proto\" < run/t.perfetto-trace | "
+		     "grep -c 'name: \"Bytes\"'");
+	SS_E2E_CHECK(t, atoi(t->out) == nw, "%d [memory] instants in Perfetto, want %d",
+		     atoi(t->out), nw);
 }
 
 static void record_trainer(struct ss_e2e *t, const char *extra, const char *args,
