@@ -169,7 +169,10 @@ END {
 		printf "  %-46s %9.1f     per 10^6 calls (%d calls, medians of %d)\n", "leaf calls > 5 us, minimal recorder", mmr, no, k
 		printf "  %-46s %9.1f     per 10^6 calls\n", "leaf calls > 5 us, stepscope (from its trace)", mso
 		r2 = mmr > 0 ? mso / mmr : (mso > 0 ? 99 : 1)
-		printf "  %-46s %9.2f x   (goal <= 2x)\n", "stepscope / minimal recorder", r2
+		# issue 36: <= 2x + 10 per 10^6 (a quiet minimal recorder
+		# has 5-13: a few preemptions more are noise, not the hooks)
+		og = 2 * mmr + 10
+		printf "  %-46s %9.2f x   (goal: <= 2x + 10 = %.1f per 10^6)\n", "stepscope / minimal recorder", r2, og
 		printf "  %-46s %9.2f     (goal <= 8.5; disk taken: %.2f)\n", "bytes per event (trace file size / events)", mb, md
 	}
 	printf "\nissue 14 table\n"
@@ -180,7 +183,7 @@ END {
 	row("page faults added in the program thread", addf, "0", addf == 0)
 	if (k) {
 		row("bytes per event", mb, "<= 8.5", mb <= 8.5)
-		row("leaf outliers vs a minimal recorder", r2, "<= 2", r2 <= 2)
+		row("leaf outliers per 10^6 (minimal recorder x 2 + 10)", mso, sprintf("<= %.1f", og), mso <= og)
 	}
 	if (fs) row("mlp first step / median of the others", fs, "<= 1.25", fs <= 1.25)
 }
