@@ -69,6 +69,15 @@ static void ss_folded_slice(void *ctx, uint64_t pid, uint64_t tid,
 	f->ex.events++;
 }
 
+/* record.sched: the aggregator splits each self time on and off the CPU */
+static void ss_folded_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d)
+{
+	struct ss_folded *f = ctx;
+
+	if (f->in->offcpu)
+		f->in->offcpu(f->in->ctx, pid, d);
+}
+
 static void ss_folded_counter(void *ctx, uint64_t pid, const char *name,
 			      uint64_t ns, double value)
 {
@@ -117,14 +126,27 @@ static void ss_folded_walk(struct ss_folded_walk *w, const struct ss_agg_node *n
 	for (; n && !w->oom; n = n->next) {
 		size_t old = w->len;
 		ss_folded_push(w, ss_agg_name(w->agg, n->name));
-		if (n->self_ns && !w->oom) {
-			if (ss_grow((void **)&w->lines, &w->capl, w->n, sizeof(*w->lines), 64) ||
+		/* record.sched: the part of self switched out is a frame
+		 * "off-CPU" above it, so the two still add up to self */
+		uint64_t off = n->off_self_ns < n->self_ns ? n->off_self_ns : n->self_ns;
+		size_t mid = w->len;
+		for (int part = 0; part < 2 && !w->oom; part++) {
+			uint64_t ns = part ? off : n->self_ns - off;
+			if (!ns)
+				continue;
+			if (part)
+				ss_folded_push(w, "off-CPU");
+			if (w->oom || ss_grow((void **)&w->lines, &w->capl, w->n,
+					      sizeof(*w->lines), 64) ||
 			    !(w->lines[w->n].path = strdup(w->path))) {
 				w->oom = 1;
 				return;
 			}
-			w->lines[w->n++].ns = n->self_ns;
+			w->lines[w->n++].ns = ns;
 		}
+		w->len = mid; /* the off-CPU frame is no caller of the children */
+		if (w->path)
+			w->path[mid] = 0;
 		ss_folded_walk(w, n->child);
 		w->len = old;
 		if (w->path)
@@ -223,5 +245,6 @@ struct ss_exporter *ss_export_folded_open(const char *path, char *err,
 	f->ex.counter = ss_folded_counter;
 	f->ex.end = ss_folded_end;
 	f->ex.release = ss_folded_release;
+	f->ex.offcpu = ss_folded_offcpu;
 	return &f->ex;
 }

@@ -53,7 +53,8 @@ static int ss_svg_depth(const struct ss_agg_node *n)
 	int d = 0;
 
 	for (; n; n = n->next) {
-		int c = 1 + ss_svg_depth(n->child);
+		int k = ss_svg_depth(n->child);
+		int c = 1 + (k || !n->off_self_ns ? k : 1); /* an off-CPU frame above */
 		if (c > d)
 			d = c;
 	}
@@ -156,6 +157,23 @@ static void ss_svg_frame(struct ss_svg_flame *fl, const struct ss_agg_node *n,
 		x += (double)kids[i]->total_ns * fl->scale;
 	}
 	free(kids);
+	/* record.sched: its Off-CPU Self, a grey frame above its self time
+	 * (the time it was the innermost call and switched out) */
+	if (n->off_self_ns && (double)n->off_self_ns * fl->scale >= SS_SVG_MIN_W) {
+		fl->frames++;
+		fprintf(fl->f, "<g><title>off-CPU: switched out while ");
+		ss_svg_text(fl->f, name);
+		fprintf(fl->f, " was the innermost call (%s, %.2f%%)</title>"
+			"<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+			"fill=\"rgb(175,175,175)\" rx=\"2\"/>",
+			ss_agg_fmt_time(n->off_self_ns, t1, sizeof(t1)),
+			fl->all ? 100.0 * (double)n->off_self_ns / (double)fl->all : 0.0, x,
+			y - SS_SVG_FRAME_H, (double)n->off_self_ns * fl->scale, SS_SVG_FRAME_H - 1);
+		if ((double)n->off_self_ns * fl->scale > 60)
+			fprintf(fl->f, "<text x=\"%.2f\" y=\"%.0f\">off-CPU</text>", x + 3,
+				y - SS_SVG_FRAME_H + 11.5);
+		fprintf(fl->f, "</g>\n");
+	}
 }
 
 /* The picture's opening: <svg>, background and the title centred on top. */

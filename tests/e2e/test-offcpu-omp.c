@@ -349,6 +349,32 @@ static void test_minmax_flag(void **state)
 		SS_E2E_CHECK(t, strstr(t->out, "Min/Max with '*': that call was switched out"),
 			     "no footer line for the '*':\n%s", t->out);
 	}
+	/* the flame graph, folded stacks and html: the off-CPU part of each
+	 * self time is an "off-CPU" frame; folded's add up to the rows'
+	 * Off-CPU Self, and all lines still to the self time total */
+	SS_E2E_SH_OK(t, SS " report -q --limit 0 --format csv run");
+	double offself = 0, self = 0;
+	for (const char *r = strchr(t->out, '\n'); r && r[1]; r = strchr(r + 1, '\n')) {
+		char name[256];
+		if (sscanf(r + 1, "%255[^,]", name) != 1)
+			continue;
+		double o = csv_col(t->out, name, "off_cpu_self_ns"), s = csv_col(t->out, name, "self_ns");
+		offself += o > 0 ? o : 0;
+		self += s > 0 ? s : 0;
+	}
+	SS_E2E_SH_OK(t, SS " symbolize -q --format folded -o - run | awk '/;off-CPU / { o += $NF } "
+		     "{ a += $NF } END { printf \"%%.0f %%.0f\\n\", o, a }'");
+	double fo = -1, fa = -1;
+	sscanf(t->out, "%lf %lf", &fo, &fa);
+	print_message("folded: off-CPU frames %.0f ns (rows' Off-CPU Self %.0f), all %.0f (self %.0f)\n",
+		      fo, offself, fa, self);
+	SS_E2E_CHECK(t, fo > 0 && fo == offself, "folded's off-CPU frames sum to %.0f ns, the rows' "
+		     "Off-CPU Self to %.0f", fo, offself);
+	SS_E2E_CHECK(t, fa == self, "folded sums to %.0f ns, the rows' self to %.0f", fa, self);
+	SS_E2E_SH_OK(t, SS " flame -q -o f.svg run && grep -c 'off-CPU: switched out while' f.svg");
+	SS_E2E_CHECK(t, atoi(t->out) > 0, "no off-CPU frame in the flame graph");
+	SS_E2E_SH_OK(t, SS " html -q -o r.html run && grep -c '<th>Off-CPU Self</th>' r.html");
+	SS_E2E_CHECK(t, atoi(t->out) == 1, "no Off-CPU Self column in html");
 	ss_e2e_pass(t);
 }
 
