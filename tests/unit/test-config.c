@@ -797,6 +797,7 @@ static void test_dump_text(void **state)
 		"memory.enabled=false\n"
 		"memory.interval_ms=10\n"
 		"memory.every_n_steps=100\n"
+		"memory.allocations=false\n"
 		"gpu.enabled=false\n"
 		"stats=window\n"
 		"log.every_n_steps=0\n";
