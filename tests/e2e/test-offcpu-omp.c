@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "e2e.h"
 
@@ -426,12 +427,86 @@ static void test_overhead_account(void **state)
 	ss_e2e_pass(t);
 }
 
+/* The median of each step's off-CPU share of run `dir` by report --steps
+ * (its on_cpu_ns and off_cpu_ns), the oracle of diff's off_cpu_share. */
+static double busy_of(struct ss_e2e *t, const char *dir)
+{
+	double v[64], x;
+	size_t n = 0;
+	cJSON *s;
+	SS_E2E_SH_OK(t, SS " report -q --steps --format json %s > %s.json", dir, dir);
+	char path[64];
+	snprintf(path, sizeof(path), "%s.json", dir);
+	cJSON *j = ss_e2e_load_json(t, path);
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(j, "step_list")) {
+		double off = cJSON_GetNumberValue(cJSON_GetObjectItem(s, "off_cpu_ns"));
+		double d = cJSON_GetNumberValue(cJSON_GetObjectItem(s, "ns"));
+		if (n < 64)
+			v[n++] = d > 0 ? off / d : 0;
+	}
+	cJSON_Delete(j);
+	for (size_t k = 1; k < n; k++)
+		for (size_t i = k; i > 0 && v[i - 1] > v[i]; i--)
+			x = v[i], v[i] = v[i - 1], v[i - 1] = x;
+	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : -1;
+}
+
+/* diff of two recordings of one build on the busy machine: on-CPU time by
+ * default, each run's off-CPU share of a step as report --steps has it,
+ * the note that the machine was busy (both well over 10%: the team of 4
+ * on 2 CPUs, one of them held); --wall compares wall time, and so does a
+ * pair where one run recorded no switches, each saying so. */
+static void test_diff_oncpu(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char out[4096];
+
+	record_busy(t, out, sizeof(out));
+	SS_E2E_SH_OK(t, "mv run a");
+	record_busy(t, out, sizeof(out));
+	SS_E2E_SH_OK(t, "mv run b");
+	double ba = busy_of(t, "a"), bb = busy_of(t, "b");
+	SS_E2E_SH_OK(t, SS " diff -q a b");
+	print_message("%s", t->out);
+	SS_E2E_CHECK(t, strstr(t->out, "\ncompared: on-CPU time (") &&
+			strstr(t->out, "step on-CPU time (every thread's calls) (median): "),
+		     "diff does not compare on-CPU time:\n%s", t->out);
+	SS_E2E_CHECK(t, ba >= 0.10 && bb >= 0.10 && strstr(t->out, "\nnote: the machine was busy (up to "),
+		     "steps off the CPU %.3f and %.3f (report --steps), and no or a wrong note:\n%s",
+		     ba, bb, t->out);
+	SS_E2E_SH_OK(t, SS " diff -q --format json a b > d.json");
+	cJSON *j = ss_e2e_load_json(t, "d.json");
+	cJSON *share = cJSON_GetObjectItem(j, "off_cpu_share");
+	const char *cmp = cJSON_GetStringValue(cJSON_GetObjectItem(j, "compared"));
+	double sa = cJSON_GetNumberValue(cJSON_GetObjectItem(share, "base"));
+	double sb = cJSON_GetNumberValue(cJSON_GetObjectItem(share, "new"));
+	print_message("off_cpu_share: base %.4f new %.4f; report --steps: %.4f %.4f\n", sa, sb, ba, bb);
+	SS_E2E_CHECK(t, cmp && !strcmp(cmp, "on_cpu"), "json compared: %s", cmp ? cmp : "(none)");
+	SS_E2E_CHECK(t, sa > ba - 1e-4 && sa < ba + 1e-4 && sb > bb - 1e-4 && sb < bb + 1e-4,
+		     "diff's off_cpu_share %.4f, %.4f; report --steps' median share %.4f, %.4f",
+		     sa, sb, ba, bb);
+	cJSON_Delete(j);
+	SS_E2E_SH_OK(t, SS " diff -q --wall a b");
+	SS_E2E_CHECK(t, strstr(t->out, "\ncompared: wall time (--wall); ") &&
+			strstr(t->out, "\nstep time (median): ") &&
+			strstr(t->out, "wall time holds the waits for a CPU"),
+		     "diff --wall:\n%s", t->out);
+	SS_E2E_SH_OK(t, SS " record -o c --set step.function=train_step --set schedule.wait=%d "
+		     "--set schedule.active=%d -- ./s-offcpu-omp %d > /dev/null", FIRST, ACTIVE, STEPS);
+	SS_E2E_SH_OK(t, SS " diff -q a c");
+	SS_E2E_CHECK(t, strstr(t->out, "\ncompared: wall time (one run recorded no switches") &&
+			strstr(t->out, "new 0.0% (not recorded)"),
+		     "diff of a run with switches and one without:\n%s", t->out);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_team_start),
 		SS_E2E_TEST(test_minmax_flag),
 		SS_E2E_TEST(test_overhead_account),
+		SS_E2E_TEST(test_diff_oncpu),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
