@@ -148,10 +148,20 @@ static void test_cuda_mem(void **state)
 	cJSON *root = ss_e2e_load_json(t, "run/trace.json");
 	const cJSON *e;
 	double last[2] = { -1, -1 }, last_ts[2] = { -1, -1 };
-	int tracks[2] = { 0, 0 };
+	int tracks[2] = { 0, 0 }, instants[2] = { 0, 0 };
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
 		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+		if (cJSON_IsString(ph) && !strcmp(ph->valuestring, "i") && cJSON_IsString(name) &&
+		    !strcmp(name->valuestring, "[memory]")) {
+			const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+			const cJSON *ty = cJSON_GetObjectItemCaseSensitive(args, "Device Type");
+			const cJSON *id = cJSON_GetObjectItemCaseSensitive(args, "Device Id");
+			if (cJSON_IsNumber(ty) && ty->valueint == 1 && cJSON_IsNumber(id) &&
+			    id->valueint >= 0 && id->valueint < 2)
+				instants[id->valueint]++;
+			continue;
+		}
 		if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "C") || !cJSON_IsString(name))
 			continue;
 		for (int d = 0; d < 2; d++) {
@@ -171,6 +181,12 @@ static void test_cuda_mem(void **state)
 	}
 	cJSON_Delete(root);
 	for (int d = 0; d < 2; d++) {
+		/* a [memory] instant per CUDA call of the steps on the device */
+		SS_E2E_SH_OK(t, "awk '($1 == \"A\" || $1 == \"F\") && $2 >= 1 && $2 <= 3 && "
+				"($5 == 1 || $5 == 3) && $6 == %d' ledger.txt | wc -l", d);
+		SS_E2E_CHECK(t, instants[d] == atoi(t->out),
+			     "trace.json: %d [memory] instants with Device Id %d, the ledger has %d "
+			     "calls", instants[d], d, atoi(t->out));
 		long want = live_at_end(t, d, 1, 3);
 		SS_E2E_CHECK(t, tracks[d] > 0 && (long)last[d] == want,
 			     "trace.json: counter \"CUDA memory cuda:%d\": %d samples, last %.0f, "
