@@ -302,6 +302,47 @@ static int concrete_param(Dwarf_Die *inst, Dwarf_Die *p, Dwarf_Die *out)
 	return 0;
 }
 
+/* An inlined copy's location at pc begins inside the piece of the copy's
+ * code that holds pc (or before the copy: a value kept from its caller's
+ * registers would then hold for another copy too, so no).  clang gives the
+ * copies of an unrolled loop one DIE, and a location can run on from one
+ * copy into the next with the first one's value (s-args' residual at -O3:
+ * a = 0.5 still at the second copy's hook, whose a is 1.5). */
+static int local_range(Dwarf_Attribute *a, Dwarf_Die *inst, uint64_t pc)
+{
+	Dwarf_Addr base, start, end, piece = 0, ps, pe;
+	Dwarf_Op *ops;
+	size_t n;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(inst, off, &base, &ps, &pe)) > 0)
+		if (pc >= ps && pc < pe)
+			piece = ps;
+	if (!piece)
+		return 0;
+	off = 0;
+	while ((off = dwarf_getlocations(a, off, &base, &start, &end, &ops, &n)) > 0)
+		if (pc >= start && pc < end)
+			return start >= piece;
+	return 0;
+}
+
+/* A single location (not a list) that names memory: a home on the
+ * stack, which unoptimized clang code fills only after the hook. */
+static int single_memory(Dwarf_Attribute *a)
+{
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (dwarf_getlocation(a, &ops, &n) != 0 || !n)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].atom == DW_OP_stack_value)
+			return 0;
+	return ops[0].atom == DW_OP_fbreg || (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) ||
+	       ops[0].atom == DW_OP_bregx;
+}
+
 /* The parameter's type class and size. */
 static int param_type(Dwarf_Die *param, unsigned *size)
 {
@@ -436,8 +477,11 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			continue;  /* this instance has no trace of it */
 		if (!dwarf_attr(&conc, DW_AT_location, &a))
 			continue;
-		if (clang && dwarf_whatform(&a) != DW_FORM_sec_offset &&
-		    dwarf_whatform(&a) != DW_FORM_loclistx) {
+		int single = dwarf_whatform(&a) != DW_FORM_sec_offset &&
+			     dwarf_whatform(&a) != DW_FORM_loclistx;
+		if (inl && single && is_clang(&sp) && single_memory(&a))
+			continue;  /* clang: a home its code writes after the hook */
+		if (clang && single) {
 			p->pro = pro = 1;
 			if (dwarf_getlocation_addr(&a, pc, &ops, &n, 1) == 1 && n) {
 				p->ops = ops;  /* stack arguments: their incoming slot */
@@ -445,6 +489,8 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			}
 			continue;
 		}
+		if (inl && !single && !local_range(&a, &inst, pc - 1))
+			continue;  /* a range begun in another copy's code */
 		if (dwarf_getlocation_addr(&a, pc, &ops, &n, 1) == 1 && n) {
 			p->after = ops;
 			p->nafter = n;

@@ -178,11 +178,17 @@ static int eval_ops(struct ctx *c, const Dwarf_Op *ops, size_t n, struct result 
 				stack_value = 1;
 				i = n; /* ends the expression */
 				break;
-			case DW_OP_implicit_value:
+			case DW_OP_implicit_value: {
+				/* libdw: number2 points at the block, its
+				 * ULEB128 length first, then the bytes */
+				const uint8_t *b = (const uint8_t *)(uintptr_t)ops[i].number2;
+				while (*b & 0x80)
+					b++;
 				res->kind = L_BYTES;
 				res->nbytes = ops[i].number;
-				res->bytes = (const uint8_t *)(uintptr_t)ops[i].number2;
+				res->bytes = b + 1;
 				return n == 1 ? 0 : -1;
+			}
 			case DW_OP_piece:
 				/* one piece holding the whole value only */
 				if (i != n - 1)
