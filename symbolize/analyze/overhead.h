@@ -8,8 +8,8 @@
  * the process's CPU time while recording, its background thread's part,
  * the hook calls filters left out), what recording cost of the CPU time
  * the process used while recording: recorded calls and calls taken back
- * x pair_ns, calls left out x their calibrated cost (a table probe, not a
- * record; pair_ns / 2 where it was not measured),
+ * x pair_ns, calls left out x pair_ns / 2 (a table probe, not a record;
+ * their calibration in a tight loop, when more),
  * plus the background thread's CPU time and the time the windows took to
  * open.  On a machine whose CPUs the
  * program keeps busy (an oversubscribed OpenMP team) that is the share of
@@ -46,7 +46,7 @@ struct ss_overhead {
 	/* SS_META_COST of every trace (cost_known: all had one), summed */
 	int cost_known;
 	uint64_t cpu_ns, bg_ns, skipped, taken_back, open_ns;
-	uint64_t skip_ns;   /* a left-out call's cost (0: pair_ns / 2) */
+	uint64_t skip_ns;   /* a left-out call's calibrated cost, 0 unknown */
 };
 
 /* Read every raw trace of dir (already checked by the caller's walk);
