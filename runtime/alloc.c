@@ -208,10 +208,28 @@ static inline int may_record(void)
 	       !ss_rt.dormant;
 }
 
+/* The caller of the allocator was at csp (its stack pointer at the call,
+ * 0: unknown): recorded frames deeper than that are gone (a longjmp or a
+ * handler's siglongjmp left them), and say so before the record, as the
+ * next hook call would (frames.c), so the record belongs to the caller. */
+static void frames_gone(uintptr_t csp)
+{
+	struct ss_thread *t = &ss_tls;
+	uint32_t d = t->depth;
+	if (csp && d && t->frames && d - 1 < t->frames_cap && t->frames[d - 1].sp < csp)
+		ss_frames_unwind(t, csp - 1, 0);
+}
+
 void ss_alloc_record(uint64_t addr, uint64_t size, uint64_t space)
+{
+	ss_alloc_record_at(addr, size, space, 0);
+}
+
+void ss_alloc_record_at(uint64_t addr, uint64_t size, uint64_t space, uintptr_t csp)
 {
 	if (!addr || !may_record())
 		return;
+	frames_gone(csp);
 	uint64_t p[3] = { addr, size, space };
 	emit(SS_EV_ALLOC, 3, p);
 	tab_insert(addr, size, space);
@@ -219,11 +237,17 @@ void ss_alloc_record(uint64_t addr, uint64_t size, uint64_t space)
 
 int ss_alloc_record_free(uint64_t addr, uint64_t space, uint64_t *size)
 {
+	return ss_alloc_record_free_at(addr, space, size, 0);
+}
+
+int ss_alloc_record_free_at(uint64_t addr, uint64_t space, uint64_t *size, uintptr_t csp)
+{
 	uint64_t sz = 0, sp = space;
 	int known = tab_remove(addr, &sz, &sp);
 	if (size)
 		*size = sz;
 	if (addr && may_record()) {
+		frames_gone(csp);
 		/* the block's own space when the table has it: cudaFree names
 		 * no device (the current one may be another's) and frees
 		 * managed memory too (gpu-alloc.c) */

@@ -29,6 +29,12 @@ void ss_alloc_record(uint64_t addr, uint64_t size, uint64_t space)
  * come first. */
 int ss_alloc_record_free(uint64_t addr, uint64_t space, uint64_t *size)
 	__attribute__((visibility("hidden")));
+/* The same from the malloc wrappers: csp is their caller's stack pointer
+ * at the call (__builtin_dwarf_cfa), to close frames a longjmp left */
+void ss_alloc_record_at(uint64_t addr, uint64_t size, uint64_t space, uintptr_t csp)
+	__attribute__((visibility("hidden")));
+int ss_alloc_record_free_at(uint64_t addr, uint64_t space, uint64_t *size, uintptr_t csp)
+	__attribute__((visibility("hidden")));
 /* realloc failed after ss_alloc_record_free(addr): the block is live again */
 void ss_alloc_record_undo(uint64_t addr, uint64_t size, int known)
 	__attribute__((visibility("hidden")));

@@ -14,6 +14,10 @@
  *   backward       ... freed here
  *   update         calloc a temporary, freed; raise(SIGUSR1): on_signal
  *                  mallocs SIG bytes, freed by train_step
+ *   jump_deep      jump_deeper raises SIGUSR2: on_jump mallocs JUMP bytes
+ *                  and siglongjmps back to train_step, which at once (no
+ *                  instrumented call between) mallocs AFTER bytes: its
+ *                  own, not on_jump's; both freed by train_step
  *   log_metrics    realloc a history that grows every step (the block of
  *                  the step before freed, so in the first recorded step a
  *                  free of unknown size); freed in main after the steps
@@ -35,6 +39,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +52,7 @@
 
 DEFINE_SINK;
 
-enum { BATCH = 3000, SIG = 100, LEAK = 24, MAXE = 4096, DEPTH = 8 };
+enum { BATCH = 3000, SIG = 100, LEAK = 24, JUMP = 200, AFTER = 300, MAXE = 4096, DEPTH = 8 };
 
 struct entry {
 	char kind;
@@ -59,8 +64,10 @@ struct entry {
 static struct entry ledger[MAXE];
 static int nledger;
 static int cur_step = -1, first_rec, end_rec;
-static __thread const char *names[DEPTH];
-static __thread int depth;
+/* volatile: a signal handler reads them (-O2 kept jump_deeper's push
+ * from the handler raise() runs) */
+static __thread const char *volatile names[DEPTH];
+static __thread volatile int depth;
 static long long live, peak[1024];
 
 #define ENTER(n) (names[depth++] = (n))
@@ -119,7 +126,8 @@ static struct blk got(void *p, size_t n)
 		(b).p = NULL;                                                  \
 	} while (0)
 
-static struct blk act[3], sigblk, history, wblk;
+static struct blk act[3], sigblk, history, wblk, jblk;
+static sigjmp_buf jb;
 static sem_t go, done;
 
 NOINLINE void on_signal(int sig)
@@ -127,6 +135,28 @@ NOINLINE void on_signal(int sig)
 	ENTER("on_signal");
 	sigblk = got(malloc(SIG), SIG);
 	SINK(sig);
+	LEAVE();
+}
+
+NOINLINE void on_jump(int sig)
+{
+	ENTER("on_jump");
+	jblk = got(malloc(JUMP), JUMP);
+	SINK(sig);
+	siglongjmp(jb, 1);
+}
+
+NOINLINE void jump_deeper(void)
+{
+	ENTER("jump_deeper");
+	raise(SIGUSR2);
+	LEAVE(); /* never: on_jump jumps out */
+}
+
+NOINLINE void jump_deep(void)
+{
+	ENTER("jump_deep");
+	jump_deeper();
 	LEAVE();
 }
 
@@ -247,6 +277,13 @@ NOINLINE void train_step(int step, int do_fork)
 	backward();
 	update();
 	PUT(sigblk);
+	int saved = depth;
+	if (!sigsetjmp(jb, 1))
+		jump_deep();
+	depth = saved; /* the ledger's names too */
+	struct blk after = got(malloc(AFTER), AFTER);
+	PUT(after);
+	PUT(jblk);
 	log_metrics();
 	pack_weights();
 	sem_post(&go);
@@ -277,6 +314,8 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_jump;
+	sigaction(SIGUSR2, &sa, NULL);
 	sem_init(&go, 0, 0);
 	sem_init(&done, 0, 0);
 	if (pthread_create(&th, NULL, worker, NULL))
