@@ -2,7 +2,8 @@
  * memory-leaks.c - `stepscope memory DIR --leaks`: the blocks allocated in
  * recorded steps (memory.allocations) that were never freed before the
  * process exited, grouped by the function that allocated them (and by the
- * recorded call path below it with --stacks), count and bytes, largest
+ * recorded call path below it with --stacks or when the run was recorded
+ * with record.stack), count and bytes, largest
  * first, per space (the heap, each CUDA device).
  *
  * How: each process's records are read (read/alloc-read.c); the runtime's
@@ -131,6 +132,18 @@ static void print(FILE *f, struct leaks *l, int stacks)
 		ss_alloc_fmt_bytes((int64_t)bytes, b, sizeof(b)));
 }
 
+/* The process was recorded with record.stack: its leaks by call path too */
+static int with_stacks(const struct ss_reader *r)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m))
+		if (m.type == SS_META_CONFIG)
+			return memmem(m.data, m.len, "record.stack=true", 17) != NULL;
+	return 0;
+}
+
 int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks, FILE *out)
 {
 	struct ss_sym *sym;
@@ -168,6 +181,7 @@ int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks,
 		}
 		with++;
 		untracked += d.untracked;
+		stacks |= with_stacks(run.rs[i]);
 		for (size_t k = 0; !rc && k < d.nev; k++) {
 			const struct ss_alloc_ev *e = &d.ev[k];
 			char path[512];
