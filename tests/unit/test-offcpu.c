@@ -211,11 +211,25 @@ static void test_agg(void **state)
 	assert_int_equal(rc->off_most, 1);
 	assert_int_equal(ra->off_most + rb->off_most, 0);
 	assert_true(ra->off_self_ns <= ra->self_ns && rb->off_self_ns <= rb->self_ns);
+	/* Min/Max and the off-CPU time inside those very calls: B's fastest
+	 * is the inner one (100, 10 switched out), its slowest the outer
+	 * (400, its 10 + 50); C's one call 100 with 80 */
+	assert_int_equal(rb->min_ns, 100);
+	assert_int_equal(rb->min_off_ns, 10);
+	assert_int_equal(rb->max_ns, 400);
+	assert_int_equal(rb->max_off_ns, 60);
+	assert_int_equal(rc->min_off_ns, 80);
+	assert_int_equal(rc->max_off_ns, 80);
+	assert_int_equal(ra->max_off_ns, 220);
 
 	const struct ss_agg_step *st;
 	assert_int_equal(ss_agg_steps(a, &st), 1);
 	assert_int_equal(st[0].off_ns, 220);
 	assert_int_equal(st[0].off_preempted_ns, 10);
+	/* per step, each function's off-CPU self (diff's on-CPU self) */
+	assert_int_equal(ss_agg_step_off_self(a, "A", &st[0]), 30 + 50);
+	assert_int_equal(ss_agg_step_off_self(a, "B", &st[0]), 10 + 50);
+	assert_int_equal(ss_agg_step_off_self(a, "C", &st[0]), 80);
 	ss_agg_free(a);
 }
 
