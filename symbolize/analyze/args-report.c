@@ -463,3 +463,39 @@ void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *
 		return;
 	}
 }
+
+/* report --format csv/json of a run with flops: each function's FLOPs and
+ * GFLOP/s after its other columns (empty / absent for one without) */
+void ss_args_report_csv_header(FILE *f, const struct ss_args_report *r)
+{
+	if (ss_args_report_flops_shown(r))
+		fputs(",flops,gflops_per_s", f);
+}
+
+static const struct ss_args_group *ss_args_fn_row(const struct ss_args_report *r, const char *fn)
+{
+	for (size_t i = 0; r && fn && i < r->n; i++)
+		if (r->g[i].fn_row && !strcmp(r->g[i].fn, fn) && ss_args_gflops(&r->g[i]) >= 0)
+			return &r->g[i];
+	return NULL;
+}
+
+void ss_args_report_csv_row(FILE *f, const struct ss_args_report *r, const char *fn)
+{
+	const struct ss_args_group *g = ss_args_fn_row(r, fn);
+
+	if (!ss_args_report_flops_shown(r))
+		return;
+	if (g)
+		fprintf(f, ",%.17g,%.6f", g->flops, ss_args_gflops(g));
+	else
+		fputs(",,", f);
+}
+
+void ss_args_report_json_row(FILE *f, const struct ss_args_report *r, const char *fn)
+{
+	const struct ss_args_group *g = ss_args_fn_row(r, fn);
+
+	if (g)
+		fprintf(f, ",\"flops\":%.17g,\"gflops_per_s\":%.6f", g->flops, ss_args_gflops(g));
+}

@@ -29,6 +29,11 @@ int ss_args_report_flops_shown(const struct ss_args_report *r);
 void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *flops,
 			  char *gflops, size_t len);
 
+/* ... and in report's csv (after the other columns, when shown) and json */
+void ss_args_report_csv_header(FILE *f, const struct ss_args_report *r);
+void ss_args_report_csv_row(FILE *f, const struct ss_args_report *r, const char *fn);
+void ss_args_report_json_row(FILE *f, const struct ss_args_report *r, const char *fn);
+
 /* html: a "Calls by arguments" section when the run recorded arguments
  * (a second walk of the run), else nothing. */
 void ss_args_html(FILE *f, const char *dir, const char *backend);

@@ -321,6 +321,7 @@ void ss_report_csv_header(FILE *f, const struct ss_report_opts *o, int off)
 		    : ""); /* record.sched */
 	ss_alloc_report_csv_header(f, o->mem); /* memory.allocations */
 	ss_alloc_device_csv_header(f, o->memdev);
+	ss_args_report_csv_header(f, o->args); /* flops: */
 	fputc('\n', f);
 }
 
@@ -361,6 +362,7 @@ static void ss_report_csv(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			ss_offcpu_report_minmax_csv(f, r, 0);
 		ss_alloc_report_csv_row(f, o->mem, r);
 		ss_alloc_device_csv_row(f, o->memdev, r);
+		ss_args_report_csv_row(f, o->args, r->name);
 		fputc('\n', f);
 	}
 }
@@ -448,6 +450,7 @@ static void ss_report_json(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 			ss_offcpu_report_minmax_csv(f, r, 1);
 		ss_alloc_report_json_row(f, o->mem, r);
 		ss_alloc_device_json_row(f, o->memdev, r);
+		ss_args_report_json_row(f, o->args, r->name);
 		fputc('}', f);
 	}
 	fprintf(f, "\n],\n\"cycles\":[");
