@@ -183,7 +183,7 @@ END {
 	row("page faults added in the program thread", addf, "0", addf == 0)
 	if (k) {
 		row("bytes per event", mb, "<= 8.5", mb <= 8.5)
-		row("leaf outliers per 10^6 (minimal recorder x 2 + 10)", mso, sprintf("<= %.1f", og), mso <= og)
+		row("leaf outliers vs a minimal recorder", mso, sprintf("<= 2x+10 = %.1f", og), mso <= og)
 	}
 	if (fs) row("mlp first step / median of the others", fs, "<= 1.25", fs <= 1.25)
 }
