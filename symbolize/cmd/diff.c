@@ -57,7 +57,7 @@ static void ss_diff_html_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stepscope html --diff [-o OUT] [--min-change PCT] [--alpha P]\n"
-		"                      [--allow-renamed] [--backend dw|bfd] [-q] BASE NEW\n"
+		"                      [--allow-renamed] [--wall] [--backend dw|bfd] [-q] BASE NEW\n"
 		"\n"
 		"One offline HTML page comparing two runs: the table of 'stepscope diff',\n"
 		"both runs' step times side by side and a differential flame graph (NEW's\n"
@@ -67,6 +67,7 @@ static void ss_diff_html_usage(FILE *f)
 		"   --min-change PCT   smallest change called significant (default 5)\n"
 		"   --alpha P          p below which a change can be significant (default 0.01)\n"
 		"   --allow-renamed    compare runs of programs of different names\n"
+		"   --wall             compare wall time even when switches were recorded\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
 		"   -q, --quiet        no warnings about unresolved symbols\n");
 }
