@@ -42,7 +42,8 @@ trap 'rm -rf "$W"' EXIT
 $CC -O2 -g -finstrument-functions -o "$W/b-calls" "$SRC/b-calls.c"
 printf 'max_trace_mb: 0\n' > "$W/all.yaml"
 rm -rf "$W/rec"
-"$SS" record -o "$W/rec" -c "$W/all.yaml" -- "$W/b-calls" "$N" >/dev/null 2>&1
+"$SS" record -o "$W/rec" -c "$W/all.yaml" -- "$W/b-calls" "$N" >/dev/null 2>"$W/err" ||
+	{ echo "bench: post: stepscope record failed:" >&2; cat "$W/err" >&2; exit 1; }
 
 # best NAME COMMAND: run COMMAND (sh -c) RUNS times, outputs removed before
 # each; appends "NAME cpu_s wall_s maxrss_kb" of the fastest (wall) run to
@@ -108,8 +109,6 @@ END {
 		if (m[x] > mx)
 			mx = m[x]
 	}
-	if ("uftrace" in w)
-		goal_row("post: uftrace dump --chrome M events/s (wall)", dv(n, w["uftrace"]) / 1e6, "(reference)", 1)
 	goal_row("post: max RSS of the four commands (MB)", mx / 1024, "<= 16", mx / 1024 <= 16)
 	goal_row("post: perfetto wall / chrome wall", dv(w["perfetto"], w["symbolize"]), "<= 1",
 		w["perfetto"] <= w["symbolize"])
