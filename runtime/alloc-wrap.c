@@ -193,10 +193,13 @@ SS_WRAP void W(free)(void *p)
 		return;
 	if (!READY())
 		resolve();
-	if (LOOKING() && p)
+	if (RECORDING() && p) {
 		free_rec(p);
-	else
-		next.free(p);
+		return;
+	}
+	if (ss_unlikely(ss_alloc_hot.live) && p)
+		ss_alloc_forget((uintptr_t)p); /* outside a window: the table */
+	next.free(p);
 }
 
 SS_WRAP void *W(calloc)(size_t k, size_t n)

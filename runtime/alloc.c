@@ -32,25 +32,16 @@
 
 struct ss_alloc_hot ss_alloc_hot;
 
-/* One block followed: key 0 free, 1 a removed entry (probes go on). */
-#define TAB_BITS 20
-#define TAB_SIZE (1u << TAB_BITS)
+/* The table of blocks followed (struct ss_alloc_slot, alloc.h): key 0
+ * free, 1 a removed entry (probes go on past it). */
+#define TAB_SIZE (1u << SS_ALLOC_TAB_BITS)
 #define TAB_PROBES 256
 #define TAB_TOMB 1
-struct tab_slot {
-	uint64_t key;                  /* address, atomically */
-	uint64_t size;
-	uint64_t space;
-	uint64_t pad;
-};
+#define tab_slot ss_alloc_slot
+#define tab_hash ss_alloc_hash
 static struct tab_slot *tab;
 static uint64_t tab_untracked;
 static __thread int thread_gone; /* past its exit destructor */
-
-static inline uint32_t tab_hash(uint64_t a)
-{
-	return (uint32_t)(((a >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - TAB_BITS));
-}
 
 static void tab_insert(uint64_t addr, uint64_t size, uint64_t space)
 {
@@ -200,6 +191,12 @@ static void emit(unsigned kind, unsigned n, const uint64_t *p)
 	}
 }
 
+void ss_alloc_forget_slow(uint64_t addr)
+{
+	uint64_t size, space;
+	tab_remove(addr, &size, &space);
+}
+
 /* This thread's allocations may be recorded now. */
 static inline int may_record(void)
 {
@@ -292,6 +289,7 @@ void ss_alloc_init(void)
 			"leaks are not followed", strerror(errno));
 	} else {
 		tab = m;
+		ss_alloc_hot.tab = m;
 	}
 	ss_alloc_hot.mask = SS_GATE_REC;
 }

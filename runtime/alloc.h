@@ -8,6 +8,15 @@
 
 #include <stdint.h>
 
+/* One block of the table (alloc.c): key 0 free, 1 a removed entry. */
+struct ss_alloc_slot {
+	uint64_t key;                  /* address, atomically */
+	uint64_t size;
+	uint64_t space;
+	uint64_t pad;
+};
+#define SS_ALLOC_TAB_BITS 20
+
 /* Tested by the wrappers on every call: nothing else. */
 struct ss_alloc_hot {
 	int mask;       /* SS_GATE_REC with memory.allocations, else 0: the
@@ -15,8 +24,25 @@ struct ss_alloc_hot {
 	int pad;
 	long live;      /* 1 once the table held a block: a free outside a
 	                 * window looks there only then */
+	struct ss_alloc_slot *tab;     /* the table, NULL without one */
 } __attribute__((aligned(64)));
 extern struct ss_alloc_hot ss_alloc_hot __attribute__((visibility("hidden")));
+
+static inline uint32_t ss_alloc_hash(uint64_t a)
+{
+	return (uint32_t)(((a >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - SS_ALLOC_TAB_BITS));
+}
+
+/* A free outside a window: the block leaves the table if it is there.
+ * The first slot of its probe answers the common case (empty: it is not
+ * there) inline; anything else out of line (alloc.c). */
+void ss_alloc_forget_slow(uint64_t addr) __attribute__((visibility("hidden")));
+static inline void ss_alloc_forget(uint64_t addr)
+{
+	struct ss_alloc_slot *t = ss_alloc_hot.tab;
+	if (t && __atomic_load_n(&t[ss_alloc_hash(addr)].key, __ATOMIC_ACQUIRE))
+		ss_alloc_forget_slow(addr);
+}
 
 /* An allocation of `size` bytes at addr in `space` (format.h: SS_SPACE(),
  * enum ss_alloc_space): recorded when a window is open on this thread,
