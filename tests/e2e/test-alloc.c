@@ -2,7 +2,8 @@
  * test-alloc.c - end to end: recorded allocations (memory.allocations,
  * issue 34) against the ledger of s-alloc, a trainer that writes down
  * every allocation and free it makes (size, address, the functions open,
- * the step; see s-alloc.c), recorded on steps 2..5 of 8.
+ * the step; see s-alloc.c: threads, a signal handler that allocates, one
+ * that allocates and siglongjmps), recorded on steps 2..5 of 8.
  *
  * Checks, all exact: `report --format json` gives every function the
  * ledger's Self CPU Mem (bytes allocated minus freed directly in it), CPU
