@@ -8,6 +8,7 @@
  * destructors reopen a chunk and register the key again, so they are kept.
  * Called with ss_rt.lock held.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -81,6 +82,22 @@ int ss_thread_own_count(void)
 	return __atomic_load_n(&ss_thread_own_n, __ATOMIC_RELAXED);
 }
 
+/* A runtime thread's start: marked own for its whole life, so nothing it
+ * does is the program's (the malloc that libraries such as NVML make on
+ * it: alloc.c never records them). */
+struct ss_thread_boot {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *ss_thread_boot(void *p)
+{
+	struct ss_thread_boot b = *(struct ss_thread_boot *)p;
+	ss_free(p);
+	ss_tls.own = 1;
+	return b.fn(b.arg);
+}
+
 int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *name)
 {
 	struct ss_thread *t = &ss_tls;
@@ -90,7 +107,15 @@ int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *n
 	uint64_t *end = t->end;
 	t->own++;
 	t->end = t->pos; /* every event: ss_buf_refill, which drops it */
-	int err = pthread_create(th, NULL, fn, arg);
+	struct ss_thread_boot *b = ss_malloc(sizeof(*b));
+	int err = ENOMEM;
+	if (b) {
+		b->fn = fn;
+		b->arg = arg;
+		err = pthread_create(th, NULL, ss_thread_boot, b);
+		if (err)
+			ss_free(b);
+	}
 	t->end = end;
 	t->own--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

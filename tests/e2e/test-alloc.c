@@ -165,6 +165,10 @@ static void check_report(struct ss_e2e *t, const struct ledger *l)
 	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
 	SS_E2E_CHECK(t, num(mem, "unknown_frees") == l->unknown,
 		     "unknown_frees %lld, the ledger has %d", num(mem, "unknown_frees"), l->unknown);
+	/* every allocation the ledger has is made in a recorded call; none
+	 * of the runtime's own threads' (the memory poller's) is recorded */
+	SS_E2E_CHECK(t, num(mem, "outside") == 0, "%lld allocations outside any call",
+		     num(mem, "outside"));
 	const cJSON *st, *steps = cJSON_GetObjectItemCaseSensitive(root, "step_list");
 	int nsteps = 0;
 	cJSON_ArrayForEach(st, steps) {
@@ -382,14 +386,16 @@ static void test_own_executable(void **state)
 }
 
 /* A fork in a recorded step: the child allocates 64 bytes in child_work
- * and frees them, in its own trace; the parent's figures are the ledger's. */
+ * and frees them, in its own trace; the parent's figures are the ledger's.
+ * The memory poller runs too: its thread's allocations are not the
+ * program's. */
 static void test_fork(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	static struct ledger l;
 	ss_e2e_build(t, "alloc", NULL);
-	SS_E2E_SH_OK(t, SS " record -o run " SETS " -- ./s-alloc %d %d %d fork", STEPS, FIRST,
-		     END);
+	SS_E2E_SH_OK(t, SS " record -o run " SETS " --set memory.enabled=true "
+		     "--set memory.interval_ms=1 -- ./s-alloc %d %d %d fork", STEPS, FIRST, END);
 	SS_E2E_CHECK(t, strstr(t->out, "child ok"), "the child did not run: %s", t->out);
 	size_t n = strlen(t->out) + 128;
 	char *out = malloc(n);
