@@ -320,6 +320,45 @@ static void test_static(void **state)
 	ss_e2e_pass(t);
 }
 
+/* C++: new and delete go through the malloc family.  s-alloc-cxx.cc, 3
+ * recorded steps: make_tensor 2 blocks, 1056 bytes a step, freed by
+ * train_step; grow's vector 256 + 512 bytes, all freed in grow (a gcc
+ * build: std::vector's functions, from a system header, are not
+ * instrumented, their calls are grow's; C++ names carry their parameters) */
+static void test_cxx(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope-cc\" g++ -O2 -I\"$SS_E2E_SRC/tests/e2e\" "
+		     "-o s-alloc-cxx \"$SS_E2E_SRC/tests/e2e/s-alloc-cxx.cc\"");
+	SS_E2E_SH_OK(t, SS " record -o run --set step.function=train_step --set window.start_step=2 "
+		     "--set window.end_step=5 --set memory.allocations=true -- ./s-alloc-cxx");
+	SS_E2E_CHECK(t, strstr(t->out, "tensor 32 data 1024"), "unexpected sizes: %s", t->out);
+	SS_E2E_SH_OK(t, SS " report --format json --limit 0 -o r.json run");
+	cJSON *root = ss_e2e_load_json(t, "r.json");
+	static const struct { const char *name; long long self, total, allocs; } want[] = {
+		{ "make_tensor(long)", 3 * 1056, 3 * 1056, 6 },
+		{ "train_step()", -3 * 1056, 0, 0 },
+		{ "grow()", 0, 0, 6 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const cJSON *row, *found = NULL;
+		cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(root, "rows")) {
+			const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "name");
+			if (cJSON_IsString(name) && !strcmp(name->valuestring, want[i].name))
+				found = row;
+		}
+		SS_E2E_CHECK(t, found && num(found, "self_cpu_mem") == want[i].self &&
+				     num(found, "cpu_mem") == want[i].total &&
+				     num(found, "allocs") == want[i].allocs,
+			     "%s: Self CPU Mem %lld, CPU Mem %lld, Allocs %lld; want %lld, %lld, %lld",
+			     want[i].name, found ? num(found, "self_cpu_mem") : -1,
+			     found ? num(found, "cpu_mem") : -1, found ? num(found, "allocs") : -1,
+			     want[i].self, want[i].total, want[i].allocs);
+	}
+	cJSON_Delete(root);
+	ss_e2e_pass(t);
+}
+
 /* memory.allocations off (the default): nothing recorded, no column */
 static void test_off(void **state)
 {
@@ -414,6 +453,7 @@ int main(void)
 		SS_E2E_VARIANTS(test_trainer),
 		SS_E2E_TEST(test_off),
 		SS_E2E_TEST(test_static),
+		SS_E2E_TEST(test_cxx),
 		SS_E2E_TEST(test_own_library),
 		SS_E2E_TEST(test_own_executable),
 		SS_E2E_TEST(test_fork),
