@@ -241,8 +241,18 @@ void ss_diff_html_write(FILE *f, const struct ss_diff_run *a,
 		ss_svg_text(f, note);
 		fprintf(f, "</p>\n");
 	}
-	fprintf(f, "<p id=\"step\">Step time (median): <b>%s &rarr; %s</b>, <span class=\"%s\">%s %s</span>, "
+	{ /* record.sched: what is compared, how busy each machine was */
+		char busy[512];
+		/* both recorded switches yet wall time: --wall */
+		if (ss_diff_busy_line(busy, sizeof(busy), a, b, a->have_off && b->have_off)) {
+			fprintf(f, "<p>");
+			ss_svg_text(f, busy);
+			fprintf(f, "</p>\n");
+		}
+	}
+	fprintf(f, "<p id=\"step\">%s (median): <b>%s &rarr; %s</b>, <span class=\"%s\">%s %s</span>, "
 		"%s (Mann-Whitney p=%.2g)</p>\n",
+		a->oncpu && b->oncpu ? "Step on-CPU time (every thread's calls)" : "Step time",
 		ss_diff_fmt_time(st->base, t1, sizeof(t1)), ss_diff_fmt_time(st->new_, t2, sizeof(t2)),
 		st->delta > 0 ? "up" : "down", ss_diff_fmt_dt(st->delta, t3, sizeof(t3)),
 		ss_diff_fmt_pct(st, t4, sizeof(t4)),
