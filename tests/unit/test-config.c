@@ -852,6 +852,9 @@ static void test_shipped_configs(void **state)
 			assert_int_equal(c.repeat, 0);
 		} else if (!strcmp(e->d_name, "memory.yaml")) {
 			assert_int_equal(c.memory_enabled, 1);
+		} else if (!strcmp(e->d_name, "allocations.yaml")) {
+			assert_int_equal(c.memory_allocations, 1);
+			assert_int_equal(c.start_step, 2);
 		}
 	}
 	closedir(d);
