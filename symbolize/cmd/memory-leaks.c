@@ -167,7 +167,7 @@ int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks,
 			rc = 1;
 			break;
 		}
-		if (!d.nev) {
+		if (!d.nev && !d.have_live) { /* not recorded with memory.allocations */
 			ss_alloc_release(&d);
 			continue;
 		}
