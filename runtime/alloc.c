@@ -197,12 +197,16 @@ void ss_alloc_forget_slow(uint64_t addr)
 	tab_remove(addr, &size, &space);
 }
 
+/* stack.c: set while a native stack is captured (record.stack): what
+ * libunwind allocates then is the runtime's */
+extern __thread int ss_stack_busy __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
 /* This thread's allocations may be recorded now. */
 static inline int may_record(void)
 {
 	struct ss_thread *t = &ss_tls;
 	return (ss_hot.gate & ss_alloc_hot.mask) && !t->in_slow && !t->own && !thread_gone &&
-	       !ss_rt.dormant;
+	       !ss_stack_busy && !ss_rt.dormant;
 }
 
 /* The caller of the allocator was at csp (its stack pointer at the call,

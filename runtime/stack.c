@@ -138,7 +138,7 @@ static void ss_stack_table_add(struct ss_stack_table *t, uint32_t where,
 
 static __thread struct ss_stack_table *ss_stack_tab
 	__attribute__((tls_model("initial-exec")));
-static __thread int ss_stack_busy __attribute__((tls_model("initial-exec")));
+__thread int ss_stack_busy __attribute__((tls_model("initial-exec"))); /* alloc.c reads it */
 
 static atomic_uint_fast64_t ss_stack_next_id;
 static atomic_uint_fast64_t ss_stack_lost;   /* new stacks not kept */
