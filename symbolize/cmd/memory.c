@@ -588,6 +588,10 @@ int cmd_memory(int argc, char **argv)
 	rc = ss_cli_parse(&c, argc, argv, ss_memplot_option, &leaks);
 	if (rc != SS_CLI_GO)
 		return rc;
+	if (leaks == 2) {
+		fprintf(stderr, "stepscope: memory: --stacks goes with --leaks (the leaks' call paths)\n");
+		return 2;
+	}
 	if (leaks) /* memory.allocations (memory-leaks.c) */
 		return ss_memory_leaks_to(c.dir, c.backend, c.quiet, leaks & 2, c.out);
 	dir = c.dir;

@@ -378,6 +378,12 @@ static void test_off(void **state)
 	SS_E2E_EXPECT_STATUS(t, st, 2);
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "no recorded allocations") == 1,
 		     "memory --leaks without records says: %s", t->err);
+	st = ss_e2e_sh(t, SS " memory --stacks run");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "--stacks goes with --leaks") == 1,
+		     "memory --stacks alone says: %s", t->err);
+	st = ss_e2e_sh(t, SS " memory --leaks nowhere");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
 	ss_e2e_pass(t);
 }
 
