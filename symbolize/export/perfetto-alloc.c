@@ -69,20 +69,25 @@ void ss_pf_alloc_events(struct ss_perfetto *pf, uint64_t pid, const struct ss_al
 	ss_pf_thread_flush(pf);
 	ss_pf_counters_flush(pf);
 	uint32_t seq = pf->next_seq++;
-	for (size_t k = 0; k < pf->nthreads; k++) {
-		const struct ss_pf_thread *t = &pf->threads[k];
-		uint64_t track = 0;
-		if (t->pid != pid)
-			continue;
-		for (size_t i = 0; i < d->nev; i++) {
-			if (d->ev[i].tid != t->tid)
-				continue;
-			if (!track) {
-				track = pf->next_uuid++;
-				ss_pf_track_desc(pf, track, t->uuid, "[memory]", NULL, NULL, 0);
-			}
-			instant(pf, seq, track, &d->ev[i]);
-			pf->ex.events++;
+	uint64_t *track = calloc(pf->nthreads ? pf->nthreads : 1, sizeof(*track));
+	size_t k = 0;
+	if (!track)
+		return;
+	/* one pass in time order; the thread of the previous record first */
+	for (size_t i = 0; i < d->nev; i++) {
+		const struct ss_alloc_ev *e = &d->ev[i];
+		if (k >= pf->nthreads || pf->threads[k].pid != pid || pf->threads[k].tid != e->tid)
+			for (k = 0; k < pf->nthreads; k++)
+				if (pf->threads[k].pid == pid && pf->threads[k].tid == e->tid)
+					break;
+		if (k >= pf->nthreads)
+			continue; /* a thread with no track */
+		if (!track[k]) {
+			track[k] = pf->next_uuid++;
+			ss_pf_track_desc(pf, track[k], pf->threads[k].uuid, "[memory]", NULL, NULL, 0);
 		}
+		instant(pf, seq, track[k], e);
+		pf->ex.events++;
 	}
+	free(track);
 }
