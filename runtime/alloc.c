@@ -281,7 +281,8 @@ void ss_alloc_init(void)
 	if (!ss_rt.cfg.memory_allocations)
 		return;
 	const char *why = ss_alloc_wrap_check ? ss_alloc_wrap_check()
-					      : "a static link (libstepscope.a has no malloc wrappers)";
+					      : "a static link without stepscope-cc's -Wl,--wrap=malloc,... "
+						"(libstepscope.a's wrappers are not in the program)";
 	if (why) {
 		ss_warn("memory.allocations: %s; allocations are not recorded", why);
 		return;
