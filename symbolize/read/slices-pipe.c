@@ -22,7 +22,8 @@
  * busy with other work, or a worker that cannot start: the serial walk,
  * on the calling thread (STEPSCOPE_JOBS=2 asks for the worker anyway).
  *
- * Memory: SS_PIPE_CHUNKS x SS_PIPE_CHUNK slices (about 2 MB, and the
+ * Memory: SS_PIPE_CHUNKS x SS_PIPE_CHUNK slices (about 0.5 MB, so that
+ * the ring stays in the two cores' caches, and the
  * record.args values of those slices), whatever the trace's size.
  *
  * Must never: reorder, drop or duplicate a callback, or let the calling
@@ -39,8 +40,10 @@
 #include "slices.h"
 #include "slicer.h"
 
-#define SS_PIPE_CHUNK 1024
+#define SS_PIPE_CHUNK 256
 #define SS_PIPE_CHUNKS 8
+#define SS_PIPE_NAMES (SS_PIPE_CHUNK * 24)    /* bytes of copied names */
+#define SS_PIPE_NAME 96                         /* the longest kept */
 /* a side that has to wait sleeps until this many chunks are there for it
  * (room for the worker, slices for the calling thread): one wake-up per
  * half ring, not per chunk */
@@ -50,13 +53,14 @@ struct ss_pipe_ent {
 	struct ss_slice s;
 	uint64_t tid;
 	int open;               /* an opening (open_fn), else a slice (fn) */
-	char name[96];          /* s.name, when it points here */
 	size_t av;              /* s.argv: its index in the chunk's av */
 };
 
 struct ss_pipe_chunk {
 	struct ss_pipe_ent e[SS_PIPE_CHUNK];
 	size_t n;
+	char names[SS_PIPE_NAMES];      /* the names the walk built */
+	size_t nnames;
 #ifdef SS_ARGS_MAX
 	/* record.args: the walk reuses one argv buffer for every slice, so
 	 * the values travel in the chunk */
@@ -125,6 +129,7 @@ static void ss_pipe_publish(struct ss_pipe *p)
 	}
 	pthread_mutex_unlock(&p->mu);
 	p->n = 0;
+	p->ch[p->filled % SS_PIPE_CHUNKS].nnames = 0;
 #ifdef SS_ARGS_MAX
 	p->ch[p->filled % SS_PIPE_CHUNKS].nav = 0;
 #endif
@@ -133,20 +138,28 @@ static void ss_pipe_publish(struct ss_pipe *p)
 static void ss_pipe_add(struct ss_pipe *p, uint64_t tid, const struct ss_slice *s,
 			int open)
 {
-	struct ss_pipe_ent *e = &p->ch[p->filled % SS_PIPE_CHUNKS].e[p->n++];
+	struct ss_pipe_chunk *c = &p->ch[p->filled % SS_PIPE_CHUNKS];
+	int own = ss_pipe_own_name(s);
+	struct ss_pipe_ent *e;
 	size_t sn = sizeof(*s);
 
+	if (own && c->nnames + SS_PIPE_NAME > SS_PIPE_NAMES) {
+		ss_pipe_publish(p);  /* its names are full (never empty) */
+		c = &p->ch[p->filled % SS_PIPE_CHUNKS];
+	}
+	e = &c->e[p->n++];
 	__asm__("" : "+r"(sn));  /* libc's vector copy, not `rep movs` */
 	memcpy(&e->s, s, sn);
 	e->tid = tid;
 	e->open = open;
-	if (ss_pipe_own_name(s)) {
+	if (own) {
 		size_t l = strlen(s->name);
-		if (l >= sizeof(e->name))
-			l = sizeof(e->name) - 1;
-		memcpy(e->name, s->name, l);
-		e->name[l] = 0;
-		e->s.name = e->name;
+		if (l >= SS_PIPE_NAME)
+			l = SS_PIPE_NAME - 1;
+		memcpy(c->names + c->nnames, s->name, l);
+		c->names[c->nnames + l] = 0;
+		e->s.name = c->names + c->nnames;
+		c->nnames += l + 1;
 	}
 #ifdef SS_ARGS_MAX
 	if (s->argv && s->nargv) {
