@@ -48,6 +48,9 @@ static void tab_insert(uint64_t addr, uint64_t size, uint64_t space)
 	if (!tab || addr <= TAB_TOMB)
 		return;
 	uint32_t h = tab_hash(addr);
+	uint64_t *home = &ss_alloc_hot.home[h >> 6], bit = UINT64_C(1) << (h & 63);
+	if (!(__atomic_load_n(home, __ATOMIC_RELAXED) & bit)) /* before the entry */
+		__atomic_fetch_or(home, bit, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < TAB_PROBES; i++) {
 		struct tab_slot *s = &tab[(h + i) & (TAB_SIZE - 1)];
 		uint64_t k = __atomic_load_n(&s->key, __ATOMIC_RELAXED);
@@ -287,13 +290,14 @@ void ss_alloc_init(void)
 		ss_warn("memory.allocations: %s; allocations are not recorded", why);
 		return;
 	}
-	void *m = mmap(NULL, sizeof(struct tab_slot) * TAB_SIZE, PROT_READ | PROT_WRITE,
+	void *m = mmap(NULL, sizeof(struct tab_slot) * TAB_SIZE + TAB_SIZE / 8, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED) {
 		ss_warn("memory.allocations: no memory for the table of live blocks (%s); "
 			"leaks are not followed", strerror(errno));
 	} else {
 		tab = m;
+		ss_alloc_hot.home = (uint64_t *)(tab + TAB_SIZE);
 		ss_alloc_hot.tab = m;
 	}
 	ss_alloc_hot.mask = SS_GATE_REC;
@@ -304,7 +308,7 @@ void ss_alloc_after_fork(void)
 {
 	if (!tab)
 		return;
-	madvise(tab, sizeof(struct tab_slot) * TAB_SIZE, MADV_DONTNEED); /* zeroes */
+	madvise(tab, sizeof(struct tab_slot) * TAB_SIZE + TAB_SIZE / 8, MADV_DONTNEED); /* zeroes */
 	ss_alloc_hot.live = 0;
 	tab_untracked = 0;
 }

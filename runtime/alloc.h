@@ -25,6 +25,11 @@ struct ss_alloc_hot {
 	long live;      /* 1 once the table held a block: a free outside a
 	                 * window looks there only then */
 	struct ss_alloc_slot *tab;     /* the table, NULL without one */
+	uint64_t *home;                /* a bit per slot: some block's probe
+	                                * began there (set, never cleared
+	                                * until a fork): 128 KiB a free
+	                                * outside a window looks at instead
+	                                * of the 32 MiB table */
 } __attribute__((aligned(64)));
 extern struct ss_alloc_hot ss_alloc_hot __attribute__((visibility("hidden")));
 
@@ -39,8 +44,9 @@ static inline uint32_t ss_alloc_hash(uint64_t a)
 void ss_alloc_forget_slow(uint64_t addr) __attribute__((visibility("hidden")));
 static inline void ss_alloc_forget(uint64_t addr)
 {
-	struct ss_alloc_slot *t = ss_alloc_hot.tab;
-	if (t && __atomic_load_n(&t[ss_alloc_hash(addr)].key, __ATOMIC_ACQUIRE))
+	const uint64_t *home = ss_alloc_hot.home;
+	uint32_t h = ss_alloc_hash(addr);
+	if (home && (__atomic_load_n(&home[h >> 6], __ATOMIC_ACQUIRE) >> (h & 63) & 1))
 		ss_alloc_forget_slow(addr);
 }
 
