@@ -36,11 +36,17 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 		struct ss_meta_cost cost, last;
 		int have_cost = 0;
 		ss_reader_meta_begin(r, &it);
-		while (ss_reader_meta_next(&it, &m)) /* the last one wins */
+		while (ss_reader_meta_next(&it, &m)) { /* the last one wins */
 			if (m.type == SS_META_COST && m.len >= sizeof(cost)) {
 				memcpy(&last, m.data, sizeof(last));
 				have_cost = 1;
 			}
+			if (m.type == SS_META_SWITCH && m.len >= sizeof(struct ss_meta_switch)) {
+				struct ss_meta_switch sw;
+				memcpy(&sw, m.data, sizeof(sw));
+				o->switches += sw.n;
+			}
+		}
 		if (have_cost) {
 			cost = last;
 			costs++;
@@ -94,7 +100,8 @@ static double ss_overhead_cost(const struct ss_overhead *o, uint64_t calls)
 	 * the recorded pair at 15 ns */
 	double skip = o->skip_ns > o->pair_ns / 2 ? (double)o->skip_ns : (double)o->pair_ns / 2;
 	return ((double)calls + (double)o->taken_back) * (double)o->pair_ns +
-	       (double)o->skipped * skip + (double)o->bg_ns + (double)o->open_ns;
+	       (double)o->skipped * skip + (double)o->bg_ns + (double)o->open_ns +
+	       (double)o->switches * SS_OVERHEAD_SWITCH_NS;
 }
 
 uint64_t ss_overhead_calls(struct ss_agg *a)
@@ -131,6 +138,9 @@ void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 		if (o->skipped || o->taken_back)
 			fprintf(f, ", %llu calls filters left out or took back",
 				(unsigned long long)(o->skipped + o->taken_back));
+		if (o->switches)
+			fprintf(f, ", %llu switches recorded x %.1f us",
+				(unsigned long long)o->switches, SS_OVERHEAD_SWITCH_NS / 1e3);
 		if (o->open_ns)
 			fprintf(f, ", %s opening windows",
 				ss_agg_fmt_time(o->open_ns, b[2], sizeof(b[2])));

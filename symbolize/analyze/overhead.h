@@ -10,8 +10,8 @@
  * the process used while recording: recorded calls and calls taken back
  * x pair_ns, calls left out x pair_ns / 2 (a table probe, not a record;
  * their calibration in a tight loop, when more),
- * plus the background thread's CPU time and the time the windows took to
- * open.  On a machine whose CPUs the
+ * plus the background thread's CPU time, the time the windows took to
+ * open and, with record.sched, 0.8 us in the kernel per switch recorded.  On a machine whose CPUs the
  * program keeps busy (an oversubscribed OpenMP team) that is the share of
  * its wall time recording added; where the program mostly waits it says
  * more than the wall time lost.  Without that account (older traces), the
@@ -32,6 +32,10 @@
 #include "agg.h"
 
 #define SS_OVERHEAD_WARN_PCT 10.0   /* the warning: above 10% slower */
+/* record.sched's cost in the kernel per context switch of a recorded
+ * thread (docs/config.md: a futex ping-pong on the development VM, 0.8 us
+ * more a switch with the event on) */
+#define SS_OVERHEAD_SWITCH_NS 800.0
 
 struct ss_overhead {
 	int known;          /* some trace had SS_META_OVERHEAD */
@@ -47,6 +51,7 @@ struct ss_overhead {
 	int cost_known;
 	uint64_t cpu_ns, bg_ns, skipped, taken_back, open_ns;
 	uint64_t skip_ns;   /* a left-out call's calibrated cost, 0 unknown */
+	uint64_t switches;  /* record.sched: switch intervals recorded */
 };
 
 /* Read every raw trace of dir (already checked by the caller's walk);
