@@ -320,7 +320,7 @@ clean:
 # fuzzing from the seeds in tests/fuzz/corpus, new inputs in build/fuzz/.
 FUZZ_SECS ?= 60
 FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-group.c symbolize/read/reader-iter.c \
-             symbolize/read/compact.c \
+             symbolize/read/compact.c symbolize/read/reader-cache.c \
              symbolize/read/slices.c symbolize/read/slices-walk.c \
              symbolize/names/sym.c symbolize/names/sym-space.c \
              symbolize/names/sym-dw.c symbolize/names/sym-bfd.c

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "reader.h"
 #include "version.h"
 
 struct ss_main_cmd {
@@ -34,6 +35,25 @@ static const struct ss_main_cmd ss_main_cmds[] = {
 };
 
 #define SS_MAIN_NCMDS (sizeof(ss_main_cmds) / sizeof(ss_main_cmds[0]))
+
+/* Commands that only read runs, some of them several times (html: the
+ * tables, then each panel): each trace is indexed once while they run
+ * (read/reader-cache.c). */
+static const char *const ss_main_readers[] = { "symbolize", "report", "diff", "flame",
+					       "html" };
+
+static int ss_main_run(size_t i, int argc, char **argv)
+{
+	size_t k;
+	int rc;
+
+	for (k = 0; k < sizeof(ss_main_readers) / sizeof(ss_main_readers[0]); k++)
+		if (!strcmp(ss_main_cmds[i].name, ss_main_readers[k]))
+			ss_reader_cache_on();
+	rc = ss_main_cmds[i].fn(argc, argv);
+	ss_reader_cache_off();
+	return rc;
+}
 
 static void ss_main_usage(FILE *f)
 {
@@ -85,7 +105,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < SS_MAIN_NCMDS; i++)
 		if (!strcmp(name, ss_main_cmds[i].name))
-			return ss_main_cmds[i].fn(argc - 1, argv + 1);
+			return ss_main_run(i, argc - 1, argv + 1);
 	fprintf(stderr, "stepscope: '%s' is not a stepscope command; see 'stepscope --help'\n", name);
 	return 2;
 }

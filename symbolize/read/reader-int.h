@@ -18,5 +18,10 @@ void ss_reader_drop_chunk(const struct ss_reader *r, const struct ss_rchunk *c);
 void ss_reader_fit_clock(struct ss_reader *r);
 /* reader-group.c: r->threads from r->blocks; 0, or -1 out of memory */
 int ss_reader_group(struct ss_reader *r);
+/* reader-cache.c: a kept reader of path, or NULL; note a reader opened
+ * whole; 1 when r is kept instead of freed */
+struct ss_reader *ss_reader_cache_take(const char *path);
+void ss_reader_cache_note(struct ss_reader *r);
+int ss_reader_cache_put(struct ss_reader *r);
 
 #endif /* SS_READER_INT_H */

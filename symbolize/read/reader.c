@@ -676,6 +676,8 @@ struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
 	struct stat st;
 	int fd;
 
+	if ((r = ss_reader_cache_take(path)))  /* reader-cache.c */
+		return r;
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->path = strdup(path))) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -716,6 +718,7 @@ struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
 	ss_reader_check_end(r);
 	ss_reader_warn_more(r);
 	ss_reader_fit_clock(r);
+	ss_reader_cache_note(r);
 	return r;
 fail:
 	if (fd >= 0)
@@ -728,7 +731,7 @@ void ss_reader_free(struct ss_reader *r)
 {
 	size_t i;
 
-	if (!r)
+	if (!r || ss_reader_cache_put(r))
 		return;
 	if (r->map)
 		munmap((void *)r->map, r->size);

@@ -93,6 +93,12 @@ struct ss_reader {
 struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen);
 void ss_reader_free(struct ss_reader *r);
 
+/* From ss_reader_cache_on to ss_reader_cache_off, a freed reader is kept
+ * and opening its path again hands it back (reader-cache.c): for the
+ * commands that read one run several times and change no file. */
+void ss_reader_cache_on(void);
+void ss_reader_cache_off(void);
+
 /* Ticks of the file clock to CLOCK_MONOTONIC nanoseconds (plus shift_ns). */
 uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks);
 
