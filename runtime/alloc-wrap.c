@@ -71,7 +71,14 @@ static void resolve(void)
 }
 #else
 #define W(name) name
-static struct next next;
+/* malloc, calloc and free start as these: the first call looks the next
+ * definitions up (so the common path has no test of it); the others test
+ * `resolved` */
+static void *first_malloc(size_t n);
+static void *first_calloc(size_t k, size_t n);
+static void first_free(void *p);
+static struct next next = { .malloc = first_malloc, .calloc = first_calloc, .free = first_free };
+static int resolved;
 static __thread int resolving;
 
 /* What dlsym allocates while the next definitions are looked up. */
@@ -118,20 +125,23 @@ static void resolve(void)
 		n.realloc = __libc_realloc;
 		n.free = __libc_free;
 	}
-	next.calloc = n.calloc;
 	next.realloc = n.realloc;
 	next.reallocarray = n.reallocarray;
-	next.free = n.free;
 	next.posix_memalign = n.posix_memalign;
 	next.aligned_alloc = n.aligned_alloc;
 	next.memalign = n.memalign;
 	next.valloc = n.valloc;
 	next.pvalloc = n.pvalloc;
-	__atomic_store_n(&next.malloc, n.malloc, __ATOMIC_RELEASE); /* last: the flag */
+	/* one pointer store each: a thread that reads the old one calls
+	 * first_* and looks them up again */
+	__atomic_store_n(&next.calloc, n.calloc, __ATOMIC_RELEASE);
+	__atomic_store_n(&next.free, n.free, __ATOMIC_RELEASE);
+	__atomic_store_n(&next.malloc, n.malloc, __ATOMIC_RELEASE);
+	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 	resolving = 0;
 }
 
-#define READY() (ss_likely(__atomic_load_n(&next.malloc, __ATOMIC_ACQUIRE) != NULL))
+#define READY() ss_likely(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
 #endif /* SS_ALLOC_STATIC */
 
 /* no frame of their own on the common path: a test and a tail call */
@@ -177,11 +187,6 @@ __attribute__((noinline)) static void free_rec(void *p)
 
 SS_WRAP void *W(malloc)(size_t n)
 {
-	if (!READY()) {
-		if (resolving)
-			return boot_alloc(n, 16);
-		resolve();
-	}
 	if (RECORDING())
 		return malloc_rec(n);
 	return next.malloc(n); /* a tail call */
@@ -191,8 +196,6 @@ SS_WRAP void W(free)(void *p)
 {
 	if (ss_unlikely(in_boot(p)))
 		return;
-	if (!READY())
-		resolve();
 	if (RECORDING() && p) {
 		free_rec(p);
 		return;
@@ -204,19 +207,42 @@ SS_WRAP void W(free)(void *p)
 
 SS_WRAP void *W(calloc)(size_t k, size_t n)
 {
-	if (!READY()) {
-		if (resolving) {
-			size_t b;
-			if (__builtin_mul_overflow(k, n, &b))
-				return NULL;
-			return boot_alloc(b, 16); /* static: zero */
-		}
-		resolve();
-	}
 	if (RECORDING())
 		return calloc_rec(k, n);
 	return next.calloc(k, n);
 }
+
+#ifndef SS_ALLOC_STATIC
+static void *first_malloc(size_t n)
+{
+	if (resolving)
+		return boot_alloc(n, 16);
+	resolve();
+	return next.malloc(n); /* the wrapper's caller records, if it does */
+}
+
+static void *first_calloc(size_t k, size_t n)
+{
+	if (resolving) {
+		size_t b;
+		if (__builtin_mul_overflow(k, n, &b))
+			return NULL;
+		return boot_alloc(b, 16); /* static: zero */
+	}
+	resolve();
+	return next.calloc(k, n);
+}
+
+static void first_free(void *p)
+{
+	if (resolving) { /* dlsym's own, from before us: glibc's */
+		__libc_free(p);
+		return;
+	}
+	resolve();
+	next.free(p); /* the wrapper noted it, if it does */
+}
+#endif
 
 /* The FREE of p, then the allocator, then the ALLOC of what it gave; a
  * failure (NULL with n > 0) leaves p the program's: allocated again. */
