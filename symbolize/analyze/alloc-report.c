@@ -124,12 +124,62 @@ static struct fkey *key_get(struct ss_alloc_report *m, uint64_t pid, uint64_t ti
 }
 
 /* Add one record's bytes to its function (self) and its path (total). */
-static void add_ev(struct ss_alloc_report *m, uint64_t pid, const struct ss_alloc_data *d,
-		   const struct ss_alloc_ev *e)
+/* The records of one call path on one thread, of one kind, summed: each
+ * path's names are looked up once, not once per record. */
+struct acc {
+	uint32_t node;              /* 0: a free slot */
+	int c;                      /* 0 CPU, 1 CUDA */
+	uint64_t tid;
+	int64_t delta;
+	uint64_t allocs, bytes;
+};
+
+struct accs {
+	struct acc *v;
+	size_t cap, n;
+};
+
+static size_t acc_slot(const struct accs *a, uint32_t node, uint64_t tid, int c)
+{
+	uint64_t h = ((uint64_t)node * 0x9E3779B97F4A7C15ull) ^ (tid * 0xff51afd7ed558ccdull) ^ (uint64_t)c;
+	return (size_t)(h ^ (h >> 29)) & (a->cap - 1);
+}
+
+static struct acc *acc_get(struct accs *a, uint32_t node, uint64_t tid, int c)
+{
+	if ((a->n + 1) * 2 > a->cap) {
+		struct accs b = { calloc(a->cap ? a->cap * 2 : 256, sizeof(struct acc)),
+				  a->cap ? a->cap * 2 : 256, 0 };
+		if (!b.v)
+			return NULL;
+		for (size_t i = 0; i < a->cap; i++)
+			if (a->v[i].node) {
+				size_t j = acc_slot(&b, a->v[i].node, a->v[i].tid, a->v[i].c);
+				while (b.v[j].node)
+					j = (j + 1) & (b.cap - 1);
+				b.v[j] = a->v[i];
+				b.n++;
+			}
+		free(a->v);
+		*a = b;
+	}
+	size_t j = acc_slot(a, node, tid, c);
+	for (; a->v[j].node; j = (j + 1) & (a->cap - 1))
+		if (a->v[j].node == node && a->v[j].tid == tid && a->v[j].c == c)
+			return &a->v[j];
+	a->v[j].node = node;
+	a->v[j].tid = tid;
+	a->v[j].c = c;
+	a->n++;
+	return &a->v[j];
+}
+
+static void add_acc(struct ss_alloc_report *m, uint64_t pid, const struct ss_alloc_data *d,
+		    const struct acc *e)
 {
 	const char *seen[256];
 	size_t nseen = 0;
-	int c = ss_alloc_space_cuda(e->space);
+	int c = e->c;
 	const char *self = d->nodes[e->node - 1].name;
 	for (int merged = 0; merged < 2; merged++) {
 		uint64_t p = merged ? 0 : pid, t = merged ? 0 : e->tid;
@@ -139,8 +189,8 @@ static void add_ev(struct ss_alloc_report *m, uint64_t pid, const struct ss_allo
 			return;
 		}
 		k->st.self[c] += e->delta;
-		k->st.allocs[c] += !e->is_free;
-		k->st.alloc_bytes[c] += e->is_free ? 0 : e->size;
+		k->st.allocs[c] += e->allocs;
+		k->st.alloc_bytes[c] += e->bytes;
 		nseen = 0;
 		for (uint32_t n = e->node; n; n = d->nodes[n - 1].parent) {
 			const char *name = d->nodes[n - 1].name;
@@ -182,9 +232,24 @@ static void ar_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 			m->spaces[m->nspaces++] = d->spaces[i];
 		m->kinds |= ss_alloc_space_cuda(d->spaces[i]) ? 2 : 1;
 	}
-	for (size_t i = 0; i < d->nev; i++)
-		if (d->ev[i].node)
-			add_ev(m, pid, d, &d->ev[i]);
+	struct accs a = { NULL, 0, 0 };
+	for (size_t i = 0; i < d->nev && !m->oom; i++) {
+		const struct ss_alloc_ev *e = &d->ev[i];
+		if (!e->node)
+			continue;
+		struct acc *x = acc_get(&a, e->node, e->tid, ss_alloc_space_cuda(e->space));
+		if (!x) {
+			m->oom = 1;
+			break;
+		}
+		x->delta += e->delta;
+		x->allocs += !e->is_free;
+		x->bytes += e->is_free ? 0 : e->size;
+	}
+	for (size_t i = 0; i < a.cap && !m->oom; i++)
+		if (a.v[i].node)
+			add_acc(m, pid, d, &a.v[i]);
+	free(a.v);
 	if (d->nsteps) {
 		void *p = realloc(m->steps, (m->nsteps + d->nsteps) * sizeof(*m->steps));
 		if (!p) {
