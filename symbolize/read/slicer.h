@@ -104,6 +104,7 @@ struct ss_slices_walk {
 	void *ctx;
 	struct ss_slices_fstack calls, ranges;
 	uint64_t emitted;
+	size_t step_hint;               /* the last ss_slices_step_near */
 	uint64_t stop_ns;               /* its first SS_EV_STOP, 0 = none */
 	uint64_t stack;                 /* of the next slice emitted */
 	unsigned why;                   /* unwind reason of the next ones */

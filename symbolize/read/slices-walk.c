@@ -62,21 +62,41 @@ static int ss_slices_step_is(const struct ss_slices_step *s, const struct ss_rth
 	return s->tid == t->tid;
 }
 
-/* Whether [begin, end] lies inside one of the ProfilerStep slices that
- * ss_slicer_thread hands out for w's thread: the step record at or before
- * begin is a RECORD step of this thread and the next record (the step's
- * end) is at or after end.  A slice clipped at its begin began before
- * its window, so before any step in it. */
-static int ss_slices_in_step(const struct ss_slices_walk *w, uint64_t begin,
-			     uint64_t end, unsigned flags)
+/* ss_slices_step_at for w's slices, which come mostly in time order:
+ * the step of the last answer or the one after it are tried before a
+ * search. */
+static const struct ss_slices_step *ss_slices_step_near(struct ss_slices_walk *w,
+							uint64_t ns)
 {
 	const struct ss_slicer *sl = w->sl;
 	const struct ss_slices_step *st;
+	size_t h = w->step_hint, k;
+
+	for (k = h; k < h + 2 && k < sl->nsteps && sl->steps[k].ns <= ns; k++)
+		if (k + 1 >= sl->nsteps || ns < sl->steps[k + 1].ns) {
+			w->step_hint = k;
+			return &sl->steps[k];
+		}
+	st = ss_slices_step_at(sl, ns);
+	if (st)
+		w->step_hint = (size_t)(st - sl->steps);
+	return st;
+}
+
+/* Whether [begin, end] lies inside one of the ProfilerStep slices that
+ * ss_slicer_thread hands out for w's thread: the step record at or before
+ * begin (st) is a RECORD step of this thread and the next record (the
+ * step's end) is at or after end.  A slice clipped at its begin began
+ * before its window, so before any step in it. */
+static int ss_slices_in_step(const struct ss_slices_walk *w,
+			     const struct ss_slices_step *st, uint64_t end,
+			     unsigned flags)
+{
+	const struct ss_slicer *sl = w->sl;
 	size_t i;
 
 	if (!w->t || (flags & SS_SLICE_CLIPPED_BEGIN))
 		return 0;
-	st = ss_slices_step_at(sl, begin);
 	if (!st || st->action != SS_STEP_RECORD || !ss_slices_step_is(st, w->t))
 		return 0;
 	if (w->stop_ns && st->ns >= w->stop_ns)
@@ -185,9 +205,9 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 			 (unsigned long long)key);
 		sp->name = buf;
 	}
+	st = ss_slices_step_near(w, begin);
 	if (cat == SS_SLICE_FUNCTION || cat == SS_SLICE_RANGE)
-		sp->in_step = ss_slices_in_step(w, begin, end, flags);
-	st = ss_slices_step_at(sl, begin);
+		sp->in_step = ss_slices_in_step(w, st, end, flags);
 	if (st) {
 		sp->has_step = 1;
 		sp->step = st->step;
