@@ -100,6 +100,7 @@ struct ss_agg {
 	size_t nhcap;
 	struct ss_agg_aslot *acache; /* (pid, addr) -> name id of functions */
 	size_t accap, acn;
+	uint32_t step_id;            /* id + 1 of "ProfilerStep", 0 = not yet */
 	/* threads */
 	struct ss_agg_thread *threads;
 	size_t nthreads, capthreads;

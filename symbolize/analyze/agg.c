@@ -264,9 +264,12 @@ static struct ss_agg_node *ss_agg_wrap_native(struct ss_agg *a, struct ss_agg_no
 static struct ss_agg_node *ss_agg_wrap_step(struct ss_agg *a, struct ss_agg_node *node,
 					    uint64_t dur)
 {
-	uint32_t id = ss_agg_intern(a, "ProfilerStep", 1);
+	/* interned once: every slice inside a step comes here */
+	uint32_t id = a->step_id ? a->step_id - 1 : ss_agg_intern(a, "ProfilerStep", 1);
 	struct ss_agg_node *w;
 
+	if (id != UINT32_MAX)
+		a->step_id = id + 1;
 	if (id == UINT32_MAX || !(w = ss_agg_node_new(a, id)))
 		return node;
 	w->native = SS_AGG_FRAME_STEP;
