@@ -42,6 +42,7 @@ struct ss_alloc_hot ss_alloc_hot;
 static struct tab_slot *tab;
 static uint64_t tab_untracked;
 static __thread int thread_gone; /* past its exit destructor */
+static const char *not_recorded; /* why the wrappers see nothing */
 
 static void tab_insert(uint64_t addr, uint64_t size, uint64_t space)
 {
@@ -286,8 +287,8 @@ void ss_alloc_init(void)
 	const char *why = ss_alloc_wrap_check ? ss_alloc_wrap_check()
 					      : "a static link without stepscope-cc's -Wl,--wrap=malloc,... "
 						"(libstepscope.a's wrappers are not in the program)";
-	if (why) {
-		ss_warn("memory.allocations: %s; allocations are not recorded", why);
+	if (why) { /* said at exit, by a process that recorded something */
+		not_recorded = why;
 		return;
 	}
 	void *m = mmap(NULL, sizeof(struct tab_slot) * TAB_SIZE + TAB_SIZE / 8, PROT_READ | PROT_WRITE,
@@ -318,6 +319,10 @@ void ss_alloc_after_fork(void)
  * list is complete). */
 void ss_alloc_write_live(void)
 {
+	if (not_recorded) /* a shell with its own malloc that only ran the
+			   * program recorded nothing and says nothing */
+		ss_warn("memory.allocations: %s; its allocations were not recorded",
+			not_recorded);
 	if (!ss_alloc_hot.mask)
 		return;
 	static struct ss_alloc_block buf[2048];
