@@ -81,6 +81,8 @@ struct ss_slices_frame {
 	uint8_t *args;                  /* record.args: a copy of its ARGS
 					 * record's payload, or NULL */
 	unsigned nargs;                 /* its words */
+	const struct ss_sym_info *info; /* its symbol, looked up when it was
+					 * announced; NULL until then */
 };
 
 /* A recorded stack; resolved (names, leaf) when a slice first uses it. */
@@ -105,6 +107,9 @@ struct ss_slices_walk {
 	struct ss_slices_fstack calls, ranges;
 	uint64_t emitted;
 	size_t step_hint;               /* the last ss_slices_step_near */
+	/* the closing frame's symbol, if its announcement looked it up at
+	 * the same time; the one ss_slices_fill used last */
+	const struct ss_sym_info *info, *last_info;
 	uint64_t stop_ns;               /* its first SS_EV_STOP, 0 = none */
 	uint64_t stack;                 /* of the next slice emitted */
 	unsigned why;                   /* unwind reason of the next ones */

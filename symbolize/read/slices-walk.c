@@ -158,9 +158,10 @@ static void ss_slices_fill(struct ss_slices_walk *w, struct ss_slice *sp,
 	sp->depth = (unsigned)depth;
 	sp->nest = (unsigned)depth + other;
 	if (cat == SS_SLICE_FUNCTION) {
-		const struct ss_sym_info *info = NULL;
-		if (sl->sp)
+		const struct ss_sym_info *info = w->info;
+		if (!info && sl->sp)
 			info = ss_sym_lookup_at(sl->sp, key, begin);
+		w->last_info = info;
 		if (info) {
 			sp->name = info->name;
 			sp->file = info->file;
@@ -229,6 +230,8 @@ static void ss_slices_announce(struct ss_slices_walk *w)
 	f = &st->f[st->n - 1];
 	ss_slices_fill(w, &s, buf, w->pend_cat, f->key, f->begin, f->begin, f->flags,
 		       st->n - 1, f->other);
+	if (w->pend_cat == SS_SLICE_FUNCTION)
+		f->info = w->last_info;  /* its slice need not look it up again */
 	if (w->pend_cat == SS_SLICE_FUNCTION && f->stack) {
 		s.stack = ss_slices_stack(w->sl, f->stack);
 		if (s.stack)
@@ -308,6 +311,7 @@ static void ss_slices_push(struct ss_slices_fstack *st, uint64_t key,
 	st->f[st->n].stack = 0;
 	st->f[st->n].other = 0;
 	st->f[st->n].args = NULL;
+	st->f[st->n].info = NULL;
 	st->f[st->n].nargs = 0;
 	st->n++;
 }
@@ -366,8 +370,11 @@ static void ss_slices_close_group(struct ss_slices_walk *w, struct ss_slices_fst
 		w->stack = f->stack;
 		w->args = f->args;
 		w->nargs = f->nargs;
+		/* the announcement's lookup, made at the same time */
+		w->info = cat == SS_SLICE_FUNCTION && begin == f->begin ? f->info : NULL;
 		ss_slices_emit(w, cat, f->key, begin, ns,
 			       f->flags | (k == from ? first : rest), k, f->other);
+		w->info = NULL;
 		w->args = NULL;
 		free(st->f[k].args);
 		st->f[k].args = NULL;
