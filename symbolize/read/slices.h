@@ -149,5 +149,9 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
  * thread while a worker thread walks (slices-pipe.c; STEPSCOPE_JOBS=1:
  * no worker). */
 void ss_slicer_walk(struct ss_slicer *sl, ss_slice_fn fn, void *ctx);
+/* 0: ss_slicer_walk walks on the calling thread unless STEPSCOPE_JOBS
+ * asks for more (a command whose exporters are light next to the walk:
+ * the handing over would cost more than the second CPU gives). */
+void ss_slicer_pipe_default(int on);
 
 #endif /* SS_SLICES_H */
