@@ -19,10 +19,11 @@
 # Events are the raw trace's (an ENTER and an EXIT a call); M events/s wall
 # is the goal's figure (>= 10), per CPU second beside it (a command's
 # worker and writer threads count in its CPU time), and each command's
-# max RSS.  Each stepscope command runs as users run it (its walk on a
-# worker thread while the exporter runs: read/slices-pipe.c) and again
-# with STEPSCOPE_JOBS=1 (all on one thread): "1 thread" is that wall
-# time, the single-core figure.
+# max RSS.  Each stepscope command runs as users run it (report and html
+# walk on a worker thread while their own thread sums, when the machine
+# has a CPU to spare: read/slices-pipe.c) and again with
+# STEPSCOPE_JOBS=1 (the walk on the command's thread): "1 thread" is that
+# wall time, the single-core figure.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
