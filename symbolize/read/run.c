@@ -251,12 +251,12 @@ static void ss_run_route_slice(void *ctx, uint64_t tid, const struct ss_slice *s
 static void run_feed_gpu(struct ss_reader *r, struct ss_exporter **ex, size_t nex)
 {
 	struct ss_gpu_data g;
-	if (ss_gpu_read(r, &g) || !g.n)
+	if (ss_gpu_read(r, &g))
 		return;
-	for (size_t e = 0; e < nex; e++)
+	for (size_t e = 0; g.n && e < nex; e++)
 		if (ex[e]->gpu)
 			ex[e]->gpu(ex[e]->ctx, r->hdr.pid, &g);
-	ss_gpu_release(&g);
+	ss_gpu_release(&g);  /* also without GPU work: its index was made */
 }
 
 void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t nex,
