@@ -341,6 +341,10 @@ int cmd_symbolize(int argc, char **argv)
 		struct ss_symbolize_route rt = { outs, nouts, split, run.rs[i]->hdr.pid, &pg };
 		if (outs[0].ex->open)
 			ss_slicer_on_open(run.sls[i], ss_symbolize_open, &rt);
+		/* Perfetto writes a leaf call's BEGIN with its END
+		 * (SS_SLICE_UNANNOUNCED): no opening for most calls */
+		ss_slicer_open_leaves(run.sls[i], ss_symbolize_fmts[o.fmt].open !=
+							  ss_export_perfetto_open);
 		ss_run_feed(&run, i, exs, nouts, ss_symbolize_slice, &rt);
 		ss_slicer_on_open(run.sls[i], NULL, NULL);
 	}

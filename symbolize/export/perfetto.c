@@ -536,6 +536,8 @@ static void ss_pf_slice(void *ctx, uint64_t pid, uint64_t tid,
 	if (ss_pf_switch(pf, pid, tid))
 		return;
 	pf->ex.events++;
+	if (s->cat == SS_SLICE_FUNCTION && (s->flags & SS_SLICE_UNANNOUNCED))
+		ss_pf_open(ctx, pid, tid, s);  /* its BEGIN now: nothing came since */
 	if (s->cat == SS_SLICE_FUNCTION || s->cat == SS_SLICE_RANGE) {
 		struct ss_pf_ostack *os = &pf->os[s->cat == SS_SLICE_RANGE];
 		struct ss_pf_open *f = s->depth < os->n ? &os->f[s->depth] : NULL;

@@ -67,6 +67,7 @@ struct ss_slicer {
 	size_t nnodes, capnodes;
 	ss_slice_fn open_fn;            /* ss_slicer_on_open, or NULL */
 	void *open_ctx;
+	int no_leaf_open;               /* ss_slicer_open_leaves(sl, 0) */
 	uint32_t *nodemap;              /* hash of (parent, start) -> node */
 	size_t capmap;                  /* a power of two */
 };

@@ -566,8 +566,22 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 	w.ctx = ctx;
 	ss_reader_events_begin(r, thread, &it);
 	while (ss_reader_events_get(&it, &ev)) {
-		if (w.pend && ev.kind != SS_EV_STACK)
-			ss_slices_announce(&w);
+		if (w.pend && ev.kind != SS_EV_STACK) {
+			struct ss_slices_frame *top = w.pend == &w.calls && w.calls.n ?
+							      &w.calls.f[w.calls.n - 1] : NULL;
+			/* ss_slicer_open_leaves(sl, 0): the EXIT of the call
+			 * just pushed, inside its window: its slice comes
+			 * next, unannounced */
+			if (top && sl->no_leaf_open && ev.kind == SS_EV_EXIT &&
+			    top->key == ev.arg && !top->stack && !top->args &&
+			    !top->flags && in_win && wi < sl->nwins &&
+			    ev.ns >= sl->wins[wi].open_ns && ev.ns < sl->wins[wi].close_ns) {
+				top->flags |= SS_SLICE_UNANNOUNCED;
+				w.pend = NULL;
+			} else {
+				ss_slices_announce(&w);
+			}
+		}
 		if (!first_ns)
 			first_ns = ev.ns;
 		while (wi < sl->nwins && ev.ns >= sl->wins[wi].close_ns) {

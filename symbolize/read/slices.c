@@ -433,6 +433,11 @@ void ss_slicer_on_open(struct ss_slicer *sl, ss_slice_fn fn, void *ctx)
 	sl->open_ctx = ctx;
 }
 
+void ss_slicer_open_leaves(struct ss_slicer *sl, int on)
+{
+	sl->no_leaf_open = !on;
+}
+
 void ss_slicer_markers(struct ss_slicer *sl, int on)
 {
 	sl->markers = on;

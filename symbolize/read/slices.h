@@ -30,6 +30,10 @@ enum ss_slice_flags {
 	SS_SLICE_CLIPPED_BEGIN = 1 << 0, /* began before its window */
 	SS_SLICE_CLIPPED_END = 1 << 1,   /* still open when its window closed */
 	SS_SLICE_UNWOUND = 1 << 2,       /* never returned: an outer frame exited */
+	/* with ss_slicer_open_leaves(sl, 0): a call that returned before
+	 * any other event of its thread came, so it was not announced; no
+	 * slice or opening came between its begin and its end */
+	SS_SLICE_UNANNOUNCED = 1 << 3,
 };
 
 /* A native call stack recorded with record.stack (SS_META_STACKDEF;
@@ -138,6 +142,12 @@ void ss_slicer_markers(struct ss_slicer *sl, int on);
  * (an EXIT whose ENTER came before the window) and steps, handed out at the
  * thread's end, come unannounced.  NULL turns them off. */
 void ss_slicer_on_open(struct ss_slicer *sl, ss_slice_fn fn, void *ctx);
+/* 0: a call whose EXIT is the next event of its thread after its ENTER
+ * (a leaf, most calls) is not announced; its slice has
+ * SS_SLICE_UNANNOUNCED and comes where its opening would have, nothing
+ * handed out between (the consumer writes its beginning then: Perfetto).
+ * 1, the default: every call is announced. */
+void ss_slicer_open_leaves(struct ss_slicer *sl, int on);
 
 /* Emit every slice of reader thread index `thread`; returns the number
  * of slices emitted. */
