@@ -23,6 +23,9 @@
  * (ss_slicer_on_open) in time order with the slices that close, so a
  * BEGIN is written at the opening and the END when the slice (and every
  * slice above it) has closed; memory is the open frames of one thread.
+ * A leaf call, whose EXIT came right after its ENTER, is not announced
+ * (ss_slicer_open_leaves): its slice (SS_SLICE_UNANNOUNCED) comes where
+ * the opening would have, and its BEGIN and END are written together.
  * What comes unannounced - the steps (handed out at the thread's end) and
  * slices whose ENTER preceded the window - is buffered, sorted and written
  * on a sequence of its own after the thread.  User ranges and steps go to
