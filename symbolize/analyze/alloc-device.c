@@ -162,29 +162,9 @@ static void ad_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 	}
 }
 
-static int ad_begin(void *ctx, uint64_t t0) { (void)ctx, (void)t0; return 0; }
-static void ad_process(void *ctx, uint64_t pid, const char *name) { (void)ctx, (void)pid, (void)name; }
-static void ad_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
-{
-	(void)ctx, (void)pid, (void)tid, (void)name;
-}
-static void ad_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s)
-{
-	(void)ctx, (void)pid, (void)tid, (void)s;
-}
-static void ad_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns, double v)
-{
-	(void)ctx, (void)pid, (void)name, (void)ns, (void)v;
-}
-
 static int ad_end(void *ctx, char *err, size_t errlen)
 {
-	struct ss_alloc_device *m = ctx;
-	if (m->oom) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	return 0;
+	return ss_export_oom_end(((struct ss_alloc_device *)ctx)->oom, err, errlen);
 }
 
 static void ad_release(void *ctx)
@@ -203,14 +183,10 @@ struct ss_exporter *ss_alloc_device_new(void)
 	if (!m)
 		return NULL;
 	m->ex.ctx = m;
-	m->ex.begin = ad_begin;
-	m->ex.process = ad_process;
-	m->ex.thread = ad_thread;
-	m->ex.slice = ad_slice;
-	m->ex.counter = ad_counter;
 	m->ex.end = ad_end;
 	m->ex.release = ad_release;
 	m->ex.alloc = ad_alloc;
+	ss_exporter_nops(&m->ex);
 	return &m->ex;
 }
 

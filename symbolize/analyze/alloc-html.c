@@ -124,23 +124,6 @@ static void se_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 	}
 }
 
-static int se_begin(void *c, uint64_t t) { (void)c, (void)t; return 0; }
-static void se_process(void *c, uint64_t p, const char *n) { (void)c, (void)p, (void)n; }
-static void se_thread(void *c, uint64_t p, uint64_t t, const char *n)
-{
-	(void)c, (void)p, (void)t, (void)n;
-}
-static void se_slice(void *c, uint64_t p, uint64_t t, const struct ss_slice *s)
-{
-	(void)c, (void)p, (void)t, (void)s;
-}
-static void se_counter(void *c, uint64_t p, const char *n, uint64_t ns, double v)
-{
-	(void)c, (void)p, (void)n, (void)ns, (void)v;
-}
-static int se_end(void *c, char *e, size_t l) { (void)c, (void)e, (void)l; return 0; }
-static void se_release(void *c) { (void)c; }
-
 static int in_run(const char *dir)
 {
 	char **paths = NULL, err[256];
@@ -284,9 +267,8 @@ void ss_alloc_html(FILE *f, const char *dir, const char *backend)
 	if (!in_run(dir) || !(rep = ss_alloc_report_new()))
 		return;
 	memset(&s, 0, sizeof(s));
-	s.ex = (struct ss_exporter){ .ctx = &s, .begin = se_begin, .process = se_process,
-				     .thread = se_thread, .slice = se_slice, .counter = se_counter,
-				     .end = se_end, .release = se_release, .alloc = se_alloc };
+	s.ex = (struct ss_exporter){ .ctx = &s, .alloc = se_alloc };
+	ss_exporter_nops(&s.ex);
 	ex[0] = rep;
 	ex[1] = &s.ex;
 	const struct ss_alloc_report *m = ss_alloc_report_of(rep);

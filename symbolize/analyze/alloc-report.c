@@ -268,28 +268,9 @@ static void ar_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 	}
 }
 
-static int ar_begin(void *ctx, uint64_t t0) { (void)ctx, (void)t0; return 0; }
-static void ar_process(void *ctx, uint64_t pid, const char *name) { (void)ctx, (void)pid, (void)name; }
-static void ar_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
-{
-	(void)ctx, (void)pid, (void)tid, (void)name;
-}
-static void ar_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slice *s)
-{
-	(void)ctx, (void)pid, (void)tid, (void)s;
-}
-static void ar_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns, double v)
-{
-	(void)ctx, (void)pid, (void)name, (void)ns, (void)v;
-}
 static int ar_end(void *ctx, char *err, size_t errlen)
 {
-	struct ss_alloc_report *m = ctx;
-	if (m->oom) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	return 0;
+	return ss_export_oom_end(((struct ss_alloc_report *)ctx)->oom, err, errlen);
 }
 
 static void ar_release(void *ctx)
@@ -309,14 +290,10 @@ struct ss_exporter *ss_alloc_report_new(void)
 	if (!m)
 		return NULL;
 	m->ex.ctx = m;
-	m->ex.begin = ar_begin;
-	m->ex.process = ar_process;
-	m->ex.thread = ar_thread;
-	m->ex.slice = ar_slice;
-	m->ex.counter = ar_counter;
 	m->ex.end = ar_end;
 	m->ex.release = ar_release;
 	m->ex.alloc = ar_alloc;
+	ss_exporter_nops(&m->ex);
 	return &m->ex;
 }
 

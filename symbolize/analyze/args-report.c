@@ -134,51 +134,6 @@ static void ss_args_report_slice(void *ctx, uint64_t pid, uint64_t tid,
 		r->missing++;
 }
 
-static int ss_args_report_end(void *ctx, char *err, size_t errlen)
-{
-	(void)ctx;
-	(void)err;
-	(void)errlen;
-	return 0;
-}
-
-static void ss_args_report_nop(void *ctx)
-{
-	(void)ctx;
-}
-
-static int ss_args_report_begin(void *ctx, uint64_t t0)
-{
-	(void)ctx;
-	(void)t0;
-	return 0;
-}
-
-static void ss_args_report_process(void *ctx, uint64_t pid, const char *name)
-{
-	(void)ctx;
-	(void)pid;
-	(void)name;
-}
-
-static void ss_args_report_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
-{
-	(void)ctx;
-	(void)pid;
-	(void)tid;
-	(void)name;
-}
-
-static void ss_args_report_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns,
-				   double value)
-{
-	(void)ctx;
-	(void)pid;
-	(void)name;
-	(void)ns;
-	(void)value;
-}
-
 struct ss_exporter *ss_args_report_new(struct ss_args_report **out)
 {
 	struct ss_args_report *r = calloc(1, sizeof(*r));
@@ -186,13 +141,8 @@ struct ss_exporter *ss_args_report_new(struct ss_args_report **out)
 	if (!r)
 		return NULL;
 	r->ex.ctx = r;
-	r->ex.begin = ss_args_report_begin;
-	r->ex.process = ss_args_report_process;
-	r->ex.thread = ss_args_report_thread;
-	r->ex.counter = ss_args_report_counter;
 	r->ex.slice = ss_args_report_slice;
-	r->ex.end = ss_args_report_end;
-	r->ex.release = ss_args_report_nop;
+	ss_exporter_nops(&r->ex); /* freed by ss_args_report_free, not release */
 	*out = r;
 	return &r->ex;
 }
@@ -221,23 +171,10 @@ static int ss_args_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->key, y->key);
 }
 
-
 /* GFLOP/s of a group, or < 0 when it has none. */
 static double ss_args_gflops(const struct ss_args_group *g)
 {
 	return g->flops_calls && g->flops_ns ? g->flops / (double)g->flops_ns : -1;
-}
-
-static void ss_args_time(char *buf, size_t len, uint64_t ns)
-{
-	if (ns >= 1000000000ull)
-		snprintf(buf, len, "%.3fs", (double)ns / 1e9);
-	else if (ns >= 1000000)
-		snprintf(buf, len, "%.3fms", (double)ns / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, len, "%.3fus", (double)ns / 1e3);
-	else
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
 }
 
 static void ss_args_table(FILE *f, const struct ss_args_report *r, int fn_rows, size_t limit)
@@ -272,10 +209,10 @@ static void ss_args_table(FILE *f, const struct ss_args_report *r, int fn_rows, 
 		if (limit && shown >= limit)
 			continue;
 		shown++;
-		ss_args_time(t[0], sizeof(t[0]), g->total_ns);
-		ss_args_time(t[1], sizeof(t[1]), g->calls ? g->total_ns / g->calls : 0);
-		ss_args_time(t[2], sizeof(t[2]), g->min_ns);
-		ss_args_time(t[3], sizeof(t[3]), g->max_ns);
+		ss_agg_fmt_time(g->total_ns, t[0], sizeof(t[0]));
+		ss_agg_fmt_time(g->calls ? g->total_ns / g->calls : 0, t[1], sizeof(t[1]));
+		ss_agg_fmt_time(g->min_ns, t[2], sizeof(t[2]));
+		ss_agg_fmt_time(g->max_ns, t[3], sizeof(t[3]));
 		fprintf(f, "%-*.*s  ", w, w, g->fn);
 		if (!fn_rows)
 			fprintf(f, "%-*s  ", wk, g->key);
@@ -420,8 +357,8 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 		if (g->fn_row)
 			continue;
 		shown++;
-		ss_args_time(t[0], sizeof(t[0]), g->total_ns);
-		ss_args_time(t[1], sizeof(t[1]), g->total_ns / g->calls);
+		ss_agg_fmt_time(g->total_ns, t[0], sizeof(t[0]));
+		ss_agg_fmt_time(g->total_ns / g->calls, t[1], sizeof(t[1]));
 		fputs("<tr><td>", f);
 		ss_svg_text(f, g->fn);
 		fputs("</td><td>", f);

@@ -355,52 +355,9 @@ static void ss_diff_offcpu_cb(void *ctx, uint64_t pid, const struct ss_offcpu *d
 	c->oncpu |= !c->wall;
 }
 
-static int ss_diff_begin_cb(void *ctx, uint64_t t0)
-{
-	(void)ctx;
-	(void)t0;
-	return 0;
-}
-
-static void ss_diff_process_cb(void *ctx, uint64_t pid, const char *name)
-{
-	(void)ctx;
-	(void)pid;
-	(void)name;
-}
-
-static void ss_diff_thread_cb(void *ctx, uint64_t pid, uint64_t tid, const char *name)
-{
-	(void)ctx;
-	(void)pid;
-	(void)tid;
-	(void)name;
-}
-
-static void ss_diff_counter_cb(void *ctx, uint64_t pid, const char *name,
-			       uint64_t ns, double v)
-{
-	(void)ctx;
-	(void)pid;
-	(void)name;
-	(void)ns;
-	(void)v;
-}
-
 static int ss_diff_end_cb(void *ctx, char *err, size_t errlen)
 {
-	struct ss_diff_col *c = ctx;
-
-	if (c->oom) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	return 0;
-}
-
-static void ss_diff_release_cb(void *ctx)
-{
-	(void)ctx;
+	return ss_export_oom_end(((struct ss_diff_col *)ctx)->oom, err, errlen);
 }
 
 static void ss_diff_col_free(struct ss_diff_col *c)
@@ -680,10 +637,9 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 
 	memset(r, 0, sizeof(*r));
 	memset(&c, 0, sizeof(c));
-	c.ex = (struct ss_exporter){ &c, ss_diff_begin_cb, ss_diff_process_cb,
-				     ss_diff_thread_cb, ss_diff_slice, NULL,
-				     ss_diff_counter_cb, NULL, NULL, ss_diff_end_cb,
-				     ss_diff_release_cb, 0, ss_diff_offcpu_cb, NULL };
+	c.ex = (struct ss_exporter){ .ctx = &c, .slice = ss_diff_slice, .end = ss_diff_end_cb,
+				     .offcpu = ss_diff_offcpu_cb };
+	ss_exporter_nops(&c.ex); /* its release: ss_diff_col_free */
 	c.wall = wall;
 	if (!(r->dir = strdup(dir)) || !(a = ss_agg_new())) {
 		snprintf(err, errlen, "out of memory");

@@ -179,18 +179,6 @@ static void gr_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slic
 		}
 }
 
-static int gr_begin(void *ctx, uint64_t t0) { (void)ctx; (void)t0; return 0; }
-static void gr_process(void *ctx, uint64_t pid, const char *n) { (void)ctx; (void)pid; (void)n; }
-static void gr_thread(void *ctx, uint64_t pid, uint64_t tid, const char *n)
-{
-	(void)ctx; (void)pid; (void)tid; (void)n;
-}
-static void gr_counter(void *ctx, uint64_t pid, const char *n, uint64_t ns, double v)
-{
-	(void)ctx; (void)pid; (void)n; (void)ns; (void)v;
-}
-static int gr_end(void *ctx, char *err, size_t len) { (void)ctx; (void)err; (void)len; return 0; }
-
 static void gr_release(void *ctx)
 {
 	struct ss_gpu_report *r = ctx;
@@ -211,14 +199,10 @@ struct ss_exporter *ss_gpu_report_new(void)
 	if (!r)
 		return NULL;
 	r->ex.ctx = r;
-	r->ex.begin = gr_begin;
-	r->ex.process = gr_process;
-	r->ex.thread = gr_thread;
 	r->ex.slice = gr_slice;
-	r->ex.counter = gr_counter;
 	r->ex.gpu = gr_gpu;
-	r->ex.end = gr_end;
 	r->ex.release = gr_release;
+	ss_exporter_nops(&r->ex);
 	return &r->ex;
 }
 

@@ -87,6 +87,12 @@ struct ss_exporter *ss_export_speedscope_open(const char *path, char *err,
 size_t ss_export_json_escape(char *dst, const char *s);
 /* s as a quoted JSON string on f (escaped as above; "" when out of memory). */
 void ss_export_json_fputs(FILE *f, const char *s);
+/* export-nop.c: fill e's NULL begin, process, thread, slice, counter,
+ * end and release with callbacks that do nothing (begin and end return 0);
+ * the optional ones stay as they are.  Call after setting the others. */
+void ss_exporter_nops(struct ss_exporter *e);
+/* An `end` that fails only on oom: -1 with "out of memory" in err, else 0. */
+int ss_export_oom_end(int oom, char *err, size_t errlen);
 /* Free an exporter after end (or instead of it, on an error path). */
 void ss_exporter_free(struct ss_exporter *e);
 

@@ -78,12 +78,6 @@ static void ss_folded_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d)
 		f->in->offcpu(f->in->ctx, pid, d);
 }
 
-static void ss_folded_counter(void *ctx, uint64_t pid, const char *name,
-			      uint64_t ns, double value)
-{
-	(void)ctx; (void)pid; (void)name; (void)ns; (void)value;
-}
-
 struct ss_folded_line {
 	char *path;
 	uint64_t ns;
@@ -242,9 +236,9 @@ struct ss_exporter *ss_export_folded_open(const char *path, char *err,
 	f->ex.process = ss_folded_process;
 	f->ex.thread = ss_folded_thread;
 	f->ex.slice = ss_folded_slice;
-	f->ex.counter = ss_folded_counter;
 	f->ex.end = ss_folded_end;
 	f->ex.release = ss_folded_release;
 	f->ex.offcpu = ss_folded_offcpu;
+	ss_exporter_nops(&f->ex); /* counters: none in the format */
 	return &f->ex;
 }

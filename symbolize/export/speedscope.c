@@ -302,13 +302,6 @@ static int ss_ss_begin(void *ctx, uint64_t t0_ns)
 	return 0;
 }
 
-static void ss_ss_process(void *ctx, uint64_t pid, const char *name)
-{
-	(void)ctx;
-	(void)pid;
-	(void)name;
-}
-
 static void ss_ss_thread(void *ctx, uint64_t pid, uint64_t tid, const char *name)
 {
 	struct ss_speedscope *p = ctx;
@@ -354,15 +347,6 @@ static void ss_ss_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_s
 	p->ex.events++;
 }
 
-static void ss_ss_counter(void *ctx, uint64_t pid, const char *name, uint64_t ns,
-			  double value)
-{
-	(void)ctx;
-	(void)pid;
-	(void)name;
-	(void)ns;
-	(void)value;
-}
 
 static int ss_ss_end(void *ctx, char *err, size_t errlen)
 {
@@ -435,11 +419,10 @@ struct ss_exporter *ss_export_speedscope_open(const char *path, char *err,
 	p->f = p->out.f;
 	p->ex.ctx = p;
 	p->ex.begin = ss_ss_begin;
-	p->ex.process = ss_ss_process;
 	p->ex.thread = ss_ss_thread;
 	p->ex.slice = ss_ss_slice;
-	p->ex.counter = ss_ss_counter;
 	p->ex.end = ss_ss_end;
 	p->ex.release = ss_ss_release;
+	ss_exporter_nops(&p->ex); /* processes and counters: none in the format */
 	return &p->ex;
 }
