@@ -8,7 +8,8 @@
  * memory: ss_alloc_space_cuda) adds its signed bytes to its device's
  * slot of the function it was made in (self) and of every distinct
  * function on its call path (total), keyed by (pid, tid, name) and by
- * name alone for the merged rows, as alloc-report.c does for the sums.
+ * name alone for the merged rows, in alloc-keys.c's table as
+ * alloc-report.c keeps the sums.
  *
  * Never: show a device that recorded nothing, or print the section when
  * there is one device (the main table's CUDA columns are that device's).
@@ -18,126 +19,36 @@
 #include <string.h>
 
 #include "alloc-device.h"
+#include "alloc-keys.h"
 #include "alloc-read.h"
 
 struct dkey {
-	uint64_t pid, tid;
-	char *name;
+	struct ss_alloc_key k;      /* first: alloc-keys.h's record */
 	int64_t self[SS_ALLOC_DEVICES], total[SS_ALLOC_DEVICES];
 };
 
 struct ss_alloc_device {
 	struct ss_exporter ex;
-	struct dkey *keys;
-	size_t nkeys, capkeys;
-	uint32_t *index; /* open addressing: 0 empty, else key i + 1 */
-	size_t capindex;
+	struct ss_alloc_keys keys;  /* of struct dkey */
 	uint32_t seen[SS_ALLOC_DEVICES]; /* devices with records */
 	uint32_t devs[SS_ALLOC_DEVICES]; /* their ordinals, ascending */
 	size_t ndevs;
 	int oom;
 };
 
-static uint64_t dkey_hash(uint64_t pid, uint64_t tid, const char *name)
-{
-	uint64_t h = 14695981039346656037ull ^ (pid * 0x9E3779B97F4A7C15ull) ^ (tid << 1);
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 1099511628211ull;
-	return h;
-}
+struct dadd {
+	int64_t delta;
+	unsigned dev;
+};
 
-static struct dkey *dkey_find(const struct ss_alloc_device *m, uint64_t pid, uint64_t tid,
-			      const char *name)
+static void dkey_add(void *rec, int self, const void *arg)
 {
-	if (!m->capindex)
-		return NULL;
-	size_t mask = m->capindex - 1;
-	for (size_t j = dkey_hash(pid, tid, name) & mask;; j = (j + 1) & mask) {
-		uint32_t v = m->index[j];
-		if (!v)
-			return NULL;
-		struct dkey *k = &m->keys[v - 1];
-		if (k->pid == pid && k->tid == tid && !strcmp(k->name, name))
-			return k;
-	}
-}
-
-static int dkey_index(struct ss_alloc_device *m)
-{
-	size_t cap = m->capindex ? m->capindex * 2 : 256;
-	uint32_t *ix = calloc(cap, sizeof(*ix));
-	if (!ix)
-		return -1;
-	for (size_t i = 0; i < m->nkeys; i++) {
-		size_t j = dkey_hash(m->keys[i].pid, m->keys[i].tid, m->keys[i].name) & (cap - 1);
-		while (ix[j])
-			j = (j + 1) & (cap - 1);
-		ix[j] = (uint32_t)(i + 1);
-	}
-	free(m->index);
-	m->index = ix;
-	m->capindex = cap;
-	return 0;
-}
-
-static struct dkey *dkey_get(struct ss_alloc_device *m, uint64_t pid, uint64_t tid,
-			     const char *name)
-{
-	struct dkey *k = dkey_find(m, pid, tid, name);
-	if (k)
-		return k;
-	if ((m->nkeys + 1) * 2 > m->capindex && dkey_index(m))
-		return NULL;
-	if (m->nkeys == m->capkeys) {
-		size_t cap = m->capkeys ? m->capkeys * 2 : 64;
-		void *p = realloc(m->keys, cap * sizeof(*m->keys));
-		if (!p)
-			return NULL;
-		m->keys = p;
-		m->capkeys = cap;
-	}
-	k = &m->keys[m->nkeys];
-	memset(k, 0, sizeof(*k));
-	k->pid = pid;
-	k->tid = tid;
-	if (!(k->name = strdup(name)))
-		return NULL;
-	size_t j = dkey_hash(pid, tid, name) & (m->capindex - 1);
-	while (m->index[j])
-		j = (j + 1) & (m->capindex - 1);
-	m->index[j] = (uint32_t)++m->nkeys;
-	return k;
-}
-
-static void add_ev(struct ss_alloc_device *m, uint64_t pid, const struct ss_alloc_data *d,
-		   const struct ss_alloc_ev *e, unsigned dev)
-{
-	const char *seen[256];
-	for (int merged = 0; merged < 2; merged++) {
-		uint64_t p = merged ? 0 : pid, t = merged ? 0 : e->tid;
-		struct dkey *k = dkey_get(m, p, t, d->nodes[e->node - 1].name);
-		if (!k) {
-			m->oom = 1;
-			return;
-		}
-		k->self[dev] += e->delta;
-		size_t nseen = 0;
-		for (uint32_t n = e->node; n; n = d->nodes[n - 1].parent) {
-			const char *name = d->nodes[n - 1].name;
-			size_t i;
-			for (i = 0; i < nseen && strcmp(seen[i], name); i++)
-				;
-			if (i < nseen)
-				continue; /* recursive: once */
-			if (nseen < sizeof(seen) / sizeof(seen[0]))
-				seen[nseen++] = name;
-			if (!(k = dkey_get(m, p, t, name))) {
-				m->oom = 1;
-				return;
-			}
-			k->total[dev] += e->delta;
-		}
-	}
+	struct dkey *k = rec;
+	const struct dadd *a = arg;
+	if (self)
+		k->self[a->dev] += a->delta;
+	else
+		k->total[a->dev] += a->delta;
 }
 
 static void ad_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
@@ -157,8 +68,10 @@ static void ad_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 				if (m->seen[k])
 					m->devs[m->ndevs++] = k;
 		}
-		if (e->node)
-			add_ev(m, pid, d, e, dev);
+		struct dadd add = { e->delta, dev };
+		if (e->node && ss_alloc_keys_path(&m->keys, pid, e->tid, d->nodes, e->node,
+						  dkey_add, &add))
+			m->oom = 1;
 	}
 }
 
@@ -170,10 +83,7 @@ static int ad_end(void *ctx, char *err, size_t errlen)
 static void ad_release(void *ctx)
 {
 	struct ss_alloc_device *m = ctx;
-	for (size_t i = 0; i < m->nkeys; i++)
-		free(m->keys[i].name);
-	free(m->keys);
-	free(m->index);
+	ss_alloc_keys_release(&m->keys);
 	free(m);
 }
 
@@ -182,6 +92,7 @@ struct ss_exporter *ss_alloc_device_new(void)
 	struct ss_alloc_device *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
+	ss_alloc_keys_init(&m->keys, sizeof(struct dkey));
 	m->ex.ctx = m;
 	m->ex.end = ad_end;
 	m->ex.release = ad_release;
@@ -208,7 +119,7 @@ void ss_alloc_device_row(const struct ss_alloc_device *m, const struct ss_agg_ro
 	const struct dkey *k = NULL;
 	*self = *total = 0;
 	if (m && i < m->ndevs && r->kind == SS_AGG_FUNCTION && r->name)
-		k = dkey_find(m, r->pid, r->tid, r->name);
+		k = ss_alloc_keys_find(&m->keys, r->pid, r->tid, r->name);
 	if (k) {
 		*self = k->self[m->devs[i]];
 		*total = k->total[m->devs[i]];

@@ -8,7 +8,9 @@
  * (read/alloc-read.c); each record adds its signed bytes to the function
  * it was made in (self) and to every distinct function on its call path
  * (total: a recursive function once), keyed by (pid, tid, name) and by
- * name alone for the merged rows.  Rows are then looked up by name.
+ * name alone for the merged rows (alloc-keys.c's table, records of one
+ * call path, thread and kind summed first).  Rows are then looked up by
+ * name.
  *
  * Never: guess a size (a free of unknown size is 0 bytes, and counted in
  * the footer), or show a column of a kind that was not recorded.
@@ -18,11 +20,11 @@
 #include <string.h>
 
 #include "alloc-report.h"
+#include "alloc-keys.h"
 #include "alloc-read.h"
 
 struct fkey {
-	uint64_t pid, tid;
-	char *name;
+	struct ss_alloc_key k;      /* first: alloc-keys.h's record */
 	struct ss_alloc_fstat st;
 };
 
@@ -35,10 +37,7 @@ struct pstep {
 
 struct ss_alloc_report {
 	struct ss_exporter ex;
-	struct fkey *keys;
-	size_t nkeys, capkeys;
-	uint32_t *index;            /* hash of keys, 0 empty, else i + 1 */
-	size_t capindex;
+	struct ss_alloc_keys keys;  /* of struct fkey */
 	struct pstep *steps;
 	size_t nsteps;
 	uint64_t spaces[SS_ALLOC_SPACES]; /* every space seen in the run */
@@ -53,77 +52,6 @@ const char *const ss_alloc_report_heads[SS_ALLOC_NCOL] = {
 	"Self CPU Mem", "CPU Mem", "Allocs", "Self CUDA Mem", "CUDA Mem", "CUDA Allocs",
 };
 
-static uint64_t key_hash(uint64_t pid, uint64_t tid, const char *name)
-{
-	uint64_t h = 1469598103934665603ull ^ pid * 31 ^ tid * 1099511628211ull;
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 1099511628211ull;
-	return h;
-}
-
-static int index_grow(struct ss_alloc_report *m)
-{
-	size_t cap = m->capindex ? m->capindex * 2 : 1024;
-	uint32_t *ix = calloc(cap, sizeof(*ix));
-	if (!ix)
-		return -1;
-	for (size_t i = 0; i < m->nkeys; i++) {
-		size_t j = key_hash(m->keys[i].pid, m->keys[i].tid, m->keys[i].name) & (cap - 1);
-		while (ix[j])
-			j = (j + 1) & (cap - 1);
-		ix[j] = (uint32_t)(i + 1);
-	}
-	free(m->index);
-	m->index = ix;
-	m->capindex = cap;
-	return 0;
-}
-
-static struct fkey *key_find(const struct ss_alloc_report *m, uint64_t pid, uint64_t tid,
-			     const char *name)
-{
-	if (!m->capindex)
-		return NULL;
-	for (size_t j = key_hash(pid, tid, name) & (m->capindex - 1);; j = (j + 1) & (m->capindex - 1)) {
-		uint32_t v = m->index[j];
-		if (!v)
-			return NULL;
-		struct fkey *k = &m->keys[v - 1];
-		if (k->pid == pid && k->tid == tid && !strcmp(k->name, name))
-			return k;
-	}
-}
-
-static struct fkey *key_get(struct ss_alloc_report *m, uint64_t pid, uint64_t tid,
-			    const char *name)
-{
-	struct fkey *k = key_find(m, pid, tid, name);
-	if (k)
-		return k;
-	if ((m->nkeys + 1) * 2 > m->capindex && index_grow(m))
-		return NULL;
-	if (m->nkeys == m->capkeys) {
-		size_t cap = m->capkeys ? m->capkeys * 2 : 256;
-		void *p = realloc(m->keys, cap * sizeof(*m->keys));
-		if (!p)
-			return NULL;
-		m->keys = p;
-		m->capkeys = cap;
-	}
-	k = &m->keys[m->nkeys];
-	memset(k, 0, sizeof(*k));
-	k->pid = pid;
-	k->tid = tid;
-	if (!(k->name = strdup(name)))
-		return NULL;
-	size_t j = key_hash(pid, tid, name) & (m->capindex - 1);
-	while (m->index[j])
-		j = (j + 1) & (m->capindex - 1);
-	m->index[j] = (uint32_t)++m->nkeys;
-	return k;
-}
-
-/* Add one record's bytes to its function (self) and its path (total). */
 /* The records of one call path on one thread, of one kind, summed: each
  * path's names are looked up once, not once per record. */
 struct acc {
@@ -174,40 +102,16 @@ static struct acc *acc_get(struct accs *a, uint32_t node, uint64_t tid, int c)
 	return &a->v[j];
 }
 
-static void add_acc(struct ss_alloc_report *m, uint64_t pid, const struct ss_alloc_data *d,
-		    const struct acc *e)
+static void fkey_add(void *rec, int self, const void *arg)
 {
-	const char *seen[256];
-	size_t nseen = 0;
-	int c = e->c;
-	const char *self = d->nodes[e->node - 1].name;
-	for (int merged = 0; merged < 2; merged++) {
-		uint64_t p = merged ? 0 : pid, t = merged ? 0 : e->tid;
-		struct fkey *k = key_get(m, p, t, self);
-		if (!k) {
-			m->oom = 1;
-			return;
-		}
-		k->st.self[c] += e->delta;
-		k->st.allocs[c] += e->allocs;
-		k->st.alloc_bytes[c] += e->bytes;
-		nseen = 0;
-		for (uint32_t n = e->node; n; n = d->nodes[n - 1].parent) {
-			const char *name = d->nodes[n - 1].name;
-			size_t i;
-			for (i = 0; i < nseen && strcmp(seen[i], name); i++)
-				;
-			if (i < nseen)
-				continue; /* recursive: once */
-			if (nseen < sizeof(seen) / sizeof(seen[0]))
-				seen[nseen++] = name;
-			k = key_get(m, p, t, name);
-			if (!k) {
-				m->oom = 1;
-				return;
-			}
-			k->st.total[c] += e->delta;
-		}
+	struct fkey *k = rec;
+	const struct acc *e = arg;
+	if (self) {
+		k->st.self[e->c] += e->delta;
+		k->st.allocs[e->c] += e->allocs;
+		k->st.alloc_bytes[e->c] += e->bytes;
+	} else {
+		k->st.total[e->c] += e->delta;
 	}
 }
 
@@ -247,8 +151,9 @@ static void ar_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 		x->bytes += e->is_free ? 0 : e->size;
 	}
 	for (size_t i = 0; i < a.cap && !m->oom; i++)
-		if (a.v[i].node)
-			add_acc(m, pid, d, &a.v[i]);
+		if (a.v[i].node && ss_alloc_keys_path(&m->keys, pid, a.v[i].tid, d->nodes,
+						      a.v[i].node, fkey_add, &a.v[i]))
+			m->oom = 1;
 	free(a.v);
 	if (d->nsteps) {
 		void *p = realloc(m->steps, (m->nsteps + d->nsteps) * sizeof(*m->steps));
@@ -276,10 +181,7 @@ static int ar_end(void *ctx, char *err, size_t errlen)
 static void ar_release(void *ctx)
 {
 	struct ss_alloc_report *m = ctx;
-	for (size_t i = 0; i < m->nkeys; i++)
-		free(m->keys[i].name);
-	free(m->keys);
-	free(m->index);
+	ss_alloc_keys_release(&m->keys);
 	free(m->steps);
 	free(m);
 }
@@ -289,6 +191,7 @@ struct ss_exporter *ss_alloc_report_new(void)
 	struct ss_alloc_report *m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
+	ss_alloc_keys_init(&m->keys, sizeof(struct fkey));
 	m->ex.ctx = m;
 	m->ex.end = ar_end;
 	m->ex.release = ar_release;
@@ -312,7 +215,7 @@ const struct ss_alloc_fstat *ss_alloc_report_row(const struct ss_alloc_report *m
 {
 	if (!m || r->kind != SS_AGG_FUNCTION || !r->name)
 		return NULL;
-	const struct fkey *k = key_find(m, r->pid, r->tid, r->name);
+	const struct fkey *k = ss_alloc_keys_find(&m->keys, r->pid, r->tid, r->name);
 	return k ? &k->st : NULL;
 }
 
@@ -490,7 +393,7 @@ static int top_cmp(const void *x, const void *y)
 	uint64_t vb = b->st.alloc_bytes[0] + b->st.alloc_bytes[1];
 	if (va != vb)
 		return va > vb ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return strcmp(a->k.name, b->k.name);
 }
 
 size_t ss_alloc_report_top(const struct ss_alloc_report *m, const char **names,
@@ -498,17 +401,18 @@ size_t ss_alloc_report_top(const struct ss_alloc_report *m, const char **names,
 {
 	const struct fkey **v;
 	size_t n = 0, i;
-	if (!m || !m->nkeys || !(v = malloc(m->nkeys * sizeof(*v))))
+	if (!m || !m->keys.n || !(v = malloc(m->keys.n * sizeof(*v))))
 		return 0;
-	for (i = 0; i < m->nkeys; i++)
-		if (!m->keys[i].pid && !m->keys[i].tid &&
-		    (m->keys[i].st.alloc_bytes[0] || m->keys[i].st.alloc_bytes[1]))
-			v[n++] = &m->keys[i];
+	for (i = 0; i < m->keys.n; i++) {
+		const struct fkey *k = ss_alloc_keys_at(&m->keys, i);
+		if (!k->k.pid && !k->k.tid && (k->st.alloc_bytes[0] || k->st.alloc_bytes[1]))
+			v[n++] = k;
+	}
 	qsort(v, n, sizeof(*v), top_cmp);
 	if (n > max)
 		n = max;
 	for (i = 0; i < n; i++) {
-		names[i] = v[i]->name;
+		names[i] = v[i]->k.name;
 		st[i] = &v[i]->st;
 	}
 	free(v);
