@@ -65,33 +65,6 @@ static int near(double got, double want, double slack)
 	return d <= 0.10 * want + slack;
 }
 
-/* Column `col` of the csv row `name` of report's csv (-1 if none). */
-static double csv_col(const char *csv, const char *name, const char *col)
-{
-	char key[160];
-	int ci = -1, i = 0;
-	size_t cl = strlen(col);
-	for (const char *p = csv; *p && *p != '\n'; i++) {
-		size_t l = strcspn(p, ",\n");
-		if (l == cl && !strncmp(p, col, l))
-			ci = i;
-		p += l;
-		if (*p == ',')
-			p++;
-	}
-	snprintf(key, sizeof(key), "\n%s,", name);
-	const char *r = strstr(csv, key);
-	if (ci < 0 || !r)
-		return -1;
-	r++;
-	for (i = 0; i < ci && r; i++) {
-		r = strchr(r, ',');
-		if (r)
-			r++;
-	}
-	return r ? atof(r) : -1;
-}
-
 static int64_t end_of(const struct ss_e2e_slice *s)
 {
 	return s->ts_ns + s->dur_ns;
@@ -251,7 +224,7 @@ static void test_team_start(void **state)
 			}
 			self += (double)c->dur_ns - kids;
 		}
-		double rep = csv_col(t->out, fns[f], "self_ns");
+		double rep = ss_e2e_csv_col(t->out, fns[f], "self_ns");
 		print_message("%s: Self %.0f ns (report), %.0f ns (trace: time less the start "
 			      "wait, its share, the end wait); start wait %.0f ns\n", fns[f], rep,
 			      self, start);
@@ -259,7 +232,7 @@ static void test_team_start(void **state)
 			     "%s: report's Self %.0f ns, the trace's time outside the start wait, "
 			     "its share and the end wait %.0f ns:\n%s", fns[f], rep, self, t->out);
 	}
-	double startrow = csv_col(t->out, START, "calls");
+	double startrow = ss_e2e_csv_col(t->out, START, "calls");
 	SS_E2E_CHECK(t, startrow == 2 * ACTIVE, "report: '%s' has %.0f calls, expected %d:\n%s",
 		     START, startrow, 2 * ACTIVE, t->out);
 
@@ -313,10 +286,11 @@ static void test_minmax_flag(void **state)
 	}
 	SS_E2E_CHECK(t, mx && mn, "no tiny calls in the trace");
 	SS_E2E_SH_OK(t, SS " report -q --limit 0 --format csv run");
-	double maxns = csv_col(t->out, "tiny", "max_ns"), minns = csv_col(t->out, "tiny", "min_ns");
-	double maxoff = csv_col(t->out, "tiny", "max_off_cpu_ns");
-	double minoff = csv_col(t->out, "tiny", "min_off_cpu_ns");
-	double rlonger = csv_col(t->out, "tiny", "off_cpu_longer");
+	double maxns = ss_e2e_csv_col(t->out, "tiny", "max_ns");
+	double minns = ss_e2e_csv_col(t->out, "tiny", "min_ns");
+	double maxoff = ss_e2e_csv_col(t->out, "tiny", "max_off_cpu_ns");
+	double minoff = ss_e2e_csv_col(t->out, "tiny", "min_off_cpu_ns");
+	double rlonger = ss_e2e_csv_col(t->out, "tiny", "off_cpu_longer");
 	long n;
 	double mxoff = off_in(mx, 0, &n), mnoff = off_in(mn, 0, &n);
 	print_message("tiny: %zu calls, %zu switched out, %zu off longer than on; Max %.0f ns "
@@ -359,7 +333,8 @@ static void test_minmax_flag(void **state)
 		char name[256];
 		if (sscanf(r + 1, "%255[^,]", name) != 1)
 			continue;
-		double o = csv_col(t->out, name, "off_cpu_self_ns"), s = csv_col(t->out, name, "self_ns");
+		double o = ss_e2e_csv_col(t->out, name, "off_cpu_self_ns");
+		double s = ss_e2e_csv_col(t->out, name, "self_ns");
 		offself += o > 0 ? o : 0;
 		self += s > 0 ? s : 0;
 	}

@@ -90,35 +90,6 @@ static int near(double got, double want, double slack)
 	return d <= 0.10 * want + slack;
 }
 
-/* The value of column `col` of the csv row `name` (-1 if none). */
-static double csv_col(const char *csv, const char *head, const char *name,
-		      const char *col)
-{
-	char key[128];
-	int ci = -1, i = 0;
-	const char *h = head;
-	size_t cl = strlen(col);
-	for (const char *p = h; *p && *p != '\n'; i++) {
-		size_t l = strcspn(p, ",\n");
-		if (l == cl && !strncmp(p, col, l))
-			ci = i;
-		p += l;
-		if (*p == ',')
-			p++;
-	}
-	snprintf(key, sizeof(key), "\n%s,", name);
-	const char *r = strstr(csv, key);
-	if (ci < 0 || !r)
-		return -1;
-	r++;
-	for (i = 0; i < ci && r; i++) {
-		r = strchr(r, ',');
-		if (r)
-			r++;
-	}
-	return r ? atof(r) : -1;
-}
-
 /* The slices named `name` (NULL: the steps) by time, up to max. */
 static size_t sorted(const struct ss_e2e_trace *tr, const char *name,
 		     const struct ss_e2e_slice **out, size_t max)
@@ -192,10 +163,10 @@ static void test_offcpu(void **state)
 	snprintf(head, sizeof(head), "%.*s", (int)strcspn(t->out, "\n"), t->out);
 	SS_E2E_CHECK(t, strstr(head, ",off_cpu_self_ns,off_cpu_ns"),
 		     "no off-CPU columns in the csv: %s", head);
-	double sl_total = csv_col(t->out, head, "sleeper", "total_ns");
-	double sl_oself = csv_col(t->out, head, "sleeper", "off_cpu_self_ns");
-	double sl_off = csv_col(t->out, head, "sleeper", "off_cpu_ns");
-	double sp_off = csv_col(t->out, head, "spinner", "off_cpu_ns");
+	double sl_total = ss_e2e_csv_col(t->out, "sleeper", "total_ns");
+	double sl_oself = ss_e2e_csv_col(t->out, "sleeper", "off_cpu_self_ns");
+	double sl_off = ss_e2e_csv_col(t->out, "sleeper", "off_cpu_ns");
+	double sp_off = ss_e2e_csv_col(t->out, "spinner", "off_cpu_ns");
 	double k_sl = 0, k_sp = 0, sw_sl = 0, sw_sp = 0;
 	for (int s = FIRST; s < FIRST + ACTIVE; s++) {
 		k_sp += (double)(call[s][0].wall - call[s][0].cpu);

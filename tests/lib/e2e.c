@@ -1087,6 +1087,32 @@ const struct ss_e2e_row *ss_e2e_row_find(const struct ss_e2e_row *rows, size_t n
 	return NULL;
 }
 
+double ss_e2e_csv_col(const char *csv, const char *name, const char *col)
+{
+	char key[160];
+	int ci = -1, i = 0;
+	size_t cl = strlen(col);
+	for (const char *p = csv; *p && *p != '\n'; i++) {
+		size_t l = strcspn(p, ",\n");
+		if (l == cl && !strncmp(p, col, l))
+			ci = i;
+		p += l;
+		if (*p == ',')
+			p++;
+	}
+	snprintf(key, sizeof(key), "\n%s,", name);
+	const char *r = strstr(csv, key);
+	if (ci < 0 || !r)
+		return -1;
+	r++;
+	for (i = 0; i < ci && r; i++) {
+		r = strchr(r, ',');
+		if (r)
+			r++;
+	}
+	return r ? atof(r) : -1;
+}
+
 long ss_e2e_printed(struct ss_e2e *t, const char *out, const char *what)
 {
 	char key[64];

@@ -306,5 +306,8 @@ size_t ss_e2e_report_rows(const char *csv, struct ss_e2e_row *rows, size_t max);
 /* The row of function `name` among rows[0..n), NULL if it has none. */
 const struct ss_e2e_row *ss_e2e_row_find(const struct ss_e2e_row *rows, size_t n,
 					 const char *name);
+/* The cell of column `col` (named in csv's first line) in the row whose
+ * first field is `name`, as a double; -1 when there is none. */
+double ss_e2e_csv_col(const char *csv, const char *name, const char *col);
 
 #endif /* SS_E2E_H */
