@@ -36,4 +36,38 @@ extern volatile long fixture_sink;
 	} while (0)
 #define SPIN_US(us) SPIN_NS((long)(us) * 1000L)
 
+/* Wall time (CLOCK_MONOTONIC) and this thread's CPU time, in ns, as one
+ * pair: wall, CPU, wall again until both wall reads are within 20 us (no
+ * switch fell between them), so that wall - cpu between two pairs counts
+ * only the switches between them.  Needs <time.h>. */
+#define CLOCK_PAIR(wall, cpu)                                                   \
+	do {                                                                    \
+		struct timespec cp_w0_, cp_c_, cp_w1_;                          \
+		do {                                                            \
+			clock_gettime(CLOCK_MONOTONIC, &cp_w0_);                \
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cp_c_);         \
+			clock_gettime(CLOCK_MONOTONIC, &cp_w1_);                \
+		} while ((cp_w1_.tv_sec - cp_w0_.tv_sec) * 1000000000LL +       \
+				 cp_w1_.tv_nsec - cp_w0_.tv_nsec > 20000);      \
+		(wall) = cp_w1_.tv_sec * 1000000000LL + cp_w1_.tv_nsec;         \
+		(cpu) = cp_c_.tv_sec * 1000000000LL + cp_c_.tv_nsec;            \
+	} while (0)
+
+/* This thread's voluntary and involuntary context switches so far, from
+ * /proc/thread-self/status (-1 each when it says none).  Needs <fcntl.h>,
+ * <stdlib.h>, <string.h> and <unistd.h>. */
+#define THREAD_SWITCHES(vol, invol)                                             \
+	do {                                                                    \
+		char ts_b_[2048];                                               \
+		int ts_fd_ = open("/proc/thread-self/status", O_RDONLY);        \
+		ssize_t ts_n_ = ts_fd_ >= 0 ? read(ts_fd_, ts_b_, sizeof(ts_b_) - 1) : -1; \
+		if (ts_fd_ >= 0)                                                \
+			close(ts_fd_);                                          \
+		ts_b_[ts_n_ > 0 ? ts_n_ : 0] = 0;                               \
+		char *ts_v_ = strstr(ts_b_, "voluntary_ctxt_switches:");        \
+		char *ts_i_ = strstr(ts_b_, "nonvoluntary_ctxt_switches:");     \
+		(vol) = ts_v_ ? atoll(ts_v_ + 24) : -1;                         \
+		(invol) = ts_i_ ? atoll(ts_i_ + 27) : -1;                       \
+	} while (0)
+
 #endif /* SS_FIXTURE_H */

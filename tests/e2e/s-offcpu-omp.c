@@ -48,33 +48,15 @@ struct look {
 	long long wall, cpu, sw;
 };
 
-/* wall, thread CPU time, wall again until both wall reads are within
- * 20 us (no switch fell between them) */
-#define CLK(l)                                                                  \
-	do {                                                                    \
-		struct timespec w0_, c_, w1_;                                   \
-		do {                                                            \
-			clock_gettime(CLOCK_MONOTONIC, &w0_);                   \
-			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c_);            \
-			clock_gettime(CLOCK_MONOTONIC, &w1_);                   \
-		} while ((w1_.tv_sec - w0_.tv_sec) * 1000000000LL +             \
-				 w1_.tv_nsec - w0_.tv_nsec > 20000);            \
-		(l).wall = w1_.tv_sec * 1000000000LL + w1_.tv_nsec;             \
-		(l).cpu = c_.tv_sec * 1000000000LL + c_.tv_nsec;                \
-	} while (0)
+/* wall and thread CPU time as one pair (fixture.h: no switch between) */
+#define CLK(l) CLOCK_PAIR((l).wall, (l).cpu)
 
 /* the thread's voluntary + involuntary switches so far */
 #define SW(l)                                                                   \
 	do {                                                                    \
-		char b_[2048];                                                  \
-		int fd_ = open("/proc/thread-self/status", O_RDONLY);           \
-		ssize_t n_ = fd_ >= 0 ? read(fd_, b_, sizeof(b_) - 1) : -1;     \
-		if (fd_ >= 0)                                                   \
-			close(fd_);                                             \
-		b_[n_ > 0 ? n_ : 0] = 0;                                        \
-		char *v_ = strstr(b_, "voluntary_ctxt_switches:");              \
-		char *i_ = strstr(b_, "nonvoluntary_ctxt_switches:");           \
-		(l).sw = (v_ ? atoll(v_ + 24) : 0) + (i_ ? atoll(i_ + 27) : 0); \
+		long long sw_v_, sw_i_;                                         \
+		THREAD_SWITCHES(sw_v_, sw_i_);                                  \
+		(l).sw = (sw_v_ > 0 ? sw_v_ : 0) + (sw_i_ > 0 ? sw_i_ : 0);     \
 	} while (0)
 
 static float acc[4096];

@@ -50,21 +50,10 @@ struct look {
 	long long wall, cpu, wait, vol, invol;
 };
 
-/* The clocks as one pair: wall, thread CPU time, wall again, until no
- * switch fell between them (both reads within 20 us), so that wall - cpu
- * differences count only the switches between two looks. */
-#define CLOCKS(l)                                                               \
-	do {                                                                    \
-		struct timespec w0_, c_, w1_;                                   \
-		do {                                                            \
-			clock_gettime(CLOCK_MONOTONIC, &w0_);                   \
-			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c_);            \
-			clock_gettime(CLOCK_MONOTONIC, &w1_);                   \
-		} while ((w1_.tv_sec - w0_.tv_sec) * 1000000000LL +             \
-				 w1_.tv_nsec - w0_.tv_nsec > 20000);            \
-		(l).wall = w1_.tv_sec * 1000000000LL + w1_.tv_nsec;             \
-		(l).cpu = c_.tv_sec * 1000000000LL + c_.tv_nsec;                \
-	} while (0)
+/* The clocks as one pair (fixture.h's CLOCK_PAIR: both wall reads within
+ * 20 us), so that wall - cpu differences count only the switches between
+ * two looks. */
+#define CLOCKS(l) CLOCK_PAIR((l).wall, (l).cpu)
 
 /* The run-queue wait and the switch counts, from /proc. */
 #define PROC(l)                                                                 \
@@ -78,15 +67,7 @@ struct look {
 		b_[n_ > 0 ? n_ : 0] = 0;                                        \
 		(l).wait = 0;                                                   \
 		sscanf(b_, "%lld %lld", &run_, &(l).wait);                      \
-		fd_ = open("/proc/thread-self/status", O_RDONLY);               \
-		n_ = fd_ >= 0 ? read(fd_, b_, sizeof(b_) - 1) : -1;             \
-		if (fd_ >= 0)                                                   \
-			close(fd_);                                             \
-		b_[n_ > 0 ? n_ : 0] = 0;                                        \
-		char *v_ = strstr(b_, "voluntary_ctxt_switches:");              \
-		char *i_ = strstr(b_, "nonvoluntary_ctxt_switches:");           \
-		(l).vol = v_ ? atoll(v_ + 24) : -1;                             \
-		(l).invol = i_ ? atoll(i_ + 27) : -1;                           \
+		THREAD_SWITCHES((l).vol, (l).invol);                            \
 	} while (0)
 
 /* Before a call: /proc first, the clocks last, right before it; after a
