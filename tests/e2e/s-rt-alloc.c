@@ -3,57 +3,26 @@
  * arena allocators and leak checkers have: malloc, free, calloc and
  * realloc defined after <stdlib.h> (so their first declaration is in a
  * system header), forwarding to glibc's __libc_* functions and counting
- * their calls.  main makes 10 allocations around train_step() and prints
- * "malloc M calloc C realloc R free F": the counts the test compares with
- * the plain build's and with the trace.
+ * their calls (alloc-own.h, shared with lib-alloc-own.c).  main makes
+ * 10 allocations around train_step() and prints "malloc M calloc C
+ * realloc R free F": the counts the test compares with the plain build's
+ * and with the trace.
  *   s-rt-alloc fork: then forks; the child calls train_step() (10 more
  *                    mallocs), frees them and exits; the parent waits
  *   s-rt-alloc tsd:  then a thread keeps a malloc'ed block in a pthread
  *                    key whose destructor frees it at the thread's exit
  */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc-own.h"
 #include "fixture.h"
 
 DEFINE_SINK;
-
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-
-static atomic_long n_malloc, n_calloc, n_realloc, n_free;
-
-void *malloc(size_t n)
-{
-	atomic_fetch_add(&n_malloc, 1);
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t k, size_t n)
-{
-	atomic_fetch_add(&n_calloc, 1);
-	return __libc_calloc(k, n);
-}
-
-void *realloc(void *p, size_t n)
-{
-	atomic_fetch_add(&n_realloc, 1);
-	return __libc_realloc(p, n);
-}
-
-void free(void *p)
-{
-	if (p)
-		atomic_fetch_add(&n_free, 1);
-	__libc_free(p);
-}
 
 NOINLINE void train_step(char **bufs, int n)
 {
