@@ -32,63 +32,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "check.h"
+
 #define MAX_STEPS 64
 #define LAUNCH_WINDOW_US 50000.0        /* a kernel starts within 50 ms */
 #define MIB (1024.0 * 1024.0)
 
-static const char *label = "run";
 static int want_steps = -1;
-static int passed, failed;
-
-static void result(int ok, const char *what, const char *fmt, ...)
-{
-	char why[1024] = "";
-	va_list ap;
-
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(why, sizeof(why), fmt, ap);
-		va_end(ap);
-	}
-	if (ok) {
-		passed++;
-		printf("ok   %s: %s%s%s\n", label, what, *why ? ": " : "", why);
-	} else {
-		failed++;
-		printf("FAIL %s: %s: %s\n", label, what, *why ? why : "failed");
-	}
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (n + 65536 + 1 > cap) {
-			cap = cap ? cap * 2 : 1 << 20;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
 
 /* ------------------------------------------------------------ trace.json */
 

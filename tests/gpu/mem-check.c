@@ -44,60 +44,16 @@
 
 #include <cjson/cJSON.h>
 
+#include "check.h"
+
 #define MAXF 64
 #define MAXE 8192
 #define MAXD 8
 #define MAXS 64
 
-static const char *label = "run";
-static int passed, failed;
-
-static void result(int ok, const char *what, const char *fmt, ...)
-{
-	char why[2048] = "";
-	va_list ap;
-	if (fmt) {
-		va_start(ap, fmt);
-		vsnprintf(why, sizeof(why), fmt, ap);
-		va_end(ap);
-	}
-	if (ok) {
-		passed++;
-		printf("ok   %s: %s%s%s\n", label, what, *why ? ": " : "", why);
-	} else {
-		failed++;
-		printf("FAIL %s: %s: %s\n", label, what, *why ? why : "failed");
-	}
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-	do {
-		if (n + 65537 > cap) {
-			char *nb = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-	} while (r);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
-}
-
 static cJSON *load_json(const char *path, const char *what)
 {
-	char *text = slurp(path);
+	char *text = slurp(path, NULL);
 	cJSON *j = text ? cJSON_Parse(text) : NULL;
 	free(text);
 	if (!j)
