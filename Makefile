@@ -321,9 +321,11 @@ clean:
 FUZZ_SECS ?= 60
 FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-group.c symbolize/read/reader-iter.c \
              symbolize/read/compact.c symbolize/read/reader-cache.c \
-             symbolize/read/slices.c symbolize/read/slices-walk.c \
+             symbolize/read/slices.c symbolize/read/slices-walk.c symbolize/read/args-read.c \
              symbolize/names/sym.c symbolize/names/sym-space.c \
-             symbolize/names/sym-dw.c symbolize/names/sym-bfd.c
+             symbolize/names/sym-dw.c symbolize/names/sym-bfd.c \
+             symbolize/names/args-dw.c symbolize/names/args-eval.c symbolize/names/args-prologue.c \
+             runtime/flops-expr.c
 .PHONY: fuzz
 $(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS)))
 	@mkdir -p $(dir $@)

@@ -111,7 +111,8 @@ int ss_offcpu_read(const struct ss_reader *r, struct ss_offcpu *d)
 	}
 	free(caps);
 	caps = NULL;
-	qsort(d->th, d->n, sizeof(*d->th), by_tid);
+	if (d->n)	/* d->th is NULL when no thread switched */
+		qsort(d->th, d->n, sizeof(*d->th), by_tid);
 	for (size_t i = 0; i < d->n; i++)
 		if (finish(&d->th[i]))
 			goto oom;
