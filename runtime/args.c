@@ -195,25 +195,6 @@ void ss_args_hook_enter(void *fn, void *site)
 }
 #endif
 
-/* The thread's stack, read once (a system call and the loader's lock,
- * outside any recorded call's measured time but this first one's). */
-static int ss_args_bounds(struct ss_thread *t)
-{
-	if (!t->stack_hi) {
-		pthread_attr_t a;
-		void *addr;
-		size_t size;
-		if (pthread_getattr_np(pthread_self(), &a))
-			return 0;
-		if (!pthread_attr_getstack(&a, &addr, &size)) {
-			t->stack_lo = (uintptr_t)addr;
-			t->stack_hi = (uintptr_t)addr + size;
-		}
-		pthread_attr_destroy(&a);
-	}
-	return t->stack_hi != 0;
-}
-
 /* The payload of one record (format.h, struct ss_args_head): its length
  * in words, filled into out when out is not NULL. */
 static size_t ss_args_layout(const struct ss_args_pending *a, struct ss_thread *t,
@@ -274,7 +255,7 @@ void ss_args_emit(uintptr_t fn)
 	if (a->fn != fn || !fn)
 		return;
 	a->fn = 0;
-	if (!ss_args_bounds(t))
+	if (!t->stack_hi && !ss_thread_stack_bounds(t)) /* once a thread */
 		return;
 	size_t n = ss_args_layout(a, t, fn, NULL);
 	int refilled = 0;

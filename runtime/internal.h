@@ -278,6 +278,10 @@ SS_HIDDEN int ss_hooks_gate_slow(int gate);
 
 /* thread.c */
 SS_HIDDEN void ss_thread_init(struct ss_thread *t);
+/* The calling thread t's stack into t->stack_lo and stack_hi, looked up
+ * on the first call only (a system call and the loader's lock: never on
+ * the hooks' common path); 1 when they are known. */
+SS_HIDDEN int ss_thread_stack_bounds(struct ss_thread *t);
 SS_HIDDEN uint64_t ss_gettid(void);
 SS_HIDDEN void ss_thread_exit(void *arg);
 SS_HIDDEN void ss_thread_after_fork(void);

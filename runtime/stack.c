@@ -394,20 +394,8 @@ static struct ss_stack_table *ss_stack_table_new(struct ss_thread *t)
 		      SS_STACK_MEMOS * sizeof(struct ss_stack_memo);
 	struct ss_stack_table *tab;
 
-	if (!t->stack_hi) {
-		pthread_attr_t a;
-		void *addr;
-		size_t ssize;
-		if (pthread_getattr_np(pthread_self(), &a))
-			return NULL;
-		if (!pthread_attr_getstack(&a, &addr, &ssize)) {
-			t->stack_lo = (uintptr_t)addr;
-			t->stack_hi = (uintptr_t)addr + ssize;
-		}
-		pthread_attr_destroy(&a);
-		if (!t->stack_hi)
-			return NULL;
-	}
+	if (!ss_thread_stack_bounds(t))
+		return NULL;
 	tab = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (tab == MAP_FAILED)

@@ -74,18 +74,8 @@ static int instrumented(uintptr_t pc)
  * not to be trusted. */
 static size_t walk_frames(struct ss_thread *t, uint64_t *out, size_t max)
 {
-	if (!t->stack_hi) {
-		pthread_attr_t a;
-		void *addr;
-		size_t size;
-		if (pthread_getattr_np(pthread_self(), &a))
-			return 0;
-		if (!pthread_attr_getstack(&a, &addr, &size)) {
-			t->stack_lo = (uintptr_t)addr;
-			t->stack_hi = (uintptr_t)addr + size;
-		}
-		pthread_attr_destroy(&a);
-	}
+	if (!ss_thread_stack_bounds(t))
+		return 0;
 	size_t n = 0;
 	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
 	while (n < max && fp >= t->stack_lo && fp + 16 <= t->stack_hi && !(fp & 7)) {
