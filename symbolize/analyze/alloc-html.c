@@ -124,29 +124,6 @@ static void se_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 	}
 }
 
-static int in_run(const char *dir)
-{
-	char **paths = NULL, err[256];
-	size_t n = 0;
-	int yes = 0;
-	if (ss_run_list_traces(dir, &paths, &n, err, sizeof(err)))
-		return 0;
-	for (size_t i = 0; i < n && !yes; i++) {
-		struct ss_reader *rd = ss_run_reader(paths[i], err, sizeof(err));
-		struct ss_meta_iter it;
-		struct ss_meta_rec m;
-		if (!rd)
-			continue;
-		ss_reader_meta_begin(rd, &it);
-		while (!yes && ss_reader_meta_next(&it, &m))
-			if (m.type == SS_META_CONFIG)
-				yes = memmem(m.data, m.len, "memory.allocations=true", 23) != NULL;
-		ss_reader_free(rd);
-	}
-	ss_run_list_free(paths, n);
-	return yes;
-}
-
 static void plot(FILE *f, const struct series *s)
 {
 	static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
@@ -264,7 +241,8 @@ void ss_alloc_html(FILE *f, const char *dir, const char *backend)
 	struct ss_exporter *rep, *ex[2];
 	char err[1024];
 
-	if (!in_run(dir) || !(rep = ss_alloc_report_new()))
+	if (!ss_run_traces_config_has(dir, "memory.allocations=true", 1) ||
+	    !(rep = ss_alloc_report_new()))
 		return;
 	memset(&s, 0, sizeof(s));
 	s.ex = (struct ss_exporter){ .ctx = &s, .alloc = se_alloc };

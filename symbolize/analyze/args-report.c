@@ -308,29 +308,6 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 
 /* ------------------------------------------------------------ html */
 
-/* Did the run record arguments (record.args in its first trace's config)? */
-static int ss_args_in_run(const char *dir)
-{
-	char **paths = NULL, err[256];
-	size_t n = 0;
-	int yes = 0;
-
-	if (ss_run_list_traces(dir, &paths, &n, err, sizeof(err)))
-		return 0;
-	struct ss_reader *rd = n ? ss_run_reader(paths[0], err, sizeof(err)) : NULL;
-	if (rd) {
-		struct ss_meta_iter it;
-		struct ss_meta_rec m;
-		ss_reader_meta_begin(rd, &it);
-		while (!yes && ss_reader_meta_next(&it, &m))
-			if (m.type == SS_META_CONFIG)
-				yes = memmem(m.data, m.len, "record.args=", 12) != NULL;
-		ss_reader_free(rd);
-	}
-	ss_run_list_free(paths, n);
-	return yes;
-}
-
 void ss_args_html(FILE *f, const char *dir, const char *backend)
 {
 	struct ss_args_report *r = NULL;
@@ -338,7 +315,9 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 	char err[1024];
 	size_t shown = 0;
 
-	if (!ss_args_in_run(dir) || !(ex = ss_args_report_new(&r)))
+	/* record.args in the first trace's config */
+	if (!ss_run_traces_config_has(dir, "record.args=", 0) ||
+	    !(ex = ss_args_report_new(&r)))
 		return;
 	if (ss_agg_walk(dir, backend, 1, &ex, 1, err, sizeof(err)) || !r->n) {
 		ss_args_report_free(r);

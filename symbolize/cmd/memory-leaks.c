@@ -132,18 +132,6 @@ static void print(FILE *f, struct leaks *l, int stacks)
 		ss_alloc_fmt_bytes((int64_t)bytes, b, sizeof(b)));
 }
 
-/* The process was recorded with record.stack: its leaks by call path too */
-static int with_stacks(const struct ss_reader *r)
-{
-	struct ss_meta_iter it;
-	struct ss_meta_rec m;
-	ss_reader_meta_begin(r, &it);
-	while (ss_reader_meta_next(&it, &m))
-		if (m.type == SS_META_CONFIG)
-			return memmem(m.data, m.len, "record.stack=true", 17) != NULL;
-	return 0;
-}
-
 int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks, FILE *out)
 {
 	struct ss_sym *sym;
@@ -181,7 +169,7 @@ int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks,
 		}
 		with++;
 		untracked += d.untracked;
-		stacks |= with_stacks(run.rs[i]);
+		stacks |= ss_run_config_has(run.rs[i], "record.stack=true");
 		for (size_t k = 0; !rc && k < d.nev; k++) {
 			const struct ss_alloc_ev *e = &d.ev[k];
 			char path[512];

@@ -20,6 +20,7 @@
 
 #include "alloc-read.h"
 #include "compact.h"
+#include "run.h"
 #include "slicer.h"
 #include "sym.h"
 
@@ -485,18 +486,6 @@ static int mark_leaks(struct walk *w)
 	return rc;
 }
 
-/* The process recorded with memory.allocations (its config says so):
- * without it there is nothing to read, and no second walk of its events. */
-static int recorded_allocs(const struct ss_reader *r)
-{
-	struct ss_meta_iter it;
-	struct ss_meta_rec m;
-	ss_reader_meta_begin(r, &it);
-	while (ss_reader_meta_next(&it, &m))
-		if (m.type == SS_META_CONFIG)
-			return memmem(m.data, m.len, "memory.allocations=true", 23) != NULL;
-	return 0;
-}
 
 int ss_alloc_read(const struct ss_reader *r, struct ss_slicer *sl, struct ss_alloc_data *d)
 {
@@ -504,7 +493,9 @@ int ss_alloc_read(const struct ss_reader *r, struct ss_slicer *sl, struct ss_all
 	int rc = 0;
 
 	memset(d, 0, sizeof(*d));
-	if (!recorded_allocs(r))
+	/* without memory.allocations there is nothing to read, and no second
+	 * walk of the process's events */
+	if (!ss_run_config_has(r, "memory.allocations=true"))
 		return 0;
 	for (size_t t = 0; !rc && t < r->nthreads; t++)
 		rc = walk_thread(&w, t);

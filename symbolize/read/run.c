@@ -114,6 +114,35 @@ int ss_run_list_traces(const char *dir, char ***paths, size_t *n, char *err,
 	return 0;
 }
 
+int ss_run_config_has(const struct ss_reader *r, const char *text)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m))
+		if (m.type == SS_META_CONFIG)
+			return memmem(m.data, m.len, text, strlen(text)) != NULL;
+	return 0;
+}
+
+int ss_run_traces_config_has(const char *dir, const char *text, int all)
+{
+	char **paths = NULL, err[256];
+	size_t n = 0;
+	int yes = 0;
+	if (ss_run_list_traces(dir, &paths, &n, err, sizeof(err)))
+		return 0;
+	for (size_t i = 0; i < (all ? n : 1) && !yes; i++) {
+		struct ss_reader *r = ss_run_reader(paths[i], err, sizeof(err));
+		if (r) {
+			yes = ss_run_config_has(r, text);
+			ss_reader_free(r);
+		}
+	}
+	ss_run_list_free(paths, n);
+	return yes;
+}
+
 /* Readers that ss_run_peek opened, kept for the ss_run_reader of the same
  * file that follows: each file is scanned once, not once to see whether
  * anything was recorded and again to read it. */

@@ -48,6 +48,13 @@ int ss_run_is_trace(const char *name);
 int ss_run_list_traces(const char *dir, char ***paths, size_t *n, char *err,
 		       size_t errlen);
 
+/* r was recorded with a config (SS_META_CONFIG: its "key=value" lines)
+ * that holds text, such as "memory.allocations=true". */
+int ss_run_config_has(const struct ss_reader *r, const char *text);
+/* The same of dir's first raw trace (all: of any of them); 0 when dir has
+ * none or they do not open. */
+int ss_run_traces_config_has(const char *dir, const char *text, int all);
+
 /* Open one raw trace; its warning (a damaged tail) goes to stderr.  NULL
  * with the reader's message in err. */
 struct ss_reader *ss_run_reader(const char *path, char *err, size_t errlen);
