@@ -102,23 +102,6 @@ static double off_in(const struct ss_e2e_slice *s, int64_t margin, long *n)
 	return off;
 }
 
-/* The slices of `name` on thread tid (0: any), by time, up to max. */
-static size_t sorted(const struct ss_e2e_trace *tr, const char *name, int64_t tid,
-		     const struct ss_e2e_slice **out, size_t max)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < tr->nslices && n < max; i++)
-		if (!strcmp(tr->slices[i].name, name) && (!tid || tr->slices[i].tid == tid))
-			out[n++] = &tr->slices[i];
-	for (size_t k = 1; k < n; k++)
-		for (size_t j = k; j > 0 && out[j - 1]->ts_ns > out[j]->ts_ns; j--) {
-			const struct ss_e2e_slice *x = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = x;
-		}
-	return n;
-}
-
 /* Record s-offcpu-omp oversubscribed with a busy loop beside it (extra:
  * more --set options). */
 static void record_busy_with(struct ss_e2e *t, char *out, size_t len, const char *extra)
@@ -174,16 +157,19 @@ static void test_team_start(void **state)
 	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "run");
 	collect_offs(tr);
 	const struct ss_e2e_slice *ts[1];
-	SS_E2E_CHECK(t, sorted(tr, "train_step", 0, ts, 1) == 1, "no train_step slice");
+	SS_E2E_CHECK(t, ss_e2e_by_time(tr, "train_step", NULL, 0, ts, 1) == 1,
+		     "no train_step slice");
 	int64_t main_tid = ts[0]->tid;
 	SS_E2E_EXPECT_COUNT(t, tr, START, "user_range", main_tid, 2 * ACTIVE);
 	SS_E2E_EXPECT_COUNT(t, tr, START, "user_range", 0, 2 * ACTIVE);
 	SS_E2E_EXPECT_COUNT(t, tr, WAIT, "user_range", main_tid, 2 * ACTIVE);
-	size_t nst = sorted(tr, START, main_tid, st, 2 * ACTIVE);
+	size_t nst = ss_e2e_by_time(tr, START, NULL, main_tid, st, 2 * ACTIVE);
 	for (int f = 0; f < 2; f++) {
-		SS_E2E_CHECK(t, sorted(tr, fns[f], main_tid, fn[f], ACTIVE) == ACTIVE,
+		SS_E2E_CHECK(t, ss_e2e_by_time(tr, fns[f], NULL, main_tid, fn[f], ACTIVE) ==
+				 ACTIVE,
 			     "expected %d %s calls on the main thread", ACTIVE, fns[f]);
-		SS_E2E_CHECK(t, sorted(tr, shares[f], main_tid, sh[f], ACTIVE) == ACTIVE,
+		SS_E2E_CHECK(t, ss_e2e_by_time(tr, shares[f], NULL, main_tid, sh[f], ACTIVE) ==
+				 ACTIVE,
 			     "expected %d %s on the main thread", ACTIVE, shares[f]);
 	}
 	/* each start wait: in forward or backward, before the main thread's

@@ -90,24 +90,6 @@ static int near(double got, double want, double slack)
 	return d <= 0.10 * want + slack;
 }
 
-/* The slices named `name` (NULL: the steps) by time, up to max. */
-static size_t sorted(const struct ss_e2e_trace *tr, const char *name,
-		     const struct ss_e2e_slice **out, size_t max)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < tr->nslices && n < max; i++)
-		if (name ? !strcmp(tr->slices[i].name, name)
-			 : !strcmp(tr->slices[i].cat, "step"))
-			out[n++] = &tr->slices[i];
-	for (size_t k = 1; k < n; k++)
-		for (size_t j = k; j > 0 && out[j - 1]->ts_ns > out[j]->ts_ns; j--) {
-			const struct ss_e2e_slice *x = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = x;
-		}
-	return n;
-}
-
 /* The off-CPU slices on s's thread that begin inside s, or up to `margin`
  * ns before or after it: their time, and *n of them. */
 static double off_in(const struct ss_e2e_trace *tr, const struct ss_e2e_slice *s,
@@ -188,7 +170,7 @@ static void test_offcpu(void **state)
 	static const char *const fns[2] = { "spinner", "sleeper" };
 	for (int f = 0; f < 2; f++) {
 		const struct ss_e2e_slice *c[ACTIVE];
-		size_t nc = sorted(tr, fns[f], c, ACTIVE);
+		size_t nc = ss_e2e_by_time(tr, fns[f], NULL, 0, c, ACTIVE);
 		SS_E2E_CHECK(t, nc == ACTIVE, "%zu %s slices, expected %d", nc, fns[f], ACTIVE);
 		for (size_t k = 0; k < nc; k++) {
 			long n;
@@ -227,7 +209,7 @@ static void test_offcpu(void **state)
 				     SLACK_NS + SLACK_SWITCH_NS * sw_step[k]),
 			     "step %zu: the thread's off-CPU time in its calls is %.0f ns, the "
 			     "kernel says %.0f ns", FIRST + k, off_step[k], kern_step[k]);
-	size_t nsteps = sorted(tr, NULL, pstep, ACTIVE);
+	size_t nsteps = ss_e2e_by_time(tr, NULL, "step", 0, pstep, ACTIVE);
 	SS_E2E_CHECK(t, nsteps == ACTIVE, "%zu ProfilerStep slices, expected %d", nsteps, ACTIVE);
 	for (size_t i = 0; i < tr->nslices; i++) {
 		const struct ss_e2e_slice *o = &tr->slices[i];

@@ -1113,6 +1113,25 @@ double ss_e2e_csv_col(const char *csv, const char *name, const char *col)
 	return r ? atof(r) : -1;
 }
 
+size_t ss_e2e_by_time(const struct ss_e2e_trace *tr, const char *name, const char *cat,
+		      int64_t tid, const struct ss_e2e_slice **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < tr->nslices && n < max; i++) {
+		const struct ss_e2e_slice *s = &tr->slices[i];
+		if ((!name || !strcmp(s->name, name)) && (!cat || !strcmp(s->cat, cat)) &&
+		    (!tid || s->tid == tid))
+			out[n++] = s;
+	}
+	for (size_t k = 1; k < n; k++)
+		for (size_t j = k; j > 0 && out[j - 1]->ts_ns > out[j]->ts_ns; j--) {
+			const struct ss_e2e_slice *x = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = x;
+		}
+	return n;
+}
+
 long ss_e2e_printed(struct ss_e2e *t, const char *out, const char *what)
 {
 	char key[64];

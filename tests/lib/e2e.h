@@ -309,5 +309,9 @@ const struct ss_e2e_row *ss_e2e_row_find(const struct ss_e2e_row *rows, size_t n
 /* The cell of column `col` (named in csv's first line) in the row whose
  * first field is `name`, as a double; -1 when there is none. */
 double ss_e2e_csv_col(const char *csv, const char *name, const char *col);
+/* Up to max slices of tr named name, of category cat, on thread tid (NULL,
+ * NULL, 0: any) into out, by start time; how many. */
+size_t ss_e2e_by_time(const struct ss_e2e_trace *tr, const char *name, const char *cat,
+		      int64_t tid, const struct ss_e2e_slice **out, size_t max);
 
 #endif /* SS_E2E_H */
