@@ -201,6 +201,13 @@ size_t ss_tw_events(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq
 	return tw_chunk(w, tid, serial, seq, ev, sizeof(*ev), n, cap, 0);
 }
 
+void ss_tw_put(struct ss_tw_enc *e, uint64_t word)
+{
+	if (e->n >= sizeof(e->w) / sizeof(e->w[0]))
+		abort();
+	e->w[e->n++] = word;
+}
+
 size_t ss_tw_words(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
 		   const uint64_t *words, size_t n, size_t cap, uint64_t used)
 {

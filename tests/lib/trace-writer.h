@@ -46,6 +46,14 @@ size_t ss_tw_events(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq
  * test encodes them) and room for cap (>= n); `used` as given. */
 size_t ss_tw_words(struct ss_tw *w, uint64_t tid, uint64_t serial, uint64_t seq,
 		   const uint64_t *words, size_t n, size_t cap, uint64_t used);
+/* Version 2 words as a test encodes them, one at a time (format.h's
+ * SS_CW_* heads and their args), for ss_tw_words or ss_tw_ring; put
+ * aborts when the words are full. */
+struct ss_tw_enc {
+	uint64_t w[128];
+	size_t n;
+};
+void ss_tw_put(struct ss_tw_enc *e, uint64_t word);
 /* Version 2: a RING chunk of nblocks blocks of block_bytes; block i holds
  * nwords[i] words of blocks[i] (blocks[i] NULL: empty), the rest zero. */
 size_t ss_tw_ring(struct ss_tw *w, uint64_t tid, uint64_t serial,

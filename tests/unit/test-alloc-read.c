@@ -57,43 +57,32 @@
 static char tmpdir[] = "/tmp/ss-test-alloc-read-XXXXXX";
 static char tpath[300];
 
-struct enc {
-	uint64_t w[128];
-	size_t n;
-};
-
-static void put(struct enc *e, uint64_t w)
+static void call(struct ss_tw_enc *e, unsigned k, uint64_t t, uint64_t fn)
 {
-	assert_true(e->n < sizeof(e->w) / sizeof(e->w[0]));
-	e->w[e->n++] = w;
+	ss_tw_put(e, SS_CW_SHORT(k, t - 50, fn - A0));
 }
 
-static void call(struct enc *e, unsigned k, uint64_t t, uint64_t fn)
+static void alloc(struct ss_tw_enc *e, uint64_t t, uint64_t addr, uint64_t size, uint64_t space)
 {
-	put(e, SS_CW_SHORT(k, t - 50, fn - A0));
+	ss_tw_put(e, SS_CW_LONG(SS_EV_ALLOC, 3, t - 50));
+	ss_tw_put(e, addr);
+	ss_tw_put(e, size);
+	ss_tw_put(e, space);
 }
 
-static void alloc(struct enc *e, uint64_t t, uint64_t addr, uint64_t size, uint64_t space)
+static void release(struct ss_tw_enc *e, uint64_t t, uint64_t addr, uint64_t space)
 {
-	put(e, SS_CW_LONG(SS_EV_ALLOC, 3, t - 50));
-	put(e, addr);
-	put(e, size);
-	put(e, space);
+	ss_tw_put(e, SS_CW_LONG(SS_EV_FREE, 2, t - 50));
+	ss_tw_put(e, addr);
+	ss_tw_put(e, space);
 }
 
-static void release(struct enc *e, uint64_t t, uint64_t addr, uint64_t space)
+static void block(struct ss_tw_enc *e)
 {
-	put(e, SS_CW_LONG(SS_EV_FREE, 2, t - 50));
-	put(e, addr);
-	put(e, space);
-}
-
-static void block(struct enc *e)
-{
-	put(e, SS_CW_LONG(SS_EV_BLOCK, 3, 0));
-	put(e, 0);
-	put(e, 50);
-	put(e, A0);
+	ss_tw_put(e, SS_CW_LONG(SS_EV_BLOCK, 3, 0));
+	ss_tw_put(e, 0);
+	ss_tw_put(e, 50);
+	ss_tw_put(e, A0);
 }
 
 static int setup(void **state)
@@ -114,7 +103,7 @@ static int teardown(void **state)
 static struct ss_tw *image(int config)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc a = { .n = 0 }, b = { .n = 0 };
+	struct ss_tw_enc a = { .n = 0 }, b = { .n = 0 };
 	static const char cfg[] = "step.function=f\nmemory.allocations=true\n";
 
 	if (config)

@@ -36,49 +36,38 @@ static char tpath[300];
 #define TWRAP (UINT64_C(5000) + (UINT64_C(1) << 32) + 100)
 #define FAR UINT64_C(0x7f0000001000)
 
-/* The encoder: records appended to a word array. */
-struct enc {
-	uint64_t w[64];
-	size_t n;
-};
-
-static void put(struct enc *e, uint64_t w)
+/* The encoder: records appended to a word array (trace-writer.h). */
+static void e_block(struct ss_tw_enc *e, uint64_t seq, uint64_t tbase, uint64_t abase)
 {
-	assert_true(e->n < sizeof(e->w) / sizeof(e->w[0]));
-	e->w[e->n++] = w;
+	ss_tw_put(e, SS_CW_LONG(SS_EV_BLOCK, 3, 0));
+	ss_tw_put(e, seq);
+	ss_tw_put(e, tbase);
+	ss_tw_put(e, abase);
 }
 
-static void e_block(struct enc *e, uint64_t seq, uint64_t tbase, uint64_t abase)
+static void e_base(struct ss_tw_enc *e, uint64_t tbase, uint64_t abase)
 {
-	put(e, SS_CW_LONG(SS_EV_BLOCK, 3, 0));
-	put(e, seq);
-	put(e, tbase);
-	put(e, abase);
-}
-
-static void e_base(struct enc *e, uint64_t tbase, uint64_t abase)
-{
-	put(e, SS_CW_LONG(SS_EV_BASE, 2, 0));
-	put(e, tbase);
-	put(e, abase);
+	ss_tw_put(e, SS_CW_LONG(SS_EV_BASE, 2, 0));
+	ss_tw_put(e, tbase);
+	ss_tw_put(e, abase);
 }
 
 /* ENTER (k 1) or EXIT (k 2) of abase + da, in one word */
-static void e_short(struct enc *e, unsigned k, uint32_t dt, uint64_t da)
+static void e_short(struct ss_tw_enc *e, unsigned k, uint32_t dt, uint64_t da)
 {
-	put(e, SS_CW_SHORT(k, dt, da));
+	ss_tw_put(e, SS_CW_SHORT(k, dt, da));
 }
 
 /* any other event, or a far ENTER/EXIT: head and the version 1 arg */
-static void e_long(struct enc *e, unsigned kind, uint32_t dt, uint64_t arg)
+static void e_long(struct ss_tw_enc *e, unsigned kind, uint32_t dt, uint64_t arg)
 {
-	put(e, SS_CW_LONG(kind, 1, dt));
-	put(e, arg);
+	ss_tw_put(e, SS_CW_LONG(kind, 1, dt));
+	ss_tw_put(e, arg);
 }
 
-static void e_pad(struct enc *e)
+static void e_pad(struct ss_tw_enc *e)
 {
-	put(e, SS_CW_LONG(SS_EV_PAD, 0, 0));
+	ss_tw_put(e, SS_CW_LONG(SS_EV_PAD, 0, 0));
 }
 
 struct want {
@@ -152,7 +141,7 @@ static void check_warning(struct ss_reader *r, const char *fmt, ...)
 }
 
 /* Thread 1 (tid 100), blocks 0 and 1 in its EVENTS chunk 0: */
-static void blocks_0_1(struct enc *e)
+static void blocks_0_1(struct ss_tw_enc *e)
 {
 	e_block(e, 0, 1000, A0);
 	e_short(e, 1, 5, 0x10);
@@ -199,8 +188,8 @@ static const struct want thread2[] = {
 static struct ss_tw *build_main(size_t *bad)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc b2 = { .n = 0 }, b3 = { .n = 0 }, b4 = { .n = 0 }, s2 = { .n = 0 };
-	struct enc t2 = { .n = 0 }, t1 = { .n = 0 }, stale = { .n = 0 };
+	struct ss_tw_enc b2 = { .n = 0 }, b3 = { .n = 0 }, b4 = { .n = 0 }, s2 = { .n = 0 };
+	struct ss_tw_enc t2 = { .n = 0 }, t1 = { .n = 0 }, stale = { .n = 0 };
 	const uint64_t *ring[4];
 	size_t nw[4], off;
 
@@ -212,11 +201,11 @@ static struct ss_tw *build_main(size_t *bad)
 	e_short(&b2, 2, 3, 0x20);
 	e_block(&b3, 3, T2 + 100, A0);
 	e_short(&b3, 1, 4, 0x30);
-	put(&b3, 0);                      /* torn: its head never written */
-	put(&b3, 555);
+	ss_tw_put(&b3, 0);                      /* torn: its head never written */
+	ss_tw_put(&b3, 555);
 	e_block(&b4, 4, T2 + 200, A0);
 	e_short(&b4, 2, 1, 0x30);
-	put(&b4, 5);                      /* k == 0 */
+	ss_tw_put(&b4, 5);                      /* k == 0 */
 	e_short(&b4, 1, 2, 0x30);
 	ring[0] = b2.w, nw[0] = b2.n;
 	ring[1] = b3.w, nw[1] = b3.n;
@@ -274,8 +263,8 @@ static void test_decode(void **state)
 static struct ss_tw *build_clean(void)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc b2 = { .n = 0 }, b3 = { .n = 0 }, b4 = { .n = 0 }, s2 = { .n = 0 };
-	struct enc t2 = { .n = 0 }, t1 = { .n = 0 }, stale = { .n = 0 };
+	struct ss_tw_enc b2 = { .n = 0 }, b3 = { .n = 0 }, b4 = { .n = 0 }, s2 = { .n = 0 };
+	struct ss_tw_enc t2 = { .n = 0 }, t1 = { .n = 0 }, stale = { .n = 0 };
 	const uint64_t *ring[4];
 	size_t nw[4];
 	struct ss_meta_end end = { 16, 0, 1, 0, 0 };
@@ -301,8 +290,8 @@ static struct ss_tw *build_clean(void)
 	e_short(&b2, 2, 3, 0x20);
 	e_block(&b3, 3, T2 + 100, A0);
 	e_short(&b3, 1, 4, 0x30);
-	put(&b3, 0);
-	put(&b3, 555);
+	ss_tw_put(&b3, 0);
+	ss_tw_put(&b3, 555);
 	e_block(&b4, 4, T2 + 200, A0);
 	e_short(&b4, 2, 1, 0x30);
 	e_short(&b4, 1, 2, 0x30);
@@ -335,7 +324,7 @@ static const struct want two_blocks[] = {
 static void test_leftovers(void **state)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc e = { .n = 0 };
+	struct ss_tw_enc e = { .n = 0 };
 	struct ss_reader *r;
 	size_t used;
 
@@ -343,12 +332,12 @@ static void test_leftovers(void **state)
 	ss_tw_meta_thread(w, 100, "alpha");
 	e_block(&e, 0, 1000, A0);
 	e_short(&e, 1, 5, 0x10);
-	put(&e, SS_CW_LONG(SS_EV_PAD, 1, 0));     /* a head over its payload */
-	put(&e, A0 + 0x99);
-	put(&e, SS_CW_LONG(SS_EV_PAD, 3, 0));
-	put(&e, 0);
-	put(&e, 12345);
-	put(&e, SS_CW_LONG(SS_EV_ENTER, 1, 0));   /* a head that is not one */
+	ss_tw_put(&e, SS_CW_LONG(SS_EV_PAD, 1, 0));     /* a head over its payload */
+	ss_tw_put(&e, A0 + 0x99);
+	ss_tw_put(&e, SS_CW_LONG(SS_EV_PAD, 3, 0));
+	ss_tw_put(&e, 0);
+	ss_tw_put(&e, 12345);
+	ss_tw_put(&e, SS_CW_LONG(SS_EV_ENTER, 1, 0));   /* a head that is not one */
 	e_short(&e, 2, 9, 0x10);
 	used = e.n * 8;
 	e_block(&e, 1, 2000, A0);
@@ -369,7 +358,7 @@ static void test_leftovers(void **state)
 static void test_torn_copy(void **state)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc e = { .n = 0 }, rb = { .n = 0 };
+	struct ss_tw_enc e = { .n = 0 }, rb = { .n = 0 };
 	const uint64_t *ring[2];
 	size_t nw[2], used;
 	struct ss_reader *r;
@@ -380,8 +369,8 @@ static void test_torn_copy(void **state)
 	e_short(&e, 1, 5, 0x10);
 	e_short(&e, 2, 9, 0x10);
 	used = e.n * 8;
-	put(&e, SS_CW_LONG(SS_EV_BLOCK, 3, 0));
-	put(&e, 1);                                /* seq; the time base never came */
+	ss_tw_put(&e, SS_CW_LONG(SS_EV_BLOCK, 3, 0));
+	ss_tw_put(&e, 1);                                /* seq; the time base never came */
 	e_block(&rb, 1, 2000, A0);
 	e_short(&rb, 1, 1, 0x20);
 	e_short(&rb, 2, 2, 0x20);
@@ -456,7 +445,7 @@ static void test_cut_everywhere(void **state)
 static void test_truncated(void **state)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc rb = { .n = 0 }, ev = { .n = 0 };
+	struct ss_tw_enc rb = { .n = 0 }, ev = { .n = 0 };
 	const uint64_t *ring[1];
 	size_t nw[1], off, len;
 	struct ss_reader *r;
@@ -517,7 +506,7 @@ static void test_corrupt_records(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct bad_case *c = &cases[i];
 		struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-		struct enc e = { .n = 0 };
+		struct ss_tw_enc e = { .n = 0 };
 		struct want want[3] = {
 			{ SS_EV_ENTER, A0 + 4, 11 },
 			{ SS_EV_ENTER, A0 + 8, 501 },
@@ -530,7 +519,7 @@ static void test_corrupt_records(void **state)
 		e_short(&e, 1, 1, 4);
 		at = e.n;
 		for (k = 0; k < c->n; k++)
-			put(&e, c->word[k]);
+			ss_tw_put(&e, c->word[k]);
 		e_short(&e, 2, 3, 4);     /* lost with the rest of block 0 */
 		e_block(&e, 1, 500, A0);
 		e_short(&e, 1, 1, 8);
@@ -550,7 +539,7 @@ static void test_corrupt_records(void **state)
 static void test_corrupt_blocks(void **state)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc e = { .n = 0 }, b0 = { .n = 0 }, b1 = { .n = 0 };
+	struct ss_tw_enc e = { .n = 0 }, b0 = { .n = 0 }, b1 = { .n = 0 };
 	const uint64_t *ring[1];
 	size_t nw[1], off, roff, roff2;
 	struct ss_reader *r;
@@ -575,7 +564,7 @@ static void test_corrupt_blocks(void **state)
 	e_short(&b0, 1, 1, 2);
 	e_short(&b0, 2, 2, 2);
 	e_short(&b0, 1, 3, 3);
-	put(&b0, SS_CW_LONG(SS_EV_STEP, 1, 4));   /* its payload would be word 8 */
+	ss_tw_put(&b0, SS_CW_LONG(SS_EV_STEP, 1, 4));   /* its payload would be word 8 */
 	e_block(&b1, 2, 40, A0);
 	e_short(&b1, 1, 1, 4);
 	e_block(&b1, 3, 50, A0);
@@ -595,7 +584,7 @@ static void test_corrupt_blocks(void **state)
 static void test_ring_header_and_v1(void **state)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
-	struct enc b = { .n = 0 };
+	struct ss_tw_enc b = { .n = 0 };
 	const uint64_t *ring[1];
 	size_t nw[1], roff;
 	struct ss_reader *r;
@@ -644,7 +633,7 @@ static void test_lost_report(void **state)
 {
 	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 4545);
 	uint64_t fn = (uint64_t)(uintptr_t)ss_t2_work;
-	struct enc e = { .n = 0 };
+	struct ss_tw_enc e = { .n = 0 };
 	char run[400], path[500], out[500], *t;
 
 	(void)state;
