@@ -44,11 +44,44 @@
 
 static void stop_recording(int reason, const char *why);
 
+/* The number of a high slot, taken while there is one thread.  Growing the
+ * kernel's fd table to a high number waits for an RCU grace period when
+ * the table is shared, that is once the program has a second thread: 6-16
+ * ms on the development VM, in the step where the first window opened (the
+ * trace file is created there).  A slot taken at start-up, while the table
+ * is the main thread's alone, grows it for some 20 us; the trace's fd is
+ * then moved onto that slot (dup3), which never grows the table. */
+void ss_buf_fd_reserve(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	int hi = ss_buf_fd_high(fd);
+	struct stat st;
+	if (hi == fd || fstat(hi, &st)) {
+		close(hi);
+		return;
+	}
+	ss_rt.spare_dev = st.st_dev;
+	ss_rt.spare_ino = st.st_ino;
+	ss_rt.spare_fd = hi;
+}
+
 /* Move fd out of the program's way: a close-on-exec copy near the top of
- * RLIMIT_NOFILE (at least 1000), the original closed.  Returns the fd to
- * use (fd itself if no higher number is free). */
+ * RLIMIT_NOFILE (at least 1000), the original closed; onto the slot that
+ * ss_buf_fd_reserve took, while the program has left it alone.  Returns
+ * the fd to use (fd itself if no higher number is free). */
 int ss_buf_fd_high(int fd)
 {
+	int spare = ss_rt.spare_fd;
+	if (spare >= 0) {
+		ss_rt.spare_fd = -1;
+		if (ss_buf_fd_is(spare, ss_rt.spare_dev, ss_rt.spare_ino) &&
+		    dup3(fd, spare, O_CLOEXEC) == spare) {
+			close(fd);
+			return spare;
+		}
+	}
 	struct rlimit rl;
 	long base = 1000;
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&

@@ -154,6 +154,12 @@ struct ss_runtime {
 	                                * (and its lock) until ours is open */
 	dev_t hold_dev;
 	ino_t hold_ino;
+	int spare_fd;                  /* a high slot taken before the program
+	                                * had threads (/dev/null, close-on-exec):
+	                                * the trace's fd moves onto it (buffer.c
+	                                * ss_buf_fd_high), -1 once used */
+	dev_t spare_dev;
+	ino_t spare_ino;
 	pid_t pid;
 	uint64_t file_off;             /* end of the file: next chunk goes here */
 	uint64_t cap_bytes;            /* max_trace_mb in bytes, 0 = none */
@@ -236,6 +242,7 @@ SS_HIDDEN void ss_ring_trim_tail(struct ss_thread *self, int last); /* lock held
 SS_HIDDEN int ss_buf_open_file(void);
 SS_HIDDEN int ss_buf_fd(void);
 SS_HIDDEN int ss_buf_fd_high(int fd);
+SS_HIDDEN void ss_buf_fd_reserve(void);   /* start-up, before any thread */
 SS_HIDDEN int ss_buf_fd_is(int fd, dev_t dev, ino_t ino);
 SS_HIDDEN void ss_buf_after_fork(void);
 

@@ -43,6 +43,7 @@ struct ss_runtime ss_rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.fd = -1,
 	.hold_fd = -1,
+	.spare_fd = -1,
 };
 __thread struct ss_thread ss_tls __attribute__((tls_model("initial-exec")));
 
@@ -448,6 +449,7 @@ static void runtime_start(void)
 		return;
 	}
 	pthread_atfork(NULL, NULL, after_fork_child);
+	ss_buf_fd_reserve(); /* while the program has one thread: buffer.c */
 	ss_ring_test_switches(); /* read before the program has threads */
 	if (ss_window_init()) {
 		ss_rt.disabled = 1;
