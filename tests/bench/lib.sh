@@ -1,5 +1,5 @@
 # lib.sh - sourced by the bench scripts (run-bench.sh, fidelity.sh,
-# idle.sh): the smoke sizes and the goal table.
+# idle.sh, ...): the smoke sizes, the medians of rounds and the goal table.
 #
 # SS_BENCH_SMOKE=1: every size and round count that is not set already
 # becomes the smallest that still runs each path once.  `make test` runs
@@ -43,6 +43,25 @@ bench_tool() { # name -> its path, or a one-line error and exit 2
 # them (print-build) and -lm
 mlp_build() {
 	(cd "$top/examples/mlp" && "$@" $(make -s --no-print-directory print-build) -lm)
+}
+
+# run_medians FILE: FILE has "variant wall_s cpu_s" lines, one a run;
+# prints "variant median_wall_s median_cpu_s" for each variant (9
+# significant digits).
+run_medians() {
+	awk '
+	function med(a, k,   i, j, x) { # median of a[1..k], sorted in place
+		for (i = 2; i <= k; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+	}
+	{ c = ++cnt[$1]; wall[$1, c] = $2; cpu[$1, c] = $3 }
+	END {
+		for (v in cnt) {
+			for (i = 1; i <= cnt[v]; i++) { a[i] = wall[v, i]; b[i] = cpu[v, i] }
+			printf "%s %.9g %.9g\n", v, med(a, cnt[v]), med(b, cnt[v])
+		}
+	}' "$1"
 }
 
 # goal_row(figure, value, goal, ok): one line of the goal table, when

@@ -106,24 +106,6 @@ printf 'max_trace_mb: 0\n' > "$W/all.yaml"
 export STEPSCOPE_DIR="$W/trace"
 RT=$B/lib/libstepscope.so
 
-# run_medians FILE: FILE has "variant wall_s cpu_s" lines, one a run;
-# prints "variant median_wall_s median_cpu_s" for each variant.
-run_medians() {
-	awk '
-	function med(a, k,   i, j, x) { # median of a[1..k], sorted in place
-		for (i = 2; i <= k; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-	}
-	{ c = ++cnt[$1]; wall[$1, c] = $2; cpu[$1, c] = $3 }
-	END {
-		for (v in cnt) {
-			for (i = 1; i <= cnt[v]; i++) { a[i] = wall[v, i]; b[i] = cpu[v, i] }
-			print v, med(a, cnt[v]), med(b, cnt[v])
-		}
-	}' "$1"
-}
-
 # hot NAME RUNS NONE EMPTY FLOOR IDLE RECORD UFTRACE: RUNS rounds, each one
 # hyperfine run of the six commands once (UFTRACE "" without uftrace), the
 # order reversed every other round: a neighbour's load that comes and goes

@@ -86,18 +86,9 @@ $(cmd "$v" 0)
 	[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$W/t.csv" >> "$W/runs"
 	r=$((r + 1))
 done
-awk -v steps="$TS" -v calls="$TC" -v th="$TT" "$SS_BENCH_ROW_AWK"'
-function med(a, k,   i, j, x) {
-	for (i = 2; i <= k; i++)
-		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-}
-{ n = ++cnt[$1]; wall[$1, n] = $2; cpu[$1, n] = $3 }
+run_medians "$W/runs" | awk -v steps="$TS" -v calls="$TC" -v th="$TT" "$SS_BENCH_ROW_AWK"'
+{ m[$1] = $2; mc[$1] = $3 }
 END {
-	for (v in cnt) {
-		for (i = 1; i <= cnt[v]; i++) { a[i] = wall[v, i]; b[i] = cpu[v, i] }
-		m[v] = med(a, cnt[v]); mc[v] = med(b, cnt[v])
-	}
 	split("plain empty idle stats cc-empty cc-idle cc-stats", V, " ")
 	for (k = 1; k <= 7; k++) { v = V[k]; w[v] = m[v] - m[v "0"]; c[v] = mc[v] - mc[v "0"] }
 	ns = 1e9 / (steps * calls)
@@ -119,4 +110,4 @@ END {
 	goal_row("counting: stats, trainer " th " threads / empty hooks (CPU)", y, "<= 1.3", y <= 1.3)
 	goal_row("counting: stats, trainer, stepscope-cc / hooks linked in (wall)", xc, "<= 1.3", xc <= 1.3)
 	goal_row("counting: stats, trainer, stepscope-cc / hooks linked in (CPU)", yc, "<= 1.3", yc <= 1.3)
-}' "$W/runs"
+}'
