@@ -26,8 +26,6 @@ fi
 N=${SS_BENCH_ALLOC_PAIRS:-2000000}
 NI=${SS_BENCH_ALLOC_IN_PAIRS:-200000} # inside: 56 bytes of trace a pair
 RUNS=${SS_BENCH_ALLOC_RUNS:-11}
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 W=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-alloc.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 $CC -O2 -g -o "$W/b-alloc" "$SRC/b-alloc.c"

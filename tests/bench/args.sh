@@ -21,8 +21,6 @@ if [ -n "${SS_BENCH_SMOKE:-}" ]; then
 fi
 N=${SS_BENCH_ARGS_CALLS:-200000}
 R=${SS_BENCH_ARGS_RUNS:-7}
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 W=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-argsbench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 "$B/bin/stepscope-cc" "$CC" -O2 -o "$W/b-args" "$SRC/b-args.c"

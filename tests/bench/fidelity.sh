@@ -37,8 +37,6 @@ DURATIONS=$(bench_tool b-durations)
 N=${SS_BENCH_FID_CALLS:-4000000}
 NL=$((N / 4))
 RUNS=${SS_BENCH_FID_RUNS:-3}
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 W=${SS_BENCH_FID_DIR:-$(mktemp -d /var/tmp/stepscope-fid.XXXXXX)}
 SHM=$(mktemp -d /dev/shm/stepscope-fid.XXXXXX 2>/dev/null || echo "")
 mkdir -p "$W"

@@ -34,8 +34,6 @@ NL=$((N / 4))
 RUNS=${SS_BENCH_IDLE_RUNS:-7}
 NR=${SS_BENCH_IDLE_REC_CALLS:-4000000} # for floor and record*: 8 bytes an event on disk
 NRL=$((NR / 4))
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 W=${SS_BENCH_IDLE_DIR:-$(mktemp -d /var/tmp/stepscope-idle.XXXXXX)}
 mkdir -p "$W"
 trap 'rm -rf "$W"' EXIT

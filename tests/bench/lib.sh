@@ -1,5 +1,6 @@
 # lib.sh - sourced by the bench scripts (run-bench.sh, fidelity.sh,
-# idle.sh, ...): the smoke sizes, the medians of rounds and the goal table.
+# idle.sh, ...): the smoke sizes, the compiler, the medians of rounds and
+# the goal table.
 #
 # SS_BENCH_SMOKE=1: every size and round count that is not set already
 # becomes the smallest that still runs each path once.  `make test` runs
@@ -25,6 +26,12 @@ if [ -n "${SS_BENCH_SMOKE:-}" ]; then
 		SS_BENCH_STATS_CALLS SS_BENCH_FILTER_STEPS SS_BENCH_AUTODIFF_STEPS SS_BENCH_FID_CALLS \
 		SS_BENCH_FID_RUNS SS_BENCH_FID_OUTLIER_CALLS SS_BENCH_IDLE_CALLS SS_BENCH_IDLE_RUNS \
 		SS_BENCH_IDLE_REC_CALLS
+fi
+
+# The compiler the scripts build their own programs with: $CC, gcc when
+# it is unset or make's default cc.
+if [ -z "${CC:-}" ] || [ "$CC" = cc ]; then
+	CC=gcc
 fi
 
 # The programs `make` builds for the benchmarks from the project's own

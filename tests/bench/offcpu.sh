@@ -35,8 +35,6 @@ if [ -n "${SS_BENCH_SMOKE:-}" ]; then
 	RUNS=${SS_BENCH_OFFCPU_RUNS:-1} STEPS=${SS_BENCH_OFFCPU_STEPS:-6}
 	OSTEPS=${SS_BENCH_OFFCPU_OSTEPS:-6} PAIRS=${SS_BENCH_OFFCPU_PAIRS:-2}
 fi
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 SS=$B/bin/stepscope
 W=$(mktemp -d /tmp/stepscope-offcpu.XXXXXX)
 H=

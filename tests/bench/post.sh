@@ -34,8 +34,6 @@ if [ -n "${SS_BENCH_SMOKE:-}" ]; then
 fi
 N=${SS_BENCH_POST_CALLS:-20000000}
 RUNS=${SS_BENCH_POST_RUNS:-3}
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 SS=$B/bin/stepscope
 W=${SS_BENCH_POST_DIR:-$(mktemp -d /var/tmp/stepscope-post.XXXXXX)}
 mkdir -p "$W"

@@ -36,8 +36,6 @@ D=${SS_BENCH_DEPTH:-1000}
 RUNS=${SS_BENCH_RUNS:-10}
 E2E_RUNS=${SS_BENCH_E2E_RUNS:-7}
 E2E_STEPS=${SS_BENCH_E2E_STEPS:-200}
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 command -v hyperfine >/dev/null || SS_DEPS_EXTRA="hyperfine uftrace" sh "$top/scripts/deps.sh"
 command -v hyperfine >/dev/null || { echo "bench: hyperfine is missing" >&2; exit 2; }
 SRC=$top/tests/bench

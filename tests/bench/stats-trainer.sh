@@ -34,8 +34,6 @@ TS=${SS_BENCH_TRAINER_STEPS:-50}
 TR=${SS_BENCH_TRAINER_RUNS:-7}
 TC=${SS_BENCH_TRAINER_CALLS:-1000000}
 TT=${SS_BENCH_TRAINER_THREADS:-4}
-CC=${CC:-gcc}
-[ "$CC" = cc ] && CC=gcc
 W=$(mktemp -d "${TMPDIR:-/tmp}/stepscope-trainer.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 $CC -O2 -g -pthread -o "$W/plain" "$SRC/b-trainer.c"
