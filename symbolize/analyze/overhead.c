@@ -104,6 +104,12 @@ static double ss_overhead_cost(const struct ss_overhead *o, uint64_t calls)
 	       (double)o->switches * SS_OVERHEAD_SWITCH_NS;
 }
 
+int ss_overhead_fixed_most(const struct ss_overhead *o, uint64_t calls)
+{
+	double fixed = o->cost_known ? (double)o->bg_ns + (double)o->open_ns : 0.0;
+	return fixed > ss_overhead_cost(o, calls) / 2;
+}
+
 uint64_t ss_overhead_calls(struct ss_agg *a)
 {
 	struct ss_agg_row *rows;
@@ -152,8 +158,18 @@ void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 	}
 	fprintf(f, ")%s\n", compensated ? ", subtracted above (--compensate)" : "");
 	/* the warning when the program ran over 10% slower: a share above
-	 * 1 - 1 / 1.1 */
-	if (pct > 100.0 - 100.0 / (1.0 + SS_OVERHEAD_WARN_PCT / 100.0))
+	 * 1 - 1 / 1.1; what to do depends on which part of the cost is the
+	 * larger: the hooks (a filter helps) or the fixed cost of opening
+	 * windows and of the background thread (a short window of few calls,
+	 * like make demo's: more steps per window spread it, a filter does
+	 * not) */
+	if (pct <= 100.0 - 100.0 / (1.0 + SS_OVERHEAD_WARN_PCT / 100.0))
+		return;
+	if (ss_overhead_fixed_most(o, calls))
+		fprintf(f, "warning: above %.0f%%, mostly stepscope's fixed cost (opening windows "
+			"and its background thread), not its hooks: longer windows "
+			"(schedule.active) spread it over more steps\n", SS_OVERHEAD_WARN_PCT);
+	else
 		fprintf(f, "warning: above %.0f%%, the times mostly measure stepscope's hooks; "
 			"run 'stepscope filter %s' to find the calls to leave out\n",
 			SS_OVERHEAD_WARN_PCT, dir);

@@ -61,6 +61,9 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o);
 /* Recorded function calls of the aggregate (calls ss_agg_rows: fetch
  * rows after it). */
 uint64_t ss_overhead_calls(struct ss_agg *a);
+/* 1 when opening windows and the background thread are over half of what
+ * recording cost (longer windows help, a filter does not) */
+int ss_overhead_fixed_most(const struct ss_overhead *o, uint64_t calls);
 
 /* "stepscope overhead: N% of recorded time (C calls x P ns)" and, above
  * SS_OVERHEAD_WARN_PCT, the advice to run `stepscope filter`; nothing

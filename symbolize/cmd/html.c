@@ -214,10 +214,14 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 				"(%llu calls x %llu ns)%s</p>\n",
 				pct > SS_OVERHEAD_WARN_PCT ? " class=\"warn\"" : "", pct,
 				(unsigned long long)calls, (unsigned long long)o.pair_ns,
-				pct > SS_OVERHEAD_WARN_PCT
-					? ": the times mostly measure stepscope's hooks; run "
+				pct <= SS_OVERHEAD_WARN_PCT ? ""
+				: ss_overhead_fixed_most(&o, calls)
+					? ": mostly stepscope's fixed cost (opening windows and its "
+					  "background thread), not its hooks: longer windows "
+					  "(schedule.active) spread it over more steps"
+					: ": the times mostly measure stepscope's hooks; run "
 					  "<code>stepscope filter</code> on this run to find the calls "
-					  "to leave out" : "");
+					  "to leave out");
 		}
 	}
 	{ /* a run stopped by max_trace_mb looks complete otherwise */
