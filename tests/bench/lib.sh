@@ -71,6 +71,23 @@ run_medians() {
 	}' "$1"
 }
 
+# hyperfine_round ROUND CSV PREPARE RUNS LIST: one round of the variants
+# in LIST (hyperfine's "-n NAME COMMAND" list, one word a line, so that
+# the commands keep their spaces), each run once with PREPARE before it,
+# into CSV (hyperfine's log LOG beside it: CSV less .csv, -hyperfine.log;
+# printed, and the script ends, when hyperfine fails).  Except in round 0
+# (the warm-up) each run's "name wall_s cpu_s" is appended to RUNS.
+hyperfine_round() {
+	hr_log=${2%.csv}-hyperfine.log
+	IFS='
+'
+	hyperfine -N --runs 1 --export-csv "$2" --prepare "$3" $5 >"$hr_log" 2>&1 ||
+		{ cat "$hr_log"; exit 1; }
+	IFS=' 	
+'
+	[ "$1" = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$2" >> "$4"
+}
+
 # goal_row(figure, value, goal, ok): one line of the goal table, when
 # SS_BENCH_TABLE is set.  Paste "$SS_BENCH_ROW_AWK" before an awk program.
 # dv(a, b): a / b, 0 when b is 0 (a smoke run's times can be equal).

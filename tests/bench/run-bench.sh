@@ -124,15 +124,9 @@ hot() {
 		else
 			set -- "$1" "$2" "$3" "$4" "$5" "$6" uftrace record idle floor empty none
 		fi
-		IFS='
-' # one line, one argument: the commands keep their spaces
-		hyperfine -N --runs 1 --export-csv "$W/$name.csv" \
-			--prepare "sh -c 'rm -rf $W/trace $W/uftrace.data; mkdir -p $W/trace'" \
-			$(hot_args "$@") >"$W/hyperfine-$name.log" 2>&1 ||
-			{ cat "$W/hyperfine-$name.log"; exit 1; }
-		IFS=' 	
-'
-		[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$W/$name.csv" >> "$W/$name.runs"
+		hyperfine_round $r "$W/$name.csv" \
+			"sh -c 'rm -rf $W/trace $W/uftrace.data; mkdir -p $W/trace'" \
+			"$W/$name.runs" "$(hot_args "$@")"
 		r=$((r + 1))
 	done
 	run_medians "$W/$name.runs" | awk -v w="$name" '{ print w, $0 }' >> "$W/results"
@@ -451,14 +445,8 @@ $v
 $c
 "
 	done
-	IFS='
-'
-	hyperfine -N --runs 1 --export-csv "$V/stats.csv" \
-		--prepare "sh -c 'rm -rf $V/trace; mkdir -p $V/trace'" \
-		$a >"$V/hyperfine.log" 2>&1 || { cat "$V/hyperfine.log"; exit 1; }
-	IFS=' 	
-'
-	[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$V/stats.csv" >> "$V/stats.runs"
+	hyperfine_round $r "$V/stats.csv" "sh -c 'rm -rf $V/trace; mkdir -p $V/trace'" \
+		"$V/stats.runs" "$a"
 	r=$((r + 1))
 done
 run_medians "$V/stats.runs" | awk -v n="$WN" "$SS_BENCH_ROW_AWK"'

@@ -74,14 +74,7 @@ ${v}0
 $(cmd "$v" 0)
 "
 	done
-	IFS='
-'
-	hyperfine -N --runs 1 --export-csv "$W/t.csv" \
-		--prepare "sh -c 'rm -rf $W/trace; mkdir -p $W/trace'" \
-		$a >"$W/hyperfine.log" 2>&1 || { cat "$W/hyperfine.log"; exit 1; }
-	IFS=' 	
-'
-	[ $r = 0 ] || awk -F, 'NR > 1 { print $1, $4, $5 + $6 }' "$W/t.csv" >> "$W/runs"
+	hyperfine_round $r "$W/t.csv" "sh -c 'rm -rf $W/trace; mkdir -p $W/trace'" "$W/runs" "$a"
 	r=$((r + 1))
 done
 run_medians "$W/runs" | awk -v steps="$TS" -v calls="$TC" -v th="$TT" "$SS_BENCH_ROW_AWK"'
