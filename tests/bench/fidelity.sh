@@ -114,12 +114,7 @@ while [ $r -lt "$RUNS" ]; do
 	r=$((r + 1))
 done
 
-awk -v n="$N" -v nl="$NL" -v runs="$RUNS" -v stepsf="$W/steps" -v outlf="$W/outl" -v no="$NO" "$SS_BENCH_ROW_AWK"'
-function med(a, k,   i, j, x) {
-	for (i = 2; i <= k; i++)
-		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-}
+awk -v n="$N" -v nl="$NL" -v runs="$RUNS" -v stepsf="$W/steps" -v outlf="$W/outl" -v no="$NO" "$SS_BENCH_ROW_AWK$SS_BENCH_MED_AWK"'
 { c = ++cnt[$1, $2]; t[$1, $2, c] = $3; seen[$1] = 1
   if ($2 == n && $4 == "calls") { f = ++fc[$1]; flt[$1, f] = $7 + $9 } }
 END {

@@ -90,12 +90,7 @@ done
 # Each figure twice: from wall time, and from CPU time, which a neighbour's
 # load on the shared cores moves less (the idle variants have one thread;
 # the recording ones count their background thread's CPU too).
-awk -v n="$N" -v nl="$NL" -v runs="$RUNS" "$SS_BENCH_ROW_AWK"'
-function med(a, k,   i, j, x) {
-	for (i = 2; i <= k; i++)
-		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-}
+awk -v n="$N" -v nl="$NL" -v runs="$RUNS" "$SS_BENCH_ROW_AWK$SS_BENCH_MED_AWK"'
 { c = ++cnt[$1, $2]; t[3, $1, $2, c] = $3; t[4, $1, $2, c] = $4; seen[$1] = 1
   if ($2 > nmax[$1]) nmax[$1] = $2
   if (!($1 in nmin) || $2 < nmin[$1]) nmin[$1] = $2 }

@@ -56,12 +56,7 @@ mlp_build() {
 # prints "variant median_wall_s median_cpu_s" for each variant (9
 # significant digits).
 run_medians() {
-	awk '
-	function med(a, k,   i, j, x) { # median of a[1..k], sorted in place
-		for (i = 2; i <= k; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-		return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-	}
+	awk "$SS_BENCH_MED_AWK"'
 	{ c = ++cnt[$1]; wall[$1, c] = $2; cpu[$1, c] = $3 }
 	END {
 		for (v in cnt) {
@@ -97,4 +92,14 @@ function goal_row(name, v, goal, ok,   f) {
 	if (f != "") { printf "%s\t%.2f\t%s\t%s\n", name, v, goal, ok ? "yes" : "NO" >> f; close(f) }
 }
 function dv(a, b) { return b == 0 ? 0 : a / b }
+'
+
+# med(a, k): the median of a[1..k], sorted in place.  Paste
+# "$SS_BENCH_MED_AWK" before an awk program, as the row one.
+SS_BENCH_MED_AWK='
+function med(a, k,   i, j, x) {
+	for (i = 2; i <= k; i++)
+		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+	return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}
 '
