@@ -486,24 +486,40 @@ static int arena_give(int first, int last, void *p)
 	return ERR_VALUE;
 }
 
+/* A memory call's start: its correlation id and start time, the ENTER
+ * callback (outside the lock); returns with the lock held. */
+static uint32_t mem_enter(uint32_t cbid, const void *prm, uint64_t *t0, uint64_t *cd)
+{
+	pthread_mutex_lock(&lock);
+	uint32_t c = ++corr;
+	*t0 = gpu_now();
+	pthread_mutex_unlock(&lock);
+	callback(SS_CUPTI_API_ENTER, cbid, prm, NULL, c, cd);
+	pthread_mutex_lock(&lock);
+	return c;
+}
+
+/* Its end, lock held: the API activity record, then the EXIT callback
+ * with rc (outside the lock). */
+static void mem_exit(uint32_t cbid, const void *prm, int *rc, uint64_t t0, uint32_t c,
+		     uint64_t *cd)
+{
+	api(cbid, t0, c);
+	pthread_mutex_unlock(&lock);
+	callback(SS_CUPTI_API_EXIT, cbid, prm, rc, c, cd);
+}
+
 /* One allocating call: ENTER, the arena, the API activity record, EXIT. */
 static int mem_alloc(uint32_t cbid, int arena, void **ptr, size_t n)
 {
 	struct ss_cuda_alloc_params prm = { ptr, n };
-	uint64_t cd = 0;
-	pthread_mutex_lock(&lock);
-	uint32_t c = ++corr;
-	uint64_t t0 = gpu_now();
-	pthread_mutex_unlock(&lock);
-	callback(SS_CUPTI_API_ENTER, cbid, &prm, NULL, c, &cd);
-	pthread_mutex_lock(&lock);
+	uint64_t cd = 0, t0;
+	uint32_t c = mem_enter(cbid, &prm, &t0, &cd);
 	void *p = ptr ? arena_take(arena, n) : NULL;
 	int rc = !ptr ? ERR_VALUE : p ? 0 : ERR_ALLOC;
 	if (!rc)
 		*ptr = p;
-	api(cbid, t0, c);
-	pthread_mutex_unlock(&lock);
-	callback(SS_CUPTI_API_EXIT, cbid, &prm, &rc, c, &cd);
+	mem_exit(cbid, &prm, &rc, t0, c, &cd);
 	return rc;
 }
 
@@ -511,19 +527,12 @@ static int mem_alloc(uint32_t cbid, int arena, void **ptr, size_t n)
 static int mem_free(uint32_t cbid, int first, int last, void *p)
 {
 	struct ss_cuda_free_params prm = { p };
-	uint64_t cd = 0;
-	pthread_mutex_lock(&lock);
-	uint32_t c = ++corr;
-	uint64_t t0 = gpu_now();
-	pthread_mutex_unlock(&lock);
-	callback(SS_CUPTI_API_ENTER, cbid, &prm, NULL, c, &cd);
-	pthread_mutex_lock(&lock);
+	uint64_t cd = 0, t0;
+	uint32_t c = mem_enter(cbid, &prm, &t0, &cd);
 	int rc = p ? arena_give(first, last, p) : 0;
 	if (rc && cbid == SS_CBID_cudaFree) /* managed memory too */
 		rc = arena_give(ARENA_MANAGED, ARENA_MANAGED, p);
-	api(cbid, t0, c);
-	pthread_mutex_unlock(&lock);
-	callback(SS_CUPTI_API_EXIT, cbid, &prm, &rc, c, &cd);
+	mem_exit(cbid, &prm, &rc, t0, c, &cd);
 	return rc;
 }
 
