@@ -288,7 +288,22 @@ SS_HIDDEN void ss_thread_init(struct ss_thread *t);
 /* The calling thread t's stack into t->stack_lo and stack_hi, looked up
  * on the first call only (a system call and the loader's lock: never on
  * the hooks' common path); 1 when they are known. */
-SS_HIDDEN int ss_thread_stack_bounds(struct ss_thread *t);
+static inline int ss_thread_stack_bounds(struct ss_thread *t)
+{
+	if (!t->stack_hi) {
+		pthread_attr_t a;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &a))
+			return 0;
+		if (!pthread_attr_getstack(&a, &addr, &size)) {
+			t->stack_lo = (uintptr_t)addr;
+			t->stack_hi = (uintptr_t)addr + size;
+		}
+		pthread_attr_destroy(&a);
+	}
+	return t->stack_hi != 0;
+}
 SS_HIDDEN uint64_t ss_gettid(void);
 SS_HIDDEN void ss_thread_exit(void *arg);
 SS_HIDDEN void ss_thread_after_fork(void);

@@ -38,23 +38,6 @@ void ss_thread_init(struct ss_thread *t)
 	ss_sched_thread_add(t); /* record.sched: its switches */
 }
 
-int ss_thread_stack_bounds(struct ss_thread *t)
-{
-	if (!t->stack_hi) {
-		pthread_attr_t a;
-		void *addr;
-		size_t size;
-		if (pthread_getattr_np(pthread_self(), &a))
-			return 0;
-		if (!pthread_attr_getstack(&a, &addr, &size)) {
-			t->stack_lo = (uintptr_t)addr;
-			t->stack_hi = (uintptr_t)addr + size;
-		}
-		pthread_attr_destroy(&a);
-	}
-	return t->stack_hi != 0;
-}
-
 static void unregister(struct ss_thread *t)
 {
 	for (struct ss_thread **p = &ss_rt.threads; *p; p = &(*p)->next) {
