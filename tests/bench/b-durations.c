@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 		}
 		for (size_t i = 0; i < r->nthreads; i++) {
 			struct ss_event_iter it;
-			struct ss_revent ev, prev = { 0, 0, 0 };
+			struct ss_revent ev, prev = { 0 };
 			ss_reader_events_begin(r, i, &it);
 			while (ss_reader_events_next(&it, &ev)) {
 				events++;
