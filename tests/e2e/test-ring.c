@@ -4,7 +4,9 @@
  * s-ring makes far more events per thread than a ring holds:
  * - test_exact: 3 threads x 300000 calls, every call in the trace;
  * - test_kill: the same, then SIGKILL: blocks not yet copied out are read
- *   from the rings in the file, and still every call is there;
+ *   from the rings in the file, and still every call is there (both: or,
+ *   on a machine too busy for the background thread, recorded + counted
+ *   drops = every event, see run_whole);
  * - test_starved: the run pinned to one CPU with 64 KiB rings, so the
  *   background thread falls behind: the threads copy their own blocks,
  *   write into pool chunks, or drop; whatever was dropped is counted
@@ -62,9 +64,16 @@ static void expect_all_calls(struct ss_e2e *t, const char *rundir)
 		     "no warning expected: %s", t->err);
 }
 
+static void count_raw(struct ss_e2e *t, const char *dir, const long *tids, int n,
+		      uint64_t *rec, uint64_t *lost);
+
 /* s-ring ends by `how` (exit or kill), with status `status`, the record
  * command run with `env` before it: every call of every thread is in the
- * trace. */
+ * trace.  On a machine so busy that the background thread, holding the
+ * ring or the file, stays preempted while a thread's ring fills, that
+ * thread drops rather than waits (ring.c; seen once with two test suites
+ * running at once on 2 CPUs): then what it dropped is counted exactly,
+ * recorded + lost = every event, and said. */
 static void run_whole(void **state, const char *env, const char *how, int status)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -72,7 +81,27 @@ static void run_whole(void **state, const char *env, const char *how, int status
 	int st = ss_e2e_sh(t, "%s \"$SS_E2E_BUILD/bin/stepscope\" record -o rec -- "
 			   "./s-ring %s %d %d", env, how, THREADS, CALLS);
 	SS_E2E_EXPECT_STATUS(t, st, status);
-	expect_all_calls(t, "rec");
+	long tids[THREADS];
+	worker_tids(t, tids);
+	uint64_t rec[THREADS] = { 0 }, lost[THREADS] = { 0 }, dropped = 0;
+	count_raw(t, "rec", tids, THREADS, rec, lost);
+	for (int i = 0; i < THREADS; i++) {
+		SS_E2E_CHECK(t, rec[i] + lost[i] == 2 + 2 * (uint64_t)CALLS,
+			     "thread %ld: %llu recorded + %llu lost events, expected %llu",
+			     tids[i], (unsigned long long)rec[i],
+			     (unsigned long long)lost[i], 2 + 2ull * CALLS);
+		dropped += lost[i];
+	}
+	if (!dropped) {
+		expect_all_calls(t, "rec");
+	} else {
+		print_message("the machine was too busy: %llu events dropped and counted; "
+			      "recorded + lost = every event on each thread\n",
+			      (unsigned long long)dropped);
+		SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report rec");
+		SS_E2E_CHECK(t, strstr(t->out, "lost events: ") != NULL,
+			     "report must say what was dropped: %s", t->out);
+	}
 	ss_e2e_pass(t);
 }
 
