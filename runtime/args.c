@@ -33,41 +33,14 @@
 
 #include "internal.h"
 
-#define SS_ARGS_SLOTS 1024          /* listed addresses: at most half */
 #define SS_ARGS_GLOBS 64
 #define SS_ARGS_LOW 512             /* bytes copied from sp up */
 #define SS_ARGS_FP_BELOW 256        /* and around a frame pointer above that */
 #define SS_ARGS_FP_ABOVE 48        /* saved fp, return address, 4 stack arguments */
-#define SS_ARGS_NREGS 6
 #define SS_ARGS_NAME_MAX 256
 
-static uintptr_t ss_args_set[SS_ARGS_SLOTS];
-
-/* What the stub saw at the last listed call of this thread, until its
- * ENTER is stored (fn 0: nothing pending). */
-struct ss_args_pending {
-	uintptr_t fn;
-	uint64_t regs[SS_ARGS_NREGS];
-	uint64_t sp, pc;
-};
-static __thread struct ss_args_pending ss_args_tls
-	__attribute__((tls_model("initial-exec")));
-
-static inline size_t ss_args_hash(uintptr_t a)
-{
-	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 54) & (SS_ARGS_SLOTS - 1);
-}
-
-static inline int ss_args_listed(uintptr_t a)
-{
-	for (size_t i = ss_args_hash(a);; i = (i + 1) & (SS_ARGS_SLOTS - 1)) {
-		uintptr_t v = ss_args_set[i];
-		if (v == a)
-			return 1;
-		if (!v)
-			return 0;
-	}
-}
+uintptr_t ss_args_set[SS_ARGS_SLOTS];
+__thread struct ss_args_pending ss_args_tls __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ start-up */
 

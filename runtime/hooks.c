@@ -115,7 +115,7 @@ __attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
 				t->frames[d].site = (uintptr_t)site;
 			}
 			t->depth = d + 1;
-			if (ss_unlikely(ss_hot.args))
+			if (ss_unlikely(ss_hot.args) && ss_args_tls.fn == (uintptr_t)fn)
 				ss_args_emit((uintptr_t)fn); /* record.args */
 			if (ss_unlikely(ss_hot.stacks))
 				ss_stack_capture();
@@ -136,7 +136,7 @@ __attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
 		}
 		atomic_signal_fence(memory_order_seq_cst);
 		ss_emit_fn(SS_EV_ENTER, (uintptr_t)fn);
-		if (ss_unlikely(ss_hot.args))
+		if (ss_unlikely(ss_hot.args) && ss_args_tls.fn == (uintptr_t)fn)
 			ss_args_emit((uintptr_t)fn); /* record.args: args.c */
 		if (ss_unlikely(ss_hot.stacks))
 			ss_stack_capture(); /* record.stack: stack.c */
@@ -194,7 +194,7 @@ static inline __attribute__((always_inline)) void ss_hook_enter_go(void *fn, voi
 {
 	if (g == SS_GATE_STATS && fn != w)
 		ss_stats_hook_enter(fn);
-	else if (ss_unlikely(ss_hot.args))
+	else if (ss_unlikely(ss_hot.args) && ss_args_listed((uintptr_t)fn))
 		ss_args_hook_enter(fn, site); /* record.args: then the slow path */
 	else
 		ss_hook_enter_slow(fn, site);

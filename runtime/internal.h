@@ -360,7 +360,36 @@ SS_HIDDEN void ss_gpu_on_window(int open); /* lock held */
 SS_HIDDEN void ss_gpu_stop(void);          /* lock not held */
 SS_HIDDEN void ss_gpu_alloc_load(void *cupti); /* lock held (gpu-alloc.c) */
 
-/* args.c: record.args (docs/shapes.md) */
+/* args.c: record.args (docs/shapes.md).  The hooks test the set inline
+ * and go through the capture stub only for a listed function, and store
+ * its record only when the stub left one pending for it: a function that
+ * is not listed pays one probe of the set and one thread-local compare. */
+#define SS_ARGS_SLOTS 1024          /* listed addresses: at most half */
+#define SS_ARGS_NREGS 6
+/* What the stub saw at the last listed call of this thread, until its
+ * ENTER is stored (fn 0: nothing pending). */
+struct ss_args_pending {
+	uintptr_t fn;
+	uint64_t regs[SS_ARGS_NREGS];
+	uint64_t sp, pc;
+};
+SS_HIDDEN extern uintptr_t ss_args_set[SS_ARGS_SLOTS];
+SS_HIDDEN extern __thread struct ss_args_pending ss_args_tls
+	__attribute__((tls_model("initial-exec")));
+static inline size_t ss_args_hash(uintptr_t a)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 54) & (SS_ARGS_SLOTS - 1);
+}
+static inline int ss_args_listed(uintptr_t a)
+{
+	for (size_t i = ss_args_hash(a);; i = (i + 1) & (SS_ARGS_SLOTS - 1)) {
+		uintptr_t v = ss_args_set[i];
+		if (v == a)
+			return 1;
+		if (!v)
+			return 0;
+	}
+}
 SS_HIDDEN void ss_args_init(void);            /* before main */
 SS_HIDDEN void ss_args_hook_enter(void *fn, void *site); /* tail-called */
 SS_HIDDEN void ss_args_emit(uintptr_t fn);    /* right after fn's ENTER */
