@@ -8,7 +8,8 @@
  * path goes through ss_args_hook_enter, an assembly stub that saves the
  * instrumented caller's callee-saved registers as they are at the hook
  * (the hooks before it only test and tail-call, so they are untouched) and
- * its stack pointer, asks ss_args_take whether the function is listed, and
+ * its stack pointer, reached only for a listed function (the hooks test the
+ * set inline: ss_args_listed, internal.h), hands them to ss_args_take, and
  * jumps on to the ordinary slow path with every register as it found it.
  * Right after a listed call's ENTER, ss_args_emit stores one SS_EV_ARGS
  * record (format.h) in the thread's block: the registers, the return
@@ -112,14 +113,12 @@ void ss_args_init(void)
 /* ------------------------------------------------------------ hook path */
 
 #if defined(__x86_64__)
-/* regs: rbx rbp r12 r13 r14 r15 as the caller left them, then its sp */
+/* regs: rbx rbp r12 r13 r14 r15 as the caller left them, then its sp;
+ * fn is listed (the hooks tested the set before the stub) */
 __attribute__((used)) SS_HIDDEN void ss_args_take(void *fn, void *site, const uint64_t *regs)
 {
 	struct ss_args_pending *a = &ss_args_tls;
 	(void)site;
-	a->fn = 0;
-	if (!ss_args_listed((uintptr_t)fn))
-		return;
 	memcpy(a->regs, regs, sizeof(a->regs));
 	a->sp = regs[SS_ARGS_NREGS];
 	a->pc = ((const uint64_t *)a->sp)[-1];
@@ -220,13 +219,12 @@ static size_t ss_args_layout(const struct ss_args_pending *a, struct ss_thread *
 	return n;
 }
 
-/* Right after fn's ENTER was stored (hooks.c): its SS_EV_ARGS record. */
+/* Right after fn's ENTER was stored (hooks.c, which calls this only when
+ * the stub left fn pending: ss_args_tls.fn == fn): its SS_EV_ARGS record. */
 void ss_args_emit(uintptr_t fn)
 {
 	struct ss_args_pending *a = &ss_args_tls;
 	struct ss_thread *t = &ss_tls;
-	if (a->fn != fn || !fn)
-		return;
 	a->fn = 0;
 	if (!t->stack_hi && !ss_thread_stack_bounds(t)) /* once a thread */
 		return;
