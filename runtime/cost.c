@@ -16,6 +16,16 @@
  * or took back, and add them to a shared counter every 4096 (a thread
  * that ends leaves fewer than 4096 of each uncounted).
  *
+ * The steps themselves are timed too, as the program's own clock around
+ * a step would see them (issue 48): at each step boundary, on the
+ * stepping thread, the tick the step function was entered at closes the
+ * step before it.  A recorded step keeps all its time (its window's
+ * opening included: the program waits for it); an unrecorded one loses
+ * the runtime's own work at its boundary (first use, the early filling of
+ * the pool: what STEPSCOPE_DISABLE=1 would not do), so that report can
+ * state the recorded steps against the unrecorded ones of the same run.
+ * The first step is kept apart: it often holds the program's own warm-up.
+ *
  * Never: a syscall, a lock or a shared write per call; never blocks.
  */
 #include <pthread.h>
@@ -37,6 +47,10 @@ static struct {
 	int opening;                 /* ss_cost_opening, not yet on */
 	uint64_t cpu0, bg0, wall0;   /* at the open */
 	uint64_t skip_ns;            /* filter.c's calibration, 0 none */
+	/* the step that runs now (ss_cost_on_step) */
+	int step_have, step_rec, step_first;
+	uint64_t step_ts, step_own;  /* its boundary's tick, the runtime's
+	                              * ticks at that boundary */
 	struct ss_meta_cost m;
 } cost;
 
@@ -92,15 +106,21 @@ static void ss_cost_write(void)
 /* Each step boundary (window.c, ss_rt.lock held), and at start-up when
  * the whole run is recorded: `open` says whether events are recorded in
  * what begins. */
-void ss_cost_on_window(int open)
+static void ss_cost_here(void)
 {
 	if (cost.pid != getpid()) { /* first use, or a forked child's */
 		memset(&cost.m, 0, sizeof(cost.m));
 		cost.on = 0;
+		cost.step_have = 0;
 		cost.pid = getpid();
 		atomic_store_explicit(&cost_skipped, 0, memory_order_relaxed);
 		atomic_store_explicit(&cost_backs, 0, memory_order_relaxed);
 	}
+}
+
+void ss_cost_on_window(int open)
+{
+	ss_cost_here();
 	if (open && cost.on && cost.opening) { /* the window's opening done */
 		uint64_t now = ss_clock_mono_ns();
 		cost.m.open_ns += now > cost.wall0 ? now - cost.wall0 : 0;
@@ -139,10 +159,44 @@ void ss_cost_opening(void)
 	cost.opening = cost.on;
 }
 
-/* At exit (runtime.c, ss_rt.lock held): close the open window's count and
- * write the record. */
-void ss_cost_on_exit(void)
+/* Each step boundary, after the runtime's work there (window.c, lock
+ * held): `ts` is the tick the step function was entered at, `rec` whether
+ * the step that begins is recorded.  Closes the step before it. */
+void ss_cost_on_step(uint64_t ts, int rec)
 {
+	ss_cost_here();
+	uint64_t now = ss_clock_now();
+	if (cost.step_have && ts > cost.step_ts) {
+		uint64_t d = ts - cost.step_ts;
+		uint64_t own = d > cost.step_own ? d - cost.step_own : 0;
+		if (cost.step_rec) {
+			cost.m.rec_step_ticks += d;
+			cost.m.rec_steps++;
+		} else if (cost.step_first) {
+			cost.m.first_step_ticks = own;
+			cost.m.first_steps = 1;
+		} else {
+			cost.m.ref_step_ticks += own;
+			cost.m.ref_steps++;
+		}
+	}
+	cost.step_first = !cost.step_have;
+	cost.step_have = 1;
+	cost.step_ts = ts;
+	cost.step_rec = rec;
+	cost.step_own = now > ts ? now - ts : 0;
+}
+
+/* At exit (runtime.c, ss_rt.lock held): close the open window's count and
+ * write the record.  `end`: the tick the runtime's exit began at. */
+void ss_cost_on_exit(uint64_t end)
+{
+	if (cost.pid == getpid() && cost.step_have && cost.step_rec) {
+		/* the last step, cut by exit */
+		cost.m.tail_step_ticks += end > cost.step_ts ? end - cost.step_ts : 0;
+		cost.m.tail_steps++;
+		cost.step_have = 0;
+	}
 	if (cost.pid == getpid() && cost.on)
 		ss_cost_on_window(0);
 	else if (cost.pid == getpid())

@@ -388,8 +388,26 @@ struct ss_meta_cost {
 	uint64_t open_ns;            /* wall time the stepping thread spent
 	                              * opening the windows (file, maps, rings:
 	                              * SS_META_WINDOW_OPEN), in cpu_ns too */
+	/* The steps as the program's own clock sees them, in ticks, step
+	 * boundary to step boundary on the stepping thread (issue 48): a
+	 * record of 64 bytes (older runtimes) has none of these */
+	uint64_t rec_step_ticks;     /* recorded steps that the next boundary
+	                              * closed, their openings included */
+	uint64_t rec_steps;
+	uint64_t tail_step_ticks;    /* a recorded step that exit closed
+	                              * (program teardown included) */
+	uint64_t tail_steps;
+	uint64_t ref_step_ticks;     /* unrecorded steps but the first, less
+	                              * the runtime's own work at their
+	                              * boundary (what STEPSCOPE_DISABLE=1
+	                              * would not do) */
+	uint64_t ref_steps;
+	uint64_t first_step_ticks;   /* the first step when unrecorded, less
+	                              * the runtime's work at its boundary */
+	uint64_t first_steps;        /* 1 when first_step_ticks was measured */
 };
-_Static_assert(sizeof(struct ss_meta_cost) == 64, "cost size");
+_Static_assert(sizeof(struct ss_meta_cost) == 128, "cost size");
+#define SS_META_COST_V1_SIZE 64 /* before the step figures */
 
 struct ss_meta_alloc_live {
 	uint64_t n;                  /* struct ss_alloc_block that follow */

@@ -406,7 +406,8 @@ SS_HIDDEN void ss_sched_after_fork(void);
 /* cost.c: what recording costs the process as it runs (SS_META_COST) */
 SS_HIDDEN void ss_cost_on_window(int open); /* lock held: each step boundary */
 SS_HIDDEN void ss_cost_opening(void);       /* lock held: a window starts to open */
-SS_HIDDEN void ss_cost_on_exit(void);       /* lock held: at exit */
+SS_HIDDEN void ss_cost_on_exit(uint64_t end); /* lock held: at exit, `end` its first tick */
+SS_HIDDEN void ss_cost_on_step(uint64_t ts, int rec); /* lock held: each boundary */
 SS_HIDDEN void ss_cost_bg_started(void);    /* the background thread, at its start */
 SS_HIDDEN void ss_cost_set_skip_ns(uint64_t ns); /* filter.c's calibration */
 

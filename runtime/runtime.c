@@ -469,6 +469,7 @@ static void runtime_start(void)
 
 __attribute__((destructor(101))) static void ss_runtime_end(void)
 {
+	uint64_t end = ss_clock_now(); /* a recorded step cut by exit ends here */
 	ss_memory_stop(); /* first: its last sample takes the lock */
 	ss_gpu_stop();    /* its final flush takes the lock too */
 	if (!ss_rt.initialized || ss_rt.dormant || ss_rt.disabled)
@@ -500,7 +501,7 @@ __attribute__((destructor(101))) static void ss_runtime_end(void)
 		ss_ring_trim_tail(self, 1); /* the rest of each chunk: holes */
 		ss_meta_calib();
 		ss_alloc_write_live(); /* memory.allocations: blocks never freed */
-		ss_cost_on_exit(); /* what recording cost (SS_META_COST) */
+		ss_cost_on_exit(end); /* what recording cost (SS_META_COST) */
 		struct ss_meta_end e = {
 			.events = atomic_load(&ss_rt.events),
 			.lost = atomic_load(&ss_rt.lost),

@@ -166,6 +166,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 	ss_gpu_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
 	ss_sched_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
 	ss_cost_on_window(!!(ss_hot.gate & SS_GATE_EVENTS)); /* cost.c */
+	ss_cost_on_step(ts, !!(ss_hot.gate & SS_GATE_EVENTS)); /* the step's time */
 	/* nothing left to record: the pool's chunks go back now (pool.c);
 	 * stop watching, unless steps still count (stats: whole_run,
 	 * log.every_n_steps) */

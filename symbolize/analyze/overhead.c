@@ -37,8 +37,9 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 		int have_cost = 0;
 		ss_reader_meta_begin(r, &it);
 		while (ss_reader_meta_next(&it, &m)) { /* the last one wins */
-			if (m.type == SS_META_COST && m.len >= sizeof(cost)) {
-				memcpy(&last, m.data, sizeof(last));
+			if (m.type == SS_META_COST && m.len >= SS_META_COST_V1_SIZE) {
+				memset(&last, 0, sizeof(last)); /* older: no step figures */
+				memcpy(&last, m.data, m.len < sizeof(last) ? m.len : sizeof(last));
 				have_cost = 1;
 			}
 			if (m.type == SS_META_SWITCH && m.len >= sizeof(struct ss_meta_switch)) {
@@ -57,6 +58,15 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 			o->open_ns += cost.open_ns;
 			if (cost.skip_pair_ns > o->skip_ns) /* the dearest process's */
 				o->skip_ns = cost.skip_pair_ns;
+			double tick = r->ns_per_tick > 0 ? r->ns_per_tick : 1.0;
+			o->rec_ns += (uint64_t)((double)cost.rec_step_ticks * tick);
+			o->rec_n += cost.rec_steps;
+			o->tail_ns += (uint64_t)((double)cost.tail_step_ticks * tick);
+			o->tail_n += cost.tail_steps;
+			o->ref_ns += (uint64_t)((double)cost.ref_step_ticks * tick);
+			o->ref_n += cost.ref_steps;
+			o->first_ns += (uint64_t)((double)cost.first_step_ticks * tick);
+			o->first_n += cost.first_steps;
 		}
 		ss_reader_meta_begin(r, &it);
 		while (ss_reader_meta_next(&it, &m)) {
@@ -91,6 +101,8 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o)
 }
 
 /* What recording cost, ns of CPU time (the runtime's account). */
+static double ss_overhead_hooks(const struct ss_overhead *o, uint64_t calls);
+
 static double ss_overhead_cost(const struct ss_overhead *o, uint64_t calls)
 {
 	/* a left-out call: what this run's calibration measured (skip_ns),
@@ -98,16 +110,74 @@ static double ss_overhead_cost(const struct ss_overhead *o, uint64_t calls)
 	 * (1.66M left-out calls) the measured slowdown put them at about
 	 * 6 ns, the calibration's figure; half the recorded pair (15 ns)
 	 * stated 44.7% where recording cost 28.5% (quiet make bench) */
-	double skip = o->skip_ns ? (double)o->skip_ns : (double)o->pair_ns / 2;
-	return ((double)calls + (double)o->taken_back) * (double)o->pair_ns +
-	       (double)o->skipped * skip + (double)o->bg_ns + (double)o->open_ns +
+	return ss_overhead_hooks(o, calls) + (double)o->bg_ns + (double)o->open_ns +
 	       (double)o->switches * SS_OVERHEAD_SWITCH_NS;
 }
 
-int ss_overhead_fixed_most(const struct ss_overhead *o, uint64_t calls)
+/* What the calls' hooks cost, ns: recorded calls and calls taken back
+ * x pair_ns, calls left out x their probe's cost; what a filter can take
+ * away (the rest is the windows' opening and the background thread's
+ * work) */
+static double ss_overhead_hooks(const struct ss_overhead *o, uint64_t calls)
 {
-	double fixed = o->cost_known ? (double)o->bg_ns + (double)o->open_ns : 0.0;
-	return fixed > ss_overhead_cost(o, calls) / 2;
+	double skip = o->skip_ns ? (double)o->skip_ns : (double)o->pair_ns / 2;
+	return ((double)calls + (double)o->taken_back) * (double)o->pair_ns +
+	       (double)o->skipped * skip;
+}
+
+double ss_overhead_measured(const struct ss_overhead *o, double *rec_ns, double *ref_ns)
+{
+	/* a step cut by exit holds the program's teardown: only without a
+	 * step that a boundary closed; the first step often holds the
+	 * program's warm-up: only without another unrecorded one */
+	double rec = o->rec_n ? (double)o->rec_ns / (double)o->rec_n
+		   : o->tail_n ? (double)o->tail_ns / (double)o->tail_n : 0.0;
+	double ref = o->ref_n ? (double)o->ref_ns / (double)o->ref_n
+		   : o->first_n ? (double)o->first_ns / (double)o->first_n : 0.0;
+	if (rec_ns)
+		*rec_ns = rec;
+	if (ref_ns)
+		*ref_ns = ref;
+	return rec > 0 && ref > 0 ? rec / ref : 0.0;
+}
+
+double ss_overhead_slowdown(const struct ss_overhead *o, uint64_t calls, uint64_t sum)
+{
+	double m = ss_overhead_measured(o, NULL, NULL);
+	if (m > 0)
+		return m;
+	double pct = ss_overhead_pct(o, calls, sum);
+	return pct < 99.0 ? 100.0 / (100.0 - pct) : 100.0;
+}
+
+/* The hooks' cost in percent of the program's own time while recording:
+ * what a run without stepscope would still spend, the CPU time less all
+ * that recording cost, or the unrecorded steps' time as many times as
+ * steps were recorded, whichever is more (the CPU time's account can
+ * leave nothing where a window opened for a short step) */
+static double ss_overhead_hooks_pct(const struct ss_overhead *o, uint64_t calls, uint64_t sum)
+{
+	double hooks = ss_overhead_hooks(o, calls), ref;
+	double own = o->cost_known ? (double)o->cpu_ns - ss_overhead_cost(o, calls)
+				   : (double)sum - hooks;
+	if (ss_overhead_measured(o, NULL, &ref) > 0) {
+		double steps = (double)(o->rec_n ? o->rec_n : o->tail_n);
+		own = own > ref * steps ? own : ref * steps;
+	}
+	return 100.0 * hooks / (own < 1.0 ? 1.0 : own);
+}
+
+enum ss_overhead_advice ss_overhead_advice(const struct ss_overhead *o, uint64_t calls,
+					   uint64_t sum)
+{
+	if (!o->known || ss_overhead_slowdown(o, calls, sum) <= 1.0 + SS_OVERHEAD_WARN_PCT / 100.0)
+		return SS_OVERHEAD_FINE;
+	/* fewer calls than `filter` proposes (its --min-calls) leave it
+	 * nothing to propose */
+	return calls >= SS_OVERHEAD_MIN_CALLS &&
+			       ss_overhead_hooks_pct(o, calls, sum) > SS_OVERHEAD_WARN_PCT
+		       ? SS_OVERHEAD_FILTER
+		       : SS_OVERHEAD_WINDOWS;
 }
 
 uint64_t ss_overhead_calls(struct ss_agg *a)
@@ -151,28 +221,52 @@ void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 			fprintf(f, ", %s opening windows",
 				ss_agg_fmt_time(o->open_ns, b[2], sizeof(b[2])));
 		fprintf(f, ", %s in stepscope's background thread, of %s of the "
-			"program's CPU time while recording: about %.2fx slower than unrecorded",
+			"program's CPU time while recording",
 			ss_agg_fmt_time(o->bg_ns, b[0], sizeof(b[0])),
-			ss_agg_fmt_time(o->cpu_ns, b[1], sizeof(b[1])),
-			pct < 99.0 ? 100.0 / (100.0 - pct) : 100.0);
+			ss_agg_fmt_time(o->cpu_ns, b[1], sizeof(b[1])));
 	}
-	fprintf(f, ")%s\n", compensated ? ", subtracted above (--compensate)" : "");
-	/* the warning when the program ran over 10% slower: a share above
-	 * 1 - 1 / 1.1; what to do depends on which part of the cost is the
-	 * larger: the hooks (a filter helps) or the fixed cost of opening
-	 * windows and of the background thread (a short window of few calls,
-	 * like make demo's: more steps per window spread it, a filter does
-	 * not) */
-	if (pct <= 100.0 - 100.0 / (1.0 + SS_OVERHEAD_WARN_PCT / 100.0))
-		return;
-	if (ss_overhead_fixed_most(o, calls))
+	fprintf(f, ")%s", compensated ? ", subtracted above (--compensate)" : "");
+	double rec, ref, measured = ss_overhead_measured(o, &rec, &ref);
+	if (measured > 0) /* the steps as the program's clock saw them */
+		fprintf(f, "; recorded steps %.2fx slower than unrecorded: %s a step against %s "
+			"(%llu against %llu%s)\n", measured,
+			ss_agg_fmt_time((uint64_t)rec, b[0], sizeof(b[0])),
+			ss_agg_fmt_time((uint64_t)ref, b[1], sizeof(b[1])),
+			(unsigned long long)(o->rec_n ? o->rec_n : o->tail_n),
+			(unsigned long long)(o->ref_n ? o->ref_n : o->first_n),
+			o->ref_n ? "" : ", the first step");
+	else if (o->cost_known)
+		fprintf(f, "; no unrecorded step to time: about %.2fx slower than unrecorded "
+			"by that share\n", ss_overhead_slowdown(o, calls, sum));
+	else
+		fputc('\n', f);
+	/* the warning when the recorded steps ran over 10% slower; what to do
+	 * depends on what a change would take away: a filter the hooks' cost,
+	 * advised whenever that alone is over 10% of the program's own time,
+	 * longer windows the fixed cost (opening windows, the background
+	 * thread: a short window of few calls, like make demo's) */
+	switch (ss_overhead_advice(o, calls, sum)) {
+	case SS_OVERHEAD_FINE:
+		break;
+	case SS_OVERHEAD_WINDOWS:
 		fprintf(f, "warning: above %.0f%%, mostly stepscope's fixed cost (opening windows "
 			"and its background thread), not its hooks: longer windows "
 			"(schedule.active) spread it over more steps\n", SS_OVERHEAD_WARN_PCT);
-	else
-		fprintf(f, "warning: above %.0f%%, the times mostly measure stepscope's hooks; "
-			"run 'stepscope filter %s' to find the calls to leave out\n",
-			SS_OVERHEAD_WARN_PCT, dir);
+		break;
+	case SS_OVERHEAD_FILTER:
+		{
+			double h = ss_overhead_hooks_pct(o, calls, sum);
+			if (h > 999.0)
+				fprintf(f, "warning: above %.0f%%, and the recorded calls' hooks cost "
+					"over 10x the program's own time", SS_OVERHEAD_WARN_PCT);
+			else
+				fprintf(f, "warning: above %.0f%%, and the recorded calls' hooks cost "
+					"%.0f%% of the program's own time", SS_OVERHEAD_WARN_PCT, h);
+		}
+		fprintf(f, " by themselves; run 'stepscope filter %s' to find the calls to "
+			"leave out\n", dir);
+		break;
+	}
 }
 
 /* ------------------------------------------------------------ compensation */

@@ -17,6 +17,18 @@
  * more than the wall time lost.  Without that account (older traces), the
  * calls x pair_ns of the recorded self time.
  *
+ * The slowdown (issue 48): the share says where the CPU time went, not
+ * how much longer a step took; the program's steps wait for the opening
+ * of a window, for the background thread where it takes the program's
+ * CPU, for everything the hooks do to the caches.  So the runtime times
+ * the steps on the stepping thread, boundary to boundary (SS_META_COST's
+ * step figures), and the line states the mean recorded step against the
+ * mean unrecorded one of the same run (the first step only when no other
+ * ran unrecorded), as a user timing a step with and without
+ * STEPSCOPE_DISABLE=1 would.  A run without unrecorded steps (the whole
+ * run recorded, an older trace) gets 1 / (1 - share), said to be an
+ * estimate.
+ *
  * Model: each recorded call pair costs `pair_ns`, spent in its caller's
  * time.  So a function's self time holds pair_ns per direct recorded
  * callee, its total time pair_ns per recorded call below it.  Compensation
@@ -32,6 +44,9 @@
 #include "agg.h"
 
 #define SS_OVERHEAD_WARN_PCT 10.0   /* the warning: above 10% slower */
+/* fewer recorded calls than `stepscope filter` proposes (--min-calls'
+ * default) get no filter advice */
+#define SS_OVERHEAD_MIN_CALLS 1000
 /* record.sched's cost in the kernel per context switch of a recorded
  * thread (docs/config.md: a futex ping-pong on the development VM, 0.8 us
  * more a switch with the event on) */
@@ -52,6 +67,17 @@ struct ss_overhead {
 	uint64_t cpu_ns, bg_ns, skipped, taken_back, open_ns;
 	uint64_t skip_ns;   /* a left-out call's calibrated cost, 0 unknown */
 	uint64_t switches;  /* record.sched: switch intervals recorded */
+	/* the steps' times (SS_META_COST of 128 bytes), ns summed over the
+	 * processes: recorded steps closed by a boundary, closed by exit,
+	 * unrecorded ones but the first, the first when unrecorded */
+	uint64_t rec_ns, rec_n, tail_ns, tail_n, ref_ns, ref_n, first_ns, first_n;
+};
+
+/* What the warning advises */
+enum ss_overhead_advice {
+	SS_OVERHEAD_FINE,    /* at most 10% slower: nothing */
+	SS_OVERHEAD_FILTER,  /* the hooks alone cost over 10%: leave calls out */
+	SS_OVERHEAD_WINDOWS, /* the fixed cost: longer windows spread it */
 };
 
 /* Read every raw trace of dir (already checked by the caller's walk);
@@ -61,9 +87,22 @@ void ss_overhead_read(const char *dir, struct ss_overhead *o);
 /* Recorded function calls of the aggregate (calls ss_agg_rows: fetch
  * rows after it). */
 uint64_t ss_overhead_calls(struct ss_agg *a);
-/* 1 when opening windows and the background thread are over half of what
- * recording cost (longer windows help, a filter does not) */
-int ss_overhead_fixed_most(const struct ss_overhead *o, uint64_t calls);
+/* The recorded steps' time against the unrecorded ones' (mean step
+ * each), as measured; 0 when the run lacks either.  `*rec_ns`, `*ref_ns`:
+ * the means (may be NULL). */
+double ss_overhead_measured(const struct ss_overhead *o, double *rec_ns, double *ref_ns);
+/* How much slower the recorded steps ran: measured when the run has both
+ * kinds of steps, else 1 / (1 - share) (1.0 when nothing is known). */
+double ss_overhead_slowdown(const struct ss_overhead *o, uint64_t calls, uint64_t self_sum);
+/* Over 10% slower: a filter when the calls' hooks alone (calls x pair_ns,
+ * and the left-out calls' probes) are over 10% of the program's own time
+ * while recording (its CPU time less all recording cost, or the
+ * unrecorded steps' time per recorded step, whichever is more; without
+ * the runtime's account, the self time less the hooks), since leaving
+ * calls out removes that much at least, and there are calls enough for
+ * `filter` to propose some (SS_OVERHEAD_MIN_CALLS); else longer windows. */
+enum ss_overhead_advice ss_overhead_advice(const struct ss_overhead *o, uint64_t calls,
+					   uint64_t self_sum);
 
 /* "stepscope overhead: N% of recorded time (C calls x P ns)" and, above
  * SS_OVERHEAD_WARN_PCT, the advice to run `stepscope filter`; nothing

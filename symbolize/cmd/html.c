@@ -208,20 +208,24 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 		struct ss_overhead o;
 		ss_overhead_read(dir, &o);
 		if (o.known) {
-			uint64_t calls = ss_overhead_calls(a);
-			double pct = ss_overhead_pct(&o, calls, ss_agg_self_sum(a));
+			uint64_t calls = ss_overhead_calls(a), sum = ss_agg_self_sum(a);
+			double pct = ss_overhead_pct(&o, calls, sum);
+			enum ss_overhead_advice adv = ss_overhead_advice(&o, calls, sum);
 			fprintf(f, "<p id=\"overhead\"%s>stepscope overhead: %.1f%% of recorded time "
-				"(%llu calls x %llu ns)%s</p>\n",
-				pct > SS_OVERHEAD_WARN_PCT ? " class=\"warn\"" : "", pct,
+				"(%llu calls x %llu ns), recorded steps about %.2fx slower than "
+				"unrecorded%s%s</p>\n",
+				adv != SS_OVERHEAD_FINE ? " class=\"warn\"" : "", pct,
 				(unsigned long long)calls, (unsigned long long)o.pair_ns,
-				pct <= SS_OVERHEAD_WARN_PCT ? ""
-				: ss_overhead_fixed_most(&o, calls)
+				ss_overhead_slowdown(&o, calls, sum),
+				ss_overhead_measured(&o, NULL, NULL) > 0 ? "" : " (by that share)",
+				adv == SS_OVERHEAD_FINE ? ""
+				: adv == SS_OVERHEAD_WINDOWS
 					? ": mostly stepscope's fixed cost (opening windows and its "
 					  "background thread), not its hooks: longer windows "
 					  "(schedule.active) spread it over more steps"
-					: ": the times mostly measure stepscope's hooks; run "
-					  "<code>stepscope filter</code> on this run to find the calls "
-					  "to leave out");
+					: ": the hooks of the recorded calls cost over 10% by themselves; "
+					  "run <code>stepscope filter</code> on this run to find the "
+					  "calls to leave out");
 		}
 	}
 	{ /* a run stopped by max_trace_mb looks complete otherwise */
