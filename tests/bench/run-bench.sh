@@ -65,6 +65,13 @@ CC=$CC sh "$SRC/idle.sh"
 # false alarms and detection: tests/bench/offcpu.sh, which also runs alone
 CC=$CC sh "$SRC/offcpu.sh"
 
+# ---------------------------------------------------------------- overhead line
+# (issue 48) report's stated slowdown of the recorded steps against the
+# program's own clock, recorded and with STEPSCOPE_DISABLE=1, on
+# docs/filters.md's example and examples/mlp: tests/bench/overhead-line.sh,
+# which also runs alone
+CC=$CC sh "$SRC/overhead-line.sh"
+
 # ---------------------------------------------------------------- allocations
 # (issue 34) memory.allocations: what the malloc wrappers add to a
 # malloc/free pair, off, on outside a recorded step and inside one:

@@ -12,7 +12,10 @@
  *           tiny(k)
  *
  * Functions: main, train_loop, train_step, op_long, helper_caller, tiny.
+ * Built with -DSTEP_CLOCK, each step's time by the program's own clock
+ * goes to stderr: "step I NS ns".
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -61,8 +64,18 @@ NOINLINE void train_step(long i)
 
 NOINLINE void train_loop(long steps)
 {
-	for (long i = 0; i < steps; i++)
+	for (long i = 0; i < steps; i++) {
+#ifdef STEP_CLOCK /* tests/bench/overhead-line.sh: the program's own clock */
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+#endif
 		train_step(i);
+#ifdef STEP_CLOCK
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		fprintf(stderr, "step %ld %ld ns\n", i,
+			(b.tv_sec - a.tv_sec) * 1000000000L + b.tv_nsec - a.tv_nsec);
+#endif
+	}
 }
 
 int main(int argc, char **argv)
