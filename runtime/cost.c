@@ -49,6 +49,8 @@ static struct {
 	uint64_t skip_ns;            /* filter.c's calibration, 0 none */
 	/* the step that runs now (ss_cost_on_step) */
 	int step_have, step_rec, step_first;
+	int after;                   /* unrecorded steps closed since the last
+	                              * recorded one */
 	uint64_t step_ts, step_own;  /* its boundary's tick, the runtime's
 	                              * ticks at that boundary */
 	struct ss_meta_cost m;
@@ -179,12 +181,22 @@ void ss_cost_on_step(uint64_t ts, int rec)
 			cost.m.ref_step_ticks += own;
 			cost.m.ref_steps++;
 		}
+		cost.after = cost.step_rec ? 0 : cost.after + 1;
 	}
 	cost.step_first = !cost.step_have;
 	cost.step_have = 1;
 	cost.step_ts = ts;
 	cost.step_rec = rec;
 	cost.step_own = now > ts ? now - ts : 0;
+}
+
+/* Lock held: 1 while the steps after the last window are still wanted
+ * as unrecorded steps to compare with (window.c keeps watching the step
+ * function for them once the schedule is done): SS_COST_AFTER_STEPS of
+ * them, the one a window's closing ran in and the ones after it */
+int ss_cost_want_steps(void)
+{
+	return cost.pid == getpid() && cost.step_have && cost.after < SS_COST_AFTER_STEPS;
 }
 
 /* At exit (runtime.c, ss_rt.lock held): close the open window's count and

@@ -408,6 +408,8 @@ SS_HIDDEN void ss_cost_on_window(int open); /* lock held: each step boundary */
 SS_HIDDEN void ss_cost_opening(void);       /* lock held: a window starts to open */
 SS_HIDDEN void ss_cost_on_exit(uint64_t end); /* lock held: at exit, `end` its first tick */
 SS_HIDDEN void ss_cost_on_step(uint64_t ts, int rec); /* lock held: each boundary */
+SS_HIDDEN int ss_cost_want_steps(void);    /* lock held: time more steps */
+#define SS_COST_AFTER_STEPS 8             /* unrecorded steps timed after the last window */
 SS_HIDDEN void ss_cost_bg_started(void);    /* the background thread, at its start */
 SS_HIDDEN void ss_cost_set_skip_ns(uint64_t ns); /* filter.c's calibration */
 

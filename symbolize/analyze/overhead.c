@@ -150,20 +150,20 @@ double ss_overhead_slowdown(const struct ss_overhead *o, uint64_t calls, uint64_
 	return pct < 99.0 ? 100.0 / (100.0 - pct) : 100.0;
 }
 
-/* The hooks' cost in percent of the program's own time while recording:
- * what a run without stepscope would still spend, the CPU time less all
- * that recording cost, or the unrecorded steps' time as many times as
- * steps were recorded, whichever is more (the CPU time's account can
- * leave nothing where a window opened for a short step) */
+/* The hooks' cost in percent of the program's own CPU time while
+ * recording: its CPU time less the hooks, the background thread and the
+ * switches' cost (the openings' wall time is no CPU measure: on a loaded
+ * machine one took longer than the CPU time of the whole window), or,
+ * where that leaves nothing (a window opened for a step of microseconds),
+ * the unrecorded steps' time as many times as steps were recorded */
 static double ss_overhead_hooks_pct(const struct ss_overhead *o, uint64_t calls, uint64_t sum)
 {
 	double hooks = ss_overhead_hooks(o, calls), ref;
-	double own = o->cost_known ? (double)o->cpu_ns - ss_overhead_cost(o, calls)
+	double own = o->cost_known ? (double)o->cpu_ns - hooks - (double)o->bg_ns -
+					     (double)o->switches * SS_OVERHEAD_SWITCH_NS
 				   : (double)sum - hooks;
-	if (ss_overhead_measured(o, NULL, &ref) > 0) {
-		double steps = (double)(o->rec_n ? o->rec_n : o->tail_n);
-		own = own > ref * steps ? own : ref * steps;
-	}
+	if (own < 1.0 && ss_overhead_measured(o, NULL, &ref) > 0)
+		own = ref * (double)(o->rec_n ? o->rec_n : o->tail_n);
 	return 100.0 * hooks / (own < 1.0 ? 1.0 : own);
 }
 
@@ -242,7 +242,7 @@ void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 		fputc('\n', f);
 	/* the warning when the recorded steps ran over 10% slower; what to do
 	 * depends on what a change would take away: a filter the hooks' cost,
-	 * advised whenever that alone is over 10% of the program's own time,
+	 * advised whenever that alone is over 10% of the program's own CPU time,
 	 * longer windows the fixed cost (opening windows, the background
 	 * thread: a short window of few calls, like make demo's) */
 	switch (ss_overhead_advice(o, calls, sum)) {
@@ -258,10 +258,10 @@ void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 			double h = ss_overhead_hooks_pct(o, calls, sum);
 			if (h > 999.0)
 				fprintf(f, "warning: above %.0f%%, and the recorded calls' hooks cost "
-					"over 10x the program's own time", SS_OVERHEAD_WARN_PCT);
+					"over 10x the program's own CPU time", SS_OVERHEAD_WARN_PCT);
 			else
 				fprintf(f, "warning: above %.0f%%, and the recorded calls' hooks cost "
-					"%.0f%% of the program's own time", SS_OVERHEAD_WARN_PCT, h);
+					"%.0f%% of the program's own CPU time", SS_OVERHEAD_WARN_PCT, h);
 		}
 		fprintf(f, " by themselves; run 'stepscope filter %s' to find the calls to "
 			"leave out\n", dir);

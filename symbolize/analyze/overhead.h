@@ -95,12 +95,13 @@ double ss_overhead_measured(const struct ss_overhead *o, double *rec_ns, double 
  * kinds of steps, else 1 / (1 - share) (1.0 when nothing is known). */
 double ss_overhead_slowdown(const struct ss_overhead *o, uint64_t calls, uint64_t self_sum);
 /* Over 10% slower: a filter when the calls' hooks alone (calls x pair_ns,
- * and the left-out calls' probes) are over 10% of the program's own time
- * while recording (its CPU time less all recording cost, or the
- * unrecorded steps' time per recorded step, whichever is more; without
- * the runtime's account, the self time less the hooks), since leaving
- * calls out removes that much at least, and there are calls enough for
- * `filter` to propose some (SS_OVERHEAD_MIN_CALLS); else longer windows. */
+ * and the left-out calls' probes) are over 10% of the program's own CPU
+ * time while recording (its CPU time less the hooks, the background
+ * thread and the switches; where that leaves nothing, the unrecorded
+ * steps' time per recorded step; without the runtime's account, the self
+ * time less the hooks), since leaving calls out removes that much at
+ * least, and there are calls enough for `filter` to propose some
+ * (SS_OVERHEAD_MIN_CALLS); else longer windows. */
 enum ss_overhead_advice ss_overhead_advice(const struct ss_overhead *o, uint64_t calls,
 					   uint64_t self_sum);
 

@@ -65,9 +65,9 @@ static void test_hooks_most_of_it(void **state)
 	/* no step times: the share's 1 / (1 - 0.35) */
 	assert_non_null(strstr(t, "; no unrecorded step to time: about 1.54x slower than "
 				  "unrecorded by that share\n"));
-	/* 3 ms of hooks against 10 - 3.5 ms of the program's own */
-	assert_non_null(strstr(t, "warning: above 10%, and the recorded calls' hooks cost 46% of "
-				  "the program's own time by themselves; run 'stepscope filter "
+	/* 3 ms of hooks against 10 - 3 - 0.3 ms of the program's own */
+	assert_non_null(strstr(t, "warning: above 10%, and the recorded calls' hooks cost 45% of "
+				  "the program's own CPU time by themselves; run 'stepscope filter "
 				  "RUN' to find the calls to leave out\n"));
 	free(t);
 }
@@ -173,6 +173,23 @@ static void test_no_hundredfold(void **state)
 	free(t);
 }
 
+static void test_cpu_not_wall(void **state)
+{
+	(void)state;
+	/* a loaded machine: the opening's wall time (26 ms) is more than the
+	 * window's CPU time (21.3 ms); the hooks' 3.2 ms are judged against
+	 * the CPU time less the hooks and the background thread (11.3 ms),
+	 * never against nothing */
+	struct ss_overhead o = account(21275000, 6796000, 26096000);
+	o.pair_ns = 32;
+	steps(&o, 0, 0, 47929000, 0, 0, 20072000);
+	char *t = print(&o, 100003);
+	assert_non_null(strstr(t, "stepscope overhead: 100.0% of recorded time"));
+	assert_non_null(strstr(t, "recorded steps 2.39x slower than unrecorded"));
+	assert_non_null(strstr(t, "hooks cost 28% of the program's own CPU time by themselves"));
+	free(t);
+}
+
 static void test_measured_fine(void **state)
 {
 	(void)state;
@@ -192,10 +209,10 @@ static void test_short_step_windows(void **state)
 {
 	(void)state;
 	/* a step of 2 us, a window opening of 0.45 ms: the CPU time's account
-	 * leaves the program 50 us of its own, which 999 calls x 30 ns would
-	 * be 60% of; but `filter` proposes nothing under 1000 calls, so the
+	 * leaves the program 20 us of its own, which 999 calls x 30 ns are
+	 * 150% of; but `filter` proposes nothing under 1000 calls, so the
 	 * advice is the windows' */
-	struct ss_overhead o = account(600000, 100000, 450000);
+	struct ss_overhead o = account(150000, 100000, 450000);
 	steps(&o, 500000, 1, 0, 2000, 1, 0);
 	assert_int_equal(ss_overhead_advice(&o, 999, 1000000), SS_OVERHEAD_WINDOWS);
 	char *t = print(&o, 999);
@@ -219,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_no_hundredfold),
 		cmocka_unit_test(test_measured_fine),
 		cmocka_unit_test(test_short_step_windows),
+		cmocka_unit_test(test_cpu_not_wall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
