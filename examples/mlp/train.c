@@ -48,6 +48,7 @@ struct options {
 	int points;	/* per class */
 	int eval_every; /* steps; 0: only at the end */
 	int log_every;
+	int step_times; /* 1: each step's time on stderr */
 	float lr;
 	unsigned long seed;
 };
@@ -55,6 +56,7 @@ struct options {
 static const char usage[] =
 	"usage: train [--steps N] [--hidden H] [--threads T] [--seed S]\n"
 	"             [--batch B] [--lr LR] [--eval-every N] [--log-every N]\n"
+	"             [--step-times 0|1]\n"
 	"Train a 2-hidden-layer MLP on generated 3-class spirals.\n"
 	"  --steps N       training steps (default 600)\n"
 	"  --hidden H      width of both hidden layers (default 128)\n"
@@ -64,7 +66,9 @@ static const char usage[] =
 	"  --lr LR         Adam learning rate (default 0.003)\n"
 	"  --eval-every N  evaluate every N steps, 0 for only at the end "
 	"(default 100)\n"
-	"  --log-every N   print the mean loss every N steps (default 50)\n";
+	"  --log-every N   print the mean loss every N steps (default 50)\n"
+	"  --step-times 1  print each training step's time on stderr, by the\n"
+	"                  program's own clock: \"step N MS ms\" (default 0)\n";
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -77,6 +81,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "--lr", CLI_POSITIVE, 0, 0, &o->lr },
 		{ "--eval-every", CLI_INT, 0, INT_MAX, &o->eval_every },
 		{ "--log-every", CLI_INT, 1, INT_MAX, &o->log_every },
+		{ "--step-times", CLI_INT, 0, 1, &o->step_times },
 	};
 
 	*o = (struct options){ .steps = 600,
@@ -191,7 +196,14 @@ int main(int argc, char **argv)
 			STEPSCOPE_RANGE("data");
 			batch = loader_next_batch(&loader);
 		}
-		loss = train_step(&model, &opt, batch);
+		if (o.step_times) {
+			double s0 = now_seconds();
+			loss = train_step(&model, &opt, batch);
+			fprintf(stderr, "step %d %.3f ms\n", step,
+				1e3 * (now_seconds() - s0));
+		} else {
+			loss = train_step(&model, &opt, batch);
+		}
 		train_log_step(&console, step, loader.epoch, loss,
 			       o.eval_every && step % o.eval_every == 0 ?
 				       evaluate(&model, &eval) :
