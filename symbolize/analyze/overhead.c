@@ -235,6 +235,9 @@ void ss_overhead_print(FILE *f, const struct ss_overhead *o, uint64_t calls,
 			(unsigned long long)(o->rec_n ? o->rec_n : o->tail_n),
 			(unsigned long long)(o->ref_n ? o->ref_n : o->first_n),
 			o->ref_n ? "" : ", the first step");
+	else if (o->cost_known && pct >= 90.0) /* 1 / (1 - share) means nothing here */
+		fprintf(f, "; no unrecorded step to time: over 10x slower than unrecorded "
+			"by that share, if the calibration holds\n");
 	else if (o->cost_known)
 		fprintf(f, "; no unrecorded step to time: about %.2fx slower than unrecorded "
 			"by that share\n", ss_overhead_slowdown(o, calls, sum));

@@ -171,6 +171,13 @@ static void test_no_hundredfold(void **state)
 	assert_non_null(strstr(t, "recorded steps 3.00x slower than unrecorded"));
 	assert_null(strstr(t, "100.00x"));
 	free(t);
+	/* without step times: no figure read off a share of 100% */
+	steps(&o, 0, 0, 0, 0, 0, 0);
+	t = print(&o, 100005);
+	assert_non_null(strstr(t, "; no unrecorded step to time: over 10x slower than unrecorded "
+				  "by that share, if the calibration holds\n"));
+	assert_null(strstr(t, "100.00x"));
+	free(t);
 }
 
 static void test_cpu_not_wall(void **state)
