@@ -92,8 +92,8 @@ for v in f m; do
 			if (q < 0.7 || q > 1.3) ok = 0
 			if ((q > 1 ? q : (q > 0 ? 1 / q : 1e9)) > (worst > 1 ? worst : 1 / worst)) worst = q
 		}
-		goal_row("overhead line: stated / measured slowdown, worst run (" \
-			(v == "f" ? "docs/filters.md example" : "examples/mlp") ")", worst,
+		goal_row("overhead line: stated / measured, worst run (" \
+			(v == "f" ? "docs/filters.md" : "examples/mlp") ")", worst,
 			"0.70-1.30", ok && n > 0) }'
 	printf '    the line: %s\n' "$(sed -n 's/^stepscope overhead: //p' "$W/$v.report" | head -1)"
 done
