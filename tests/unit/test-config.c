@@ -24,8 +24,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <yaml.h>
 
 #include "config.h"
+#include "config-keys.h"
 
 #ifndef SS_SOURCE_DIR
 #define SS_SOURCE_DIR "."
@@ -862,6 +864,115 @@ static void test_shipped_configs(void **state)
 	assert_true(quick);
 }
 
+/* ------------------------------------------------------------ default.yaml names every key */
+
+#define NAMES_MAX 128
+
+struct names {
+	char name[NAMES_MAX][SS_KEY_NAME_MAX];
+	int n;
+};
+
+/* a line that is a commented-out key ("#schedule:", "#  active: 3"), not prose */
+static int is_commented_key(const char *line)
+{
+	const char *p = line + 1;
+
+	if (line[0] != '#')
+		return 0;
+	while (*p == ' ')
+		p++;
+	if (!(*p >= 'a' && *p <= 'z'))
+		return 0;
+	while ((*p >= 'a' && *p <= 'z') || *p == '_' || *p == '.')
+		p++;
+	return *p == ':' && (p[1] == ' ' || p[1] == '\n' || p[1] == 0);
+}
+
+/* every dotted key name of a mapping node (flops: maps function names, not keys) */
+static void collect_names(yaml_document_t *doc, yaml_node_t *map, const char *prefix,
+			  struct names *out)
+{
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start;
+	     pr < map->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(doc, pr->value);
+		char name[SS_KEY_NAME_MAX];
+
+		assert_non_null(k);
+		assert_int_equal(k->type, YAML_SCALAR_NODE);
+		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "",
+			 (const char *)k->data.scalar.value);
+		assert_true(out->n < NAMES_MAX);
+		snprintf(out->name[out->n++], SS_KEY_NAME_MAX, "%s", name);
+		if (v && v->type == YAML_MAPPING_NODE && strcmp(name, "flops"))
+			collect_names(doc, v, name, out);
+	}
+}
+
+static int names_has(const struct names *ns, const char *name)
+{
+	for (int i = 0; i < ns->n; i++)
+		if (!strcmp(ns->name[i], name))
+			return 1;
+	return 0;
+}
+
+/*
+ * configs/default.yaml says it holds every key: each key of the parser's
+ * table (config-keys.h) is in it, set or commented out, and it names no
+ * key the parser does not know.
+ */
+static void test_default_names_every_key(void **state)
+{
+	const char *path = SS_SOURCE_DIR "/configs/default.yaml";
+	FILE *f = fopen(path, "r");
+	char line[512], *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root;
+	struct names *ns = calloc(1, sizeof(*ns));
+	int missing = 0;
+
+	if (!f)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	assert_non_null(mem);
+	assert_non_null(ns);
+	while (fgets(line, sizeof(line), f))
+		fputs(is_commented_key(line) ? line + 1 : line, mem);
+	fclose(f);
+	fclose(mem);
+
+	assert_true(yaml_parser_initialize(&parser));
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc))
+		fail_msg("%s with its commented keys uncommented is not YAML: %s (line %zu)", path,
+			 parser.problem ? parser.problem : "?", parser.problem_mark.line + 1);
+	root = yaml_document_get_root_node(&doc);
+	assert_non_null(root);
+	assert_int_equal(root->type, YAML_MAPPING_NODE);
+	collect_names(&doc, root, "", ns);
+
+	for (int k = 0; k < I_NKEYS; k++)
+		if (!names_has(ns, ss_cfg_keys[k].name)) {
+			print_error("%s does not name the key %s\n", path, ss_cfg_keys[k].name);
+			missing++;
+		}
+	for (int i = 0; i < ns->n; i++)
+		if (ss_cfg_key_find(ns->name[i]) < 0) {
+			print_error("%s names %s, which is not a key\n", path, ns->name[i]);
+			missing++;
+		}
+	assert_int_equal(missing, 0);
+
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	free(text);
+	free(ns);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +997,7 @@ int main(void)
 		cmocka_unit_test_setup(test_dump_text, test_setup),
 		cmocka_unit_test_setup(test_filter_keys, test_setup),
 		cmocka_unit_test_setup(test_shipped_configs, test_setup),
+		cmocka_unit_test_setup(test_default_names_every_key, test_setup),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
