@@ -53,6 +53,9 @@ static void ss_report_usage(FILE *f)
 	fprintf(f,
 		"usage: stepscope report [--sort KEY] [--limit N] [--threads] [--steps | --whole-run] [--compensate]\n"
 		"                        [--format table|csv|json] [-o FILE] [--backend dw|bfd] [-q] DIR\n"
+		"       stepscope report --ranks [--limit N] [-o FILE] [--backend dw|bfd] [-q] DIR\n"
+		"       stepscope report --group-by args [--format table|csv|json] [--limit N] [-o FILE]\n"
+		"                        [--backend dw|bfd] [-q] DIR\n"
 		"\n"
 		"   --sort KEY         total (default), self, avg, calls, max, min or name\n"
 		"   --limit N          at most N rows (default 30; 0 = all)\n"

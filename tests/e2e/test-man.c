@@ -7,7 +7,9 @@
  * Design: options are the "--word" tokens of each text (roff writes
  * "\-\-word"); a failing check prints the command and the option.
  * stepscope-cc is left out: its --help goes to the compiler (tracker
- * issue 27, part 8).
+ * issue 27, part 8).  test_synopsis: every option a command's parser
+ * takes (each whole "--word" string literal of symbolize/cmd/CMD.c) is
+ * listed in its --help, and every option listed is in the usage lines.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +32,8 @@ static const char *const not_own[] = {
 	"filter --exclude-file",
 	/* html's help points at 'html --diff --help' */
 	"html --help",
+	/* diff.c's parser is html --diff's too: html's usage names it */
+	"diff --diff",
 };
 
 static int is_not_own(const char *cmd, const char *opt)
@@ -179,11 +183,103 @@ static void test_option_forms(void **state)
 	ss_e2e_pass(t);
 }
 
+/* Is opt ("-o", "--steps") a whole word of text (not "--stepsx")? */
+static int has_word(const char *text, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *p = text; (p = strstr(p, opt)); p += n) {
+		char before = p == text ? ' ' : p[-1], after = p[n];
+		if (before != '-' && !(before >= 'a' && before <= 'z') && after != '-' &&
+		    !(after >= 'a' && after <= 'z'))
+			return 1;
+	}
+	return 0;
+}
+
+static void test_synopsis(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static const char *const cmds[] = { "symbolize", "report", "flame", "html", "memory",
+					    "steps", "merge", "filter", "diff", "record" };
+	int bad = 0, seen = 0;
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char path[4096], *src, *help, *syn, *end, *lines = NULL;
+		size_t nlines = 0;
+		FILE *f, *m;
+		long len;
+
+		SS_E2E_SH_OK(t, SS " %s --help", cmds[i]);
+		help = strdup(t->out);
+		end = strstr(help, "\n\n");
+		syn = strndup(help, end ? (size_t)(end - help) : strlen(help));
+		/* the option list: lines "   -o, --output OUT   ..." */
+		m = open_memstream(&lines, &nlines);
+		for (const char *l = help; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+			if (!strncmp(l, "   -", 4))
+				fprintf(m, "%.*s\n", (int)strcspn(l, "\n"), l);
+		fclose(m);
+
+		/* each listed option, in either of its forms, is in the usage lines */
+		for (const char *l = lines; *l; l = strchr(l, '\n') + 1) {
+			char a[64] = "", b[64] = "";
+			int n = sscanf(l, " %63[-a-z], %63[-a-z]", a, b);
+
+			if (n < 1)
+				continue;
+			if (n < 2)
+				sscanf(l, " %63[-a-z]", a);
+			seen++;
+			if (!has_word(syn, a) && !(b[0] && has_word(syn, b)) && !is_not_own(cmds[i], a)) {
+				fprintf(stderr, "%s --help lists %s, its usage lines do not:\n%s\n",
+					cmds[i], a, syn);
+				bad++;
+			}
+		}
+
+		/* each option the parser compares against is listed */
+		snprintf(path, sizeof(path), "%s/symbolize/cmd/%s.c", SS_SOURCE_DIR, cmds[i]);
+		f = fopen(path, "r");
+		SS_E2E_CHECK(t, f, "cannot read %s", path);
+		fseek(f, 0, SEEK_END);
+		len = ftell(f);
+		rewind(f);
+		src = calloc(1, (size_t)len + 1);
+		SS_E2E_CHECK(t, src && fread(src, 1, (size_t)len, f) == (size_t)len, "cannot read %s", path);
+		fclose(f);
+		for (const char *p = src; (p = strstr(p, "\"--")); p++) {
+			size_t n = strspn(p + 1, "-abcdefghijklmnopqrstuvwxyz");
+			char opt[64];
+
+			if (p[1 + n] != '"' || n < 3 || n >= sizeof(opt))
+				continue;
+			snprintf(opt, sizeof(opt), "%.*s", (int)n, p + 1);
+			if (!strcmp(opt, "--help") || is_not_own(cmds[i], opt))
+				continue;
+			seen++;
+			if (!has_word(lines, opt) && !has_word(syn, opt)) {
+				fprintf(stderr, "%s: %s takes %s, its --help does not list it\n",
+					cmds[i], path, opt);
+				bad++;
+			}
+		}
+		free(src);
+		free(lines);
+		free(syn);
+		free(help);
+	}
+	SS_E2E_CHECK(t, seen >= 60, "only %d options found in the --help texts and parsers", seen);
+	SS_E2E_CHECK(t, !bad, "%d option(s) missing from a usage (listed above)", bad);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_man_help),
 		SS_E2E_TEST(test_option_forms),
+		SS_E2E_TEST(test_synopsis),
 	};
 
 	ss_e2e_filter_from_env();
