@@ -388,7 +388,7 @@ static void ss_filter_left(FILE *f, const struct ss_filter_rows *r, const struct
 }
 
 static int ss_filter_write(const char *path, const char *dir, const struct ss_filter_rows *r,
-			   const char *pick)
+			   const char *pick, size_t npick)
 {
 	struct ss_out out;
 	char err[4200];
@@ -397,11 +397,15 @@ static int ss_filter_write(const char *path, const char *dir, const struct ss_fi
 		return 2;
 	}
 	FILE *f = out.f;
-	fprintf(f, "# stepscope filter %s: functions called often for very little time\n"
-		   "# rebuild:    STEPSCOPE_EXCLUDE_FILE=%s make CC=\"stepscope-cc gcc\"\n"
-		   "# or at run time: stepscope record --set filter.exclude_file=%s ...\n"
-		   "# runtime-only: gcc would also leave out other functions (it matches parts of names)\n",
-		dir, path, path);
+	if (!npick) /* an empty list: no advice to act on it */
+		fprintf(f, "# stepscope filter %s: nothing to exclude (no function is called often "
+			   "for very little time)\n", dir);
+	else
+		fprintf(f, "# stepscope filter %s: functions called often for very little time\n"
+			   "# rebuild:    STEPSCOPE_EXCLUDE_FILE=%s make CC=\"stepscope-cc gcc\"\n"
+			   "# or at run time: stepscope record --set filter.exclude_file=%s ...\n"
+			   "# runtime-only: gcc would also leave out other functions (it matches parts of names)\n",
+			dir, path, path);
 	for (size_t i = 0; i < r->n; i++) {
 		if (!pick[i])
 			continue;
@@ -497,12 +501,18 @@ int cmd_filter(int argc, char **argv)
 		if (pick[i])
 			fprintf(f, "  %s\n", r.rows[i].name);
 	ss_filter_clashes(f, &r, pick);
-	if (ov.known)
+	if (!npick)
+		fprintf(f, "nothing to exclude: no function meets all of these limits, so a rebuild "
+			"or a run-time filter with this list would change nothing\n");
+	else if (ov.known)
 		ss_filter_left(f, &r, &ov, &o, pick);
 	fflush(f);
 	if (c.out) {
-		rc = ss_filter_write(c.out, c.dir, &r, pick);
-		if (!rc)
+		rc = ss_filter_write(c.out, c.dir, &r, pick, npick);
+		if (!rc && !npick)
+			fprintf(stderr, "stepscope: wrote %s, an empty list (nothing to exclude)\n",
+				c.out);
+		else if (!rc)
 			fprintf(stderr, "stepscope: wrote %s (rebuild with STEPSCOPE_EXCLUDE_FILE=%s)\n",
 				c.out, c.out);
 	}

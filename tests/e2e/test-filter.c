@@ -230,6 +230,20 @@ static void test_filter_cmd(void **state)
 				"-- ./s-filter-ex 2 2 %d", NTINY);
 	}
 	expect_counts(t, "re", 1, 1, 1, 0);
+	/* nothing to exclude (tiny called 10 times, under --min-calls): no
+	 * advice to rebuild, and an empty list written */
+	SS_E2E_SH_OK(t, SS " record -o few -c c.yaml -- ./s-filter 2 2 10");
+	SS_E2E_SH_OK(t, SS " filter -o none.txt few");
+	SS_E2E_CHECK(t, strstr(t->out, "\nexclude: 0 functions, ") &&
+				strstr(t->out, "\nnothing to exclude: ") && !strstr(t->out, "without them") &&
+				!strstr(t->err, "rebuild") &&
+				strstr(t->err, "wrote none.txt, an empty list (nothing to exclude)"),
+		     "filter with nothing to exclude: expected 'nothing to exclude' and no rebuild "
+		     "advice, got:\n%s%s", t->out, t->err);
+	SS_E2E_SH_OK(t, "cat none.txt");
+	SS_E2E_CHECK(t, !strstr(t->out, "rebuild") && strstr(t->out, ": nothing to exclude") &&
+				!ss_e2e_lines_with(t->out, "tiny"),
+		     "none.txt: expected one comment saying nothing to exclude, got '%s'", t->out);
 	/* a run with only whole-run counts (nothing recorded) */
 	SS_E2E_SH_OK(t, "printf 'step: {function: train_step}\\nwindow: {start_step: 5, end_step: 6}\\n"
 			"stats: whole_run\\n' > s.yaml");
