@@ -169,14 +169,15 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 	ss_cost_on_step(ts, !!(ss_hot.gate & SS_GATE_EVENTS)); /* the step's time */
 	/* nothing left to record: the pool's chunks go back now (pool.c);
 	 * stop watching, unless steps still count (stats: whole_run,
-	 * log.every_n_steps) or a few more unrecorded steps are to be timed
-	 * against the recorded ones (cost.c, SS_COST_AFTER_STEPS; not with
-	 * memory.enabled, whose samples follow the steps watched) */
+	 * log.every_n_steps, and memory.enabled: memory_profile.json has an
+	 * entry every memory.every_n_steps steps of the whole run) or a few
+	 * more unrecorded steps are to be timed against the recorded ones
+	 * (cost.c, SS_COST_AFTER_STEPS) */
 	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1))
 		ss_pool_release();
 	if (act != SS_STEP_RECORD && ss_schedule_done(c, step + 1) &&
 	    c->stats != SS_STATS_WHOLE_RUN && c->log_every_n_steps <= 0 &&
-	    (c->memory_enabled || !ss_cost_want_steps()))
+	    !c->memory_enabled && !ss_cost_want_steps())
 		ss_hot.watch = NULL;
 }
 

@@ -321,6 +321,36 @@ static void test_fake_visible(void **state)
 	ss_e2e_pass(t);
 }
 
+/* A schedule that ends early does not end the sampling (docs/memory.md:
+ * "memory is sampled for the whole run, recorded steps or not"): a window
+ * of steps 2-3 in a run of 12 steps still gives memory_profile.json an
+ * entry every 2 steps, 2 to 10. */
+static void test_after_schedule(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	int k = 0, bad = 0;
+
+	ss_e2e_build(t, "memory", NULL);
+	SS_E2E_SH_OK(t, "STEPSCOPE_NVML_LIBRARY=\"$PWD/no-such-nvml.so\" " SS " record " SETS
+			" --set window.start_step=2 --set window.end_step=4 -o run -- "
+			"./s-memory 12 1 " EVERY_S);
+	cJSON *prof = ss_e2e_load_json(t, "run/memory_profile.json");
+	const cJSON *e;
+	cJSON_ArrayForEach(e, prof) {
+		k++;
+		if (num(t, e, "step", "memory_profile.json") != (unsigned long long)(k * EVERY))
+			bad++;
+	}
+	SS_E2E_CHECK(t, k == 5 && !bad,
+		     "memory_profile.json after a window of steps 2-3 in 12 steps: expected "
+		     "the 5 entries of steps 2, 4, 6, 8, 10, got %d (%d at another step)", k, bad);
+	cJSON_Delete(prof);
+	/* the window itself is what it was: steps 2 and 3 */
+	struct ss_e2e_trace *tr = ss_e2e_symbolize_load(t, "run");
+	SS_E2E_EXPECT_CALLS(t, tr, "step", 0, 2);
+	ss_e2e_pass(t);
+}
+
 /* No NVML: one info line, host memory only. */
 static void test_no_nvml(void **state)
 {
@@ -379,6 +409,7 @@ int main(void)
 		SS_E2E_VARIANTS(test_fake_nvml),
 		SS_E2E_TEST(test_fake_visible),
 		SS_E2E_TEST(test_no_nvml),
+		SS_E2E_TEST(test_after_schedule),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
