@@ -1,7 +1,7 @@
 /*
  * alloc-report.c - report's memory columns (alloc-report.h): Self CPU
  * Mem, CPU Mem and Allocs per function (CUDA's three when CUDA memory was
- * recorded), the peak live bytes of each recorded step, and the footer
+ * recorded), the peak bytes of each recorded step's own blocks, and the footer
  * that says how frees of unknown size were counted.
  *
  * How: an exporter whose `alloc` callback gets each process's records
@@ -369,7 +369,7 @@ void ss_alloc_report_steps(FILE *f, const struct ss_alloc_report *m)
 	if (!m || !m->kinds || !m->nsteps)
 		return;
 	char name[48], b[48];
-	fprintf(f, "\nPeak live bytes per step (blocks allocated since the window opened):\n");
+	fprintf(f, "\nPeak bytes per step (of the blocks each step allocated, at their most at once):\n");
 	fprintf(f, "  %8s  %5s", "Pid", "Step");
 	for (size_t i = 0; i < m->nspaces; i++)
 		fprintf(f, "  %14s", ss_alloc_space_name(m->spaces[i], name, sizeof(name)));

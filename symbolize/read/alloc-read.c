@@ -362,6 +362,7 @@ static int make_steps(struct walk *w)
 struct replay {
 	struct bmap live;
 	uint64_t bytes[SS_ALLOC_SPACES];
+	uint64_t own[SS_ALLOC_SPACES]; /* live bytes of blocks the current step allocated */
 	size_t win;                 /* windows opened so far */
 };
 
@@ -375,15 +376,26 @@ static void replay_windows(struct replay *p, const struct ss_slicer *sl, uint64_
 	}
 }
 
-/* Steps that began by ns start with the live bytes of that moment. */
+/* Steps that began by ns start with none of their own blocks: a step's
+ * peak counts only what it allocated (not what earlier steps left). */
 static size_t replay_steps(struct replay *p, struct ss_alloc_data *d,
 			   const struct ss_slicer *sl, size_t k, uint64_t ns)
 {
 	for (; k < d->nsteps && d->steps[k].begin_ns <= ns; k++) {
 		replay_windows(p, sl, d->steps[k].begin_ns);
-		memcpy(d->steps[k].peak, p->bytes, sizeof(p->bytes));
+		memset(d->steps[k].peak, 0, sizeof(d->steps[k].peak));
+		memset(p->own, 0, sizeof(p->own));
 	}
 	return k;
+}
+
+/* A block of ev[a] leaves: the current step's own bytes lose it when the
+ * step allocated it (k: steps begun so far). */
+static void replay_own_free(struct replay *p, const struct ss_alloc_data *d, size_t k,
+			    const struct ss_alloc_ev *a, int si)
+{
+	if (k && a->ns >= d->steps[k - 1].begin_ns)
+		p->own[si] -= a->size < p->own[si] ? a->size : p->own[si];
 }
 
 static int replay(struct walk *w)
@@ -415,8 +427,9 @@ static int replay(struct walk *w)
 		if (!e->is_free) {
 			d->allocs++;
 			if (j != SIZE_MAX) { /* its FREE was never seen */
-				uint64_t old = d->ev[p.live.val[j] - 1].size;
-				*b -= old < *b ? old : *b;
+				const struct ss_alloc_ev *a = &d->ev[p.live.val[j] - 1];
+				*b -= a->size < *b ? a->size : *b;
+				replay_own_free(&p, d, k, a, si);
 			}
 			if (bmap_put(&p.live, e->addr, e->space, (uint32_t)(i + 1))) {
 				bmap_free(&p.live);
@@ -424,13 +437,16 @@ static int replay(struct walk *w)
 			}
 			e->delta = (int64_t)e->size;
 			*b += e->size;
+			p.own[si] += e->size;
 		} else {
 			d->frees++;
 			if (j != SIZE_MAX) {
-				e->size = d->ev[p.live.val[j] - 1].size;
+				const struct ss_alloc_ev *a = &d->ev[p.live.val[j] - 1];
+				e->size = a->size;
 				e->known = 1;
 				e->delta = -(int64_t)e->size;
 				*b -= e->size < *b ? e->size : *b;
+				replay_own_free(&p, d, k, a, si);
 				bmap_del(&p.live, j);
 			} else {
 				d->unknown_frees++;
@@ -439,8 +455,8 @@ static int replay(struct walk *w)
 		if (!e->node)
 			d->outside++;
 		e->live = *b;
-		if (k && e->ns < d->steps[k - 1].end_ns && *b > d->steps[k - 1].peak[si])
-			d->steps[k - 1].peak[si] = *b;
+		if (k && e->ns < d->steps[k - 1].end_ns && p.own[si] > d->steps[k - 1].peak[si])
+			d->steps[k - 1].peak[si] = p.own[si];
 	}
 	replay_steps(&p, d, sl, k, UINT64_MAX);
 	d->nev = w->nrecs;

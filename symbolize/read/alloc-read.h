@@ -49,7 +49,9 @@ struct ss_alloc_node {
 };
 
 #define SS_ALLOC_SPACES 8
-/* Per recorded step: the highest live bytes of each space in it. */
+/* Per recorded step: the most bytes of each space that the step's own
+ * blocks (allocated in it, not yet freed) held at once; a step that
+ * allocates nothing has 0, whatever earlier steps left live. */
 struct ss_alloc_step {
 	uint64_t step;
 	uint64_t begin_ns, end_ns;

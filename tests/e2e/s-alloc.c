@@ -6,9 +6,10 @@
  *   s-alloc STEPS FIRST END [fork]
  * runs STEPS steps of train_step(); FIRST..END-1 are the steps the test
  * records (window.start_step/end_step): the ledger applies stepscope's
- * documented rules to them to print each recorded step's peak live bytes
- * (blocks allocated since the window opened; a free of a block allocated
- * before it counts 0).  Each step:
+ * documented rules to them to print each recorded step's peak bytes (of
+ * the blocks the step allocated, at their most at once) and its peak live
+ * bytes (blocks allocated since the window opened; a free of a block
+ * allocated before it counts 0).  Each step:
  *   load_batch     malloc  BATCH, freed by its caller train_step
  *   forward        layer_forward x3: malloc the activations ...
  *   backward       ... freed here
@@ -30,7 +31,8 @@
  *   "A STEP SIZE ADDR PATH"           an allocation
  *   "F STEP SIZE ADDR PATH ASTEP"     a free of a block of SIZE bytes
  *                                     allocated in step ASTEP
- *   "P STEP PEAK"                     a recorded step's peak live bytes
+ *   "P STEP PEAK LIVE"                a recorded step's peak of its own
+ *                                     blocks, and its peak live bytes
  * PATH: the functions open when the call was made, outermost first,
  * joined by '/'.  With `fork`, step FIRST also forks a child that
  * allocates 64 bytes in child_work, frees them and exits with status 0
@@ -68,7 +70,7 @@ static int cur_step = -1, first_rec, end_rec;
  * from the handler raise() runs) */
 static __thread const char *volatile names[DEPTH];
 static __thread volatile int depth;
-static long long live, peak[1024];
+static long long live, own, peak[1024], live_peak[1024];
 
 #define ENTER(n) (names[depth++] = (n))
 #define LEAVE() (depth--)
@@ -95,11 +97,15 @@ static void note(char kind, size_t size, void *addr, int astep)
 	if (!recorded(cur_step))
 		return;
 	if (kind == 'A')
-		live += (long long)size;
+		live += (long long)size, own += (long long)size;
 	else if (recorded(astep))
 		live -= (long long)size;
-	if (live > peak[cur_step])
-		peak[cur_step] = live;
+	if (kind == 'F' && astep == cur_step)
+		own -= (long long)size;
+	if (own > peak[cur_step])
+		peak[cur_step] = own;
+	if (live > live_peak[cur_step])
+		live_peak[cur_step] = live;
 }
 
 /* a block and the step that allocated it */
@@ -269,8 +275,9 @@ static void *worker(void *arg)
 NOINLINE void train_step(int step, int do_fork)
 {
 	cur_step = step;
+	own = 0; /* a step's peak: only the blocks it allocates */
 	if (recorded(step))
-		peak[step] = live; /* what the step begins with */
+		live_peak[step] = live; /* what the step begins with */
 	ENTER("train_step");
 	struct blk batch = load_batch();
 	forward();
@@ -336,7 +343,7 @@ int main(int argc, char **argv)
 			printf("F %d %zu %p %s %d\n", e->step, e->size, e->addr, e->path, e->astep);
 	}
 	for (int s = first_rec; s < end_rec && s < steps; s++)
-		printf("P %d %lld\n", s, peak[s]);
+		printf("P %d %lld %lld\n", s, peak[s], live_peak[s]);
 	if (do_fork)
 		printf("child ok\n");
 	return 0;

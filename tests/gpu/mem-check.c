@@ -23,8 +23,8 @@
  *     cuda_allocs     its device and managed allocations
  *     *_by_device     the same two per device
  *   and each recorded step's peak_bytes of each CUDA space ("cuda:N",
- *   "cuda:N pinned", "cuda:N managed"): the most bytes live at once in the
- *   step, counting the blocks allocated since the recording began.
+ *   "cuda:N pinned", "cuda:N managed"): the most bytes the step's own
+ *   blocks (allocated in it, not yet freed) held at once.
  *   With --exact (the stand-in, whose CUDA runtime allocates no host
  *   memory of its own): also self_cpu_mem and cpu_mem (pinned memory is
  *   CPU memory, as in torch.profiler), and the count of frees of unknown
@@ -287,9 +287,9 @@ static void check_peaks(const cJSON *rep)
 	int bad = 0, checked = 0;
 	char why[1536] = "";
 	size_t wl = 0;
-	/* live bytes per (space, device): blocks allocated in recorded steps */
-	long live[4][MAXD] = { { 0 } }, peak[MAXS][4][MAXD] = { { { 0 } } };
-	int started[MAXS] = { 0 };
+	/* per step and (space, device): bytes of the blocks the step itself
+	 * allocated and has not freed; a step's peak is their most */
+	long own[MAXS][4][MAXD] = { { { 0 } } }, peak[MAXS][4][MAXD] = { { { 0 } } };
 	for (int i = 0; i < nev; i++) {
 		const struct ent *e = &ev[i];
 		int k;
@@ -298,16 +298,12 @@ static void check_peaks(const cJSON *rep)
 		if (k == nrec || e->space < 1 || e->space > 3)
 			continue;
 		int dev = e->dev < MAXD ? e->dev : MAXD - 1;
-		if (!started[k]) { /* a step starts with what is live */
-			started[k] = 1;
-			memcpy(peak[k], live, sizeof(live));
-		}
 		const struct ent *a = e->what == 'A' ? e : alloc_of(e->id);
-		if (!a || !is_recorded(a->step))
+		if (!a || a->step != e->step)
 			continue;
-		live[e->space][dev] += e->what == 'A' ? e->bytes : -e->bytes;
-		if (live[e->space][dev] > peak[k][e->space][dev])
-			peak[k][e->space][dev] = live[e->space][dev];
+		own[k][e->space][dev] += e->what == 'A' ? e->bytes : -e->bytes;
+		if (own[k][e->space][dev] > peak[k][e->space][dev])
+			peak[k][e->space][dev] = own[k][e->space][dev];
 	}
 	cJSON_ArrayForEach(s, steps) {
 		int step = (int)num(s, "step", NULL), k;
@@ -335,7 +331,7 @@ static void check_peaks(const cJSON *rep)
 	}
 	if (!bad)
 		snprintf(why, sizeof(why), "%d (step, space) peaks equal the ledger's", checked);
-	result(!bad && checked > 0, "peak live bytes per step and CUDA space", "%s", why);
+	result(!bad && checked > 0, "peak bytes of each step's own blocks per CUDA space", "%s", why);
 }
 
 /* ------------------------------------------------------------ leaks */

@@ -244,6 +244,72 @@ static void test_read(void **state)
 	ss_tw_free(w);
 }
 
+/*
+ * A step's peak is its own: steps 0, 1, 2 recorded (from 100, 200, 300),
+ * one thread:
+ *   110 ALLOC 0x1000 500     step 0 keeps it: own 500
+ *   210 ENTER f, 220 EXIT f  step 1 allocates nothing: own 0
+ *   310 ALLOC 0x2000 30      own 30 (live 530)
+ *   320 FREE 0x1000          step 0's block: own stays 30 (live 30)
+ *   330 ALLOC 0x3000 40      own 70
+ *   340 FREE 0x3000          own 30
+ * Peaks: 500, 0, 70 (live bytes since the window opened would say 500,
+ * 500, 530).
+ */
+static void test_own_peaks(void **state)
+{
+	(void)state;
+	struct ss_tw *w = ss_tw_new(SS_CLOCK_MONOTONIC, 7);
+	struct ss_tw_enc a = { .n = 0 };
+	static const char cfg[] = "step.function=f\nmemory.allocations=true\n";
+	struct ss_alloc_data d;
+
+	ss_tw_meta(w, SS_META_CONFIG, 1, cfg, sizeof(cfg));
+	for (unsigned s = 0; s < 4; s++)
+		ss_tw_meta_step(w, 100 * (s + 1), s, 10, 1,
+				s == 3 ? SS_STEP_NONE : SS_STEP_RECORD, 0);
+	block(&a);
+	call(&a, 1, 105, F);
+	alloc(&a, 110, 0x1000, 500, 0);
+	call(&a, 2, 190, F);
+	call(&a, 1, 210, F);
+	call(&a, 2, 220, F);
+	call(&a, 1, 305, F);
+	alloc(&a, 310, 0x2000, 30, 0);
+	release(&a, 320, 0x1000, 0);
+	alloc(&a, 330, 0x3000, 40, 0);
+	release(&a, 340, 0x3000, 0);
+	call(&a, 2, 350, F);
+	ss_tw_words(w, 10, 1, 0, a.w, a.n, a.n, a.n * 8);
+
+	struct ss_reader *r = open_image(w);
+	struct ss_slicer *sl = ss_slicer_new(r, NULL);
+	assert_non_null(sl);
+	assert_int_equal(ss_alloc_read(r, sl, &d), 0);
+	assert_int_equal(d.nsteps, 3);
+	int heap = ss_alloc_space_index(&d, 0);
+	assert_true(heap >= 0);
+	assert_int_equal(d.steps[0].peak[heap], 500);
+	assert_int_equal(d.steps[1].peak[heap], 0);
+	assert_int_equal(d.steps[2].peak[heap], 70);
+	assert_int_equal(ev_at(&d, 310, 0)->live, 530); /* live bytes are still the window's */
+
+	/* the report gives the same per step */
+	struct ss_exporter *ex = ss_alloc_report_new();
+	const struct ss_alloc_report *m = ss_alloc_report_of(ex);
+	ex->alloc(ex->ctx, 7, &d);
+	int found;
+	assert_int_equal(ss_alloc_report_step_peak(m, 7, 1, 0, &found), 0);
+	assert_true(found);
+	assert_int_equal(ss_alloc_report_step_peak(m, 7, 2, 0, &found), 70);
+	ss_exporter_free(ex);
+
+	ss_alloc_release(&d);
+	ss_slicer_free(sl);
+	ss_reader_free(r);
+	ss_tw_free(w);
+}
+
 /* Without memory.allocations in its config a process is not read at all */
 static void test_not_recorded(void **state)
 {
@@ -266,6 +332,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_own_peaks),
 		cmocka_unit_test(test_not_recorded),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
