@@ -11,7 +11,10 @@
  * address says nothing about the work).  Rows keep calls, total, min and
  * max of the calls' own times (begin to end), the FLOPs of the calls that
  * had them and how many did not (a needed parameter optimized out).
- * GFLOP/s = the FLOPs over the time of the calls that had them.  A
+ * GFLOP/s = the FLOPs over the time of the calls that had them: their
+ * on-CPU time when the process recorded its switches (record.sched: the
+ * off-CPU intervals, read/offcpu.h, are taken out of each call), else
+ * their wall time; the output says which.  A
  * function's per-function row (every group together) is printed after
  * its groups in the json form, and as its own table under it.
  *
@@ -25,6 +28,7 @@
 
 #include "args-report.h"
 #include "export.h"
+#include "offcpu.h"
 #include "agg.h"
 #include "outfile.h"
 #include "run.h"
@@ -36,6 +40,7 @@ struct ss_args_group {
 	uint64_t calls, total_ns, min_ns, max_ns;
 	double flops;              /* of the calls with flops */
 	uint64_t flops_ns;         /* their time */
+	uint64_t flops_on_ns;      /* ... less the time they were switched out */
 	uint64_t flops_calls, no_flops;  /* with; needed value missing */
 	int fn_row;                /* a per-function total */
 };
@@ -45,6 +50,9 @@ struct ss_args_report {
 	size_t n, cap;
 	uint64_t missing;          /* calls whose FLOPs could not be computed */
 	int have_flops;
+	const struct ss_offcpu *off; /* record.sched: the current process's */
+	uint64_t off_pid;
+	int have_off;              /* some process recorded its switches */
 	struct ss_exporter ex;
 };
 
@@ -78,7 +86,7 @@ static struct ss_args_group *ss_args_group_get(struct ss_args_report *r, const c
 	return g;
 }
 
-static void ss_args_group_add(struct ss_args_group *g, const struct ss_slice *s)
+static void ss_args_group_add(struct ss_args_group *g, const struct ss_slice *s, uint64_t off)
 {
 	uint64_t d = s->end_ns > s->begin_ns ? s->end_ns - s->begin_ns : 0;
 
@@ -91,6 +99,7 @@ static void ss_args_group_add(struct ss_args_group *g, const struct ss_slice *s)
 	if (s->has_flops == 1) {
 		g->flops += s->flops;
 		g->flops_ns += d;
+		g->flops_on_ns += d - (off < d ? off : d);
 		g->flops_calls++;
 	} else if (s->has_flops == 2) {
 		g->no_flops++;
@@ -118,20 +127,37 @@ static void ss_args_report_slice(void *ctx, uint64_t pid, uint64_t tid,
 	struct ss_args_report *r = ctx;
 	struct ss_args_group *g;
 	char key[1024];
+	uint64_t off = 0;
 
-	(void)pid;
-	(void)tid;
 	if (s->cat != SS_SLICE_FUNCTION || !s->argv || !s->name)
 		return;
+	if (s->has_flops == 1 && r->off && r->off_pid == pid)
+		off = ss_offcpu_in(ss_offcpu_find(r->off, tid), s->begin_ns, s->end_ns, NULL);
 	ss_args_key(s, key, sizeof(key));
 	if ((g = ss_args_group_get(r, s->name, key, 0)))
-		ss_args_group_add(g, s);
+		ss_args_group_add(g, s, off);
 	if ((g = ss_args_group_get(r, s->name, "", 1)))
-		ss_args_group_add(g, s);
+		ss_args_group_add(g, s, off);
 	if (s->has_flops)
 		r->have_flops = 1;
 	if (s->has_flops == 2)
 		r->missing++;
+}
+
+static void ss_args_report_process(void *ctx, uint64_t pid, const char *name)
+{
+	(void)pid, (void)name;
+	((struct ss_args_report *)ctx)->off = NULL; /* its intervals come next, if any */
+}
+
+/* record.sched: the process's off-CPU intervals, for its slices */
+static void ss_args_report_offcpu(void *ctx, uint64_t pid, const struct ss_offcpu *d)
+{
+	struct ss_args_report *r = ctx;
+
+	r->off = d;
+	r->off_pid = pid;
+	r->have_off = 1;
 }
 
 struct ss_exporter *ss_args_report_new(struct ss_args_report **out)
@@ -142,6 +168,8 @@ struct ss_exporter *ss_args_report_new(struct ss_args_report **out)
 		return NULL;
 	r->ex.ctx = r;
 	r->ex.slice = ss_args_report_slice;
+	r->ex.process = ss_args_report_process;
+	r->ex.offcpu = ss_args_report_offcpu;
 	ss_exporter_nops(&r->ex); /* freed by ss_args_report_free, not release */
 	*out = r;
 	return &r->ex;
@@ -171,10 +199,27 @@ static int ss_args_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->key, y->key);
 }
 
-/* GFLOP/s of a group, or < 0 when it has none. */
-static double ss_args_gflops(const struct ss_args_group *g)
+/* GFLOP/s of a group, or < 0 when it has none: over the calls' on-CPU
+ * time when switches were recorded, else over their wall time. */
+static double ss_args_gflops(const struct ss_args_report *r, const struct ss_args_group *g)
 {
-	return g->flops_calls && g->flops_ns ? g->flops / (double)g->flops_ns : -1;
+	uint64_t ns = r->have_off ? g->flops_on_ns : g->flops_ns;
+	return g->flops_calls && ns ? g->flops / (double)ns : -1;
+}
+
+/* What GFLOP/s is over, for the line under a table. */
+static const char *ss_args_gflops_basis(const struct ss_args_report *r)
+{
+	return r->have_off ? "GFLOP/s = FLOPs / on-CPU time of the calls that have them (record.sched: "
+			     "the time they were switched out is left out)"
+			   : "GFLOP/s = FLOPs / Total (wall time) of the calls that have them "
+			     "(record.sched: true would leave out the time they were switched out)";
+}
+
+void ss_args_report_footer(FILE *f, const struct ss_args_report *r)
+{
+	if (ss_args_report_flops_shown(r))
+		fprintf(f, "FLOPs: from flops: in the config; %s\n", ss_args_gflops_basis(r));
 }
 
 static void ss_args_table(FILE *f, const struct ss_args_report *r, int fn_rows, size_t limit)
@@ -218,7 +263,7 @@ static void ss_args_table(FILE *f, const struct ss_args_report *r, int fn_rows, 
 			fprintf(f, "%-*s  ", wk, g->key);
 		fprintf(f, "%9" PRIu64 "  %11s  %11s  %11s  %11s", g->calls, t[0], t[1], t[2], t[3]);
 		if (r->have_flops) {
-			double gf = ss_args_gflops(g);
+			double gf = ss_args_gflops(r, g);
 			if (gf >= 0)
 				fprintf(f, "  %12.4g  %9.3f", g->flops, gf);
 			else
@@ -261,8 +306,8 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 			ss_out_csv_field(f, g->key);
 			fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, g->calls,
 				g->total_ns, g->calls ? g->total_ns / g->calls : 0, g->min_ns, g->max_ns);
-			if (ss_args_gflops(g) >= 0)
-				fprintf(f, ",%.17g,%.6f", g->flops, ss_args_gflops(g));
+			if (ss_args_gflops(r, g) >= 0)
+				fprintf(f, ",%.17g,%.6f", g->flops, ss_args_gflops(r, g));
 			else
 				fputs(",,", f);
 			fprintf(f, ",%" PRIu64 "\n", g->no_flops);
@@ -286,12 +331,13 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 			}
 			fprintf(f, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64
 				   ",\"max_ns\":%" PRIu64, g->calls, g->total_ns, g->min_ns, g->max_ns);
-			if (ss_args_gflops(g) >= 0)
+			if (ss_args_gflops(r, g) >= 0)
 				fprintf(f, ",\"flops\":%.17g,\"gflops_per_s\":%.6f", g->flops,
-					ss_args_gflops(g));
+					ss_args_gflops(r, g));
 			fprintf(f, ",\"calls_without_flops\":%" PRIu64 "}", g->no_flops);
 		}
-		fprintf(f, "\n],\"calls_without_flops\":%" PRIu64 "}\n", r->missing);
+		fprintf(f, "\n],\"calls_without_flops\":%" PRIu64 ",\"gflops_time\":\"%s\"}\n",
+			r->missing, r->have_off ? "on_cpu" : "wall");
 		return;
 	}
 	ss_args_table(f, r, 0, limit);
@@ -299,8 +345,7 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 	ss_args_table(f, r, 1, 0);
 	if (!r->n)
 		fputs("no calls with arguments (record.args lists the functions whose calls keep them)\n", f);
-	if (r->have_flops)
-		fputs("FLOPs: from flops: in the config; GFLOP/s = FLOPs / Total of the calls that have them\n", f);
+	ss_args_report_footer(f, r);
 	if (r->missing)
 		fprintf(f, "%" PRIu64 " call%s without FLOPs: a parameter its flops: expression needs was <optimized out>\n",
 			r->missing, r->missing == 1 ? "" : "s");
@@ -328,7 +373,8 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 		"function and argument values (pointers left out)%s. Table: <code>stepscope "
 		"report DIR --group-by args</code></p>\n<table><tr><th>Name</th><th>Args</th>"
 		"<th>Calls</th><th>Total</th><th>Avg</th>%s</tr>\n",
-		r->have_flops ? "; GFLOP/s = FLOPs / Total" : "",
+		r->have_flops ? (r->have_off ? "; GFLOP/s = FLOPs / on-CPU time (record.sched)"
+					     : "; GFLOP/s = FLOPs / Total (wall time)") : "",
 		r->have_flops ? "<th>FLOPs</th><th>GFLOP/s</th>" : "");
 	for (size_t i = 0; i < r->n && shown < 40; i++) {
 		const struct ss_args_group *g = &r->g[i];
@@ -343,8 +389,8 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 		fputs("</td><td>", f);
 		ss_svg_text(f, g->key);
 		fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td><td>%s</td>", g->calls, t[0], t[1]);
-		if (r->have_flops && ss_args_gflops(g) >= 0)
-			fprintf(f, "<td>%.4g</td><td>%.3f</td>", g->flops, ss_args_gflops(g));
+		if (r->have_flops && ss_args_gflops(r, g) >= 0)
+			fprintf(f, "<td>%.4g</td><td>%.3f</td>", g->flops, ss_args_gflops(r, g));
 		else if (r->have_flops)
 			fputs("<td>-</td><td>-</td>", f);
 		fputs("</tr>\n", f);
@@ -372,10 +418,10 @@ void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *
 		return;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ss_args_group *g = &r->g[i];
-		if (!g->fn_row || strcmp(g->fn, fn) || ss_args_gflops(g) < 0)
+		if (!g->fn_row || strcmp(g->fn, fn) || ss_args_gflops(r, g) < 0)
 			continue;
 		snprintf(flops, len, "%.4g", g->flops);
-		snprintf(gflops, len, "%.3f", ss_args_gflops(g));
+		snprintf(gflops, len, "%.3f", ss_args_gflops(r, g));
 		return;
 	}
 }
@@ -391,7 +437,7 @@ void ss_args_report_csv_header(FILE *f, const struct ss_args_report *r)
 static const struct ss_args_group *ss_args_fn_row(const struct ss_args_report *r, const char *fn)
 {
 	for (size_t i = 0; r && fn && i < r->n; i++)
-		if (r->g[i].fn_row && !strcmp(r->g[i].fn, fn) && ss_args_gflops(&r->g[i]) >= 0)
+		if (r->g[i].fn_row && !strcmp(r->g[i].fn, fn) && ss_args_gflops(r, &r->g[i]) >= 0)
 			return &r->g[i];
 	return NULL;
 }
@@ -403,7 +449,7 @@ void ss_args_report_csv_row(FILE *f, const struct ss_args_report *r, const char 
 	if (!ss_args_report_flops_shown(r))
 		return;
 	if (g)
-		fprintf(f, ",%.17g,%.6f", g->flops, ss_args_gflops(g));
+		fprintf(f, ",%.17g,%.6f", g->flops, ss_args_gflops(r, g));
 	else
 		fputs(",,", f);
 }
@@ -413,5 +459,5 @@ void ss_args_report_json_row(FILE *f, const struct ss_args_report *r, const char
 	const struct ss_args_group *g = ss_args_fn_row(r, fn);
 
 	if (g)
-		fprintf(f, ",\"flops\":%.17g,\"gflops_per_s\":%.6f", g->flops, ss_args_gflops(g));
+		fprintf(f, ",\"flops\":%.17g,\"gflops_per_s\":%.6f", g->flops, ss_args_gflops(r, g));
 }

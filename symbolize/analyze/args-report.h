@@ -29,6 +29,10 @@ int ss_args_report_flops_shown(const struct ss_args_report *r);
 void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *flops,
 			  char *gflops, size_t len);
 
+/* The line under a table with FLOPs: where they come from and what
+ * GFLOP/s is over (on-CPU time with record.sched, else wall time). */
+void ss_args_report_footer(FILE *f, const struct ss_args_report *r);
+
 /* ... and in report's csv (after the other columns, when shown) and json */
 void ss_args_report_csv_header(FILE *f, const struct ss_args_report *r);
 void ss_args_report_csv_row(FILE *f, const struct ss_args_report *r, const char *fn);

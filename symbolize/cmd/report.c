@@ -247,6 +247,7 @@ static void ss_report_table(FILE *f, struct ss_agg *a, struct ss_agg_row *rows,
 		ss_agg_nthreads(a), ss_agg_nthreads(a) == 1 ? "" : "s");
 	ss_offcpu_report_footer(f, a, rows, o->nall);
 	ss_alloc_report_footer(f, o->mem);
+	ss_args_report_footer(f, o->args); /* flops: what GFLOP/s is over */
 	ss_report_stopped(f, a);
 	ss_report_lost(f, a);
 	ss_overhead_print(f, &o->over, o->calls, ss_agg_self_sum(a), o->dir, o->compensate);
