@@ -197,7 +197,7 @@ int ss_cfg_first_child(int section)
 }
 
 /* edit distance, capped: names longer than 63 characters are never near */
-static int levenshtein(const char *a, const char *b)
+int ss_config_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	int row[64], prev_diag, tmp;
@@ -222,6 +222,18 @@ static int levenshtein(const char *a, const char *b)
 		}
 	}
 	return row[lb];
+}
+
+int ss_config_near(const char *want, const char *cand, int *dist)
+{
+	int limit = (int)strlen(want) / 3, d;
+
+	if (limit < 1)
+		limit = 1;
+	d = ss_config_distance(want, cand);
+	if (dist)
+		*dist = d;
+	return d >= 1 && d <= limit;
 }
 
 const char *ss_cfg_last_part(const char *name)
@@ -251,7 +263,7 @@ static int key_suggest(const char *name)
 
 		if (!strcmp(ss_cfg_last_part(name), ss_cfg_last_part(cand)) && strcmp(name, cand))
 			score = 1;
-		d = levenshtein(name, cand);
+		d = ss_config_distance(name, cand);
 		if (d <= 2 && d * 2 < score)
 			score = d * 2;
 		/* a prefix either way, but "schedule.foo" is not near "schedule" */

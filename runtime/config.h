@@ -117,6 +117,14 @@ int ss_config_resolve(struct ss_config *c, const char *cli_path,
 void ss_config_where(const struct ss_config *c, const char *key, char *buf,
 		     size_t len);
 
+/* Edit distance (insertions, deletions, substitutions) between two names
+ * of under 64 bytes; 99 for longer ones.  For "did you mean" suggestions. */
+int ss_config_distance(const char *a, const char *b);
+
+/* Whether `cand` is near enough to `want` to be suggested for it: a
+ * distance of 1 .. one in three of want's characters (at least 1). */
+int ss_config_near(const char *want, const char *cand, int *dist);
+
 /* Write the effective config as "key=value\n" lines (the form --set and
  * STEPSCOPE_SET accept).  Returns the length it needed, like snprintf. */
 size_t ss_config_dump(const struct ss_config *c, char *buf, size_t len);

@@ -134,16 +134,58 @@ static int lookup_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* The defined function nearest to a misspelt step.function (config.c's
+ * ss_config_near), among the modules built with -finstrument-functions:
+ * only those can have a step function.  Run once, on the error path. */
+struct nearest {
+	const char *want;
+	char best[SS_CONFIG_NAME_MAX];
+	int dist;
+};
+
+static int nearest_sym(const Sym *sym, const char *name, void *ctx)
+{
+	struct nearest *q = ctx;
+	int d;
+	if (ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
+	    strchr(name, '.') || (name[0] == '_' && q->want[0] != '_') ||
+	    strlen(name) >= sizeof(q->best) || !ss_config_near(q->want, name, &d))
+		return 0;
+	if (d < q->dist || (d == q->dist && strcmp(name, q->best) < 0)) {
+		q->dist = d;
+		memcpy(q->best, name, strlen(name) + 1);
+	}
+	return 0;
+}
+
+static const char *instrumented_path(const struct dl_phdr_info *info);
+
+static int nearest_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *path = instrumented_path(info);
+	if (path)
+		each_symbol(path, nearest_sym, data);
+	return 0;
+}
+
 void *ss_elfsym_lookup(const char *name, char *err, size_t errlen)
 {
 	struct lookup l = { name, NULL };
 	dl_iterate_phdr(lookup_cb, &l);
-	if (!l.addr)
+	if (l.addr)
+		return l.addr;
+	struct nearest q = { name, "", 1000 };
+	dl_iterate_phdr(nearest_cb, &q);
+	if (q.best[0])
+		snprintf(err, errlen,
+			 "step.function '%s' is not a function in this program "
+			 "(did you mean '%s'?)", name, q.best);
+	else
 		snprintf(err, errlen,
 			 "step.function '%s' is not a function in this program "
 			 "(check the name, and that the program was built with "
 			 "symbols)", name);
-	return l.addr;
+	return NULL;
 }
 
 struct inst_ranges {

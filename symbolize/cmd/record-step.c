@@ -299,6 +299,46 @@ static int ss_record_find(const char *prog, const char *name, int refs,
 	return r ? 1 : libs.unknown ? -1 : 0;
 }
 
+/* The function of the program's own symbol table nearest to a misspelt
+ * step.function (ss_config_near: one edit in three characters at most),
+ * into best; "" when none is near.  Clones and names beginning with '_'
+ * (unless the name asked for does) are not suggested. */
+static void ss_record_nearest(const char *prog, const char *want, char *best, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	int fd, dist = 1000, d;
+	Elf *e;
+
+	best[0] = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE || (fd = open(prog, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && elf_kind(e) == ELF_K_ELF && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+			GElf_Sym sym;
+			const char *s;
+			if (!gelf_getsym(data, (int)k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !(s = elf_strptr(e, sh.sh_link, sym.st_name)) ||
+			    strchr(s, '.') || (s[0] == '_' && want[0] != '_') || strlen(s) >= len ||
+			    !ss_config_near(want, s, &d))
+				continue;
+			if (d < dist || (d == dist && strcmp(s, best) < 0)) {
+				dist = d;
+				snprintf(best, len, "%s", s);
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
 int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
 			    const char *prog)
 {
@@ -333,9 +373,15 @@ int ss_record_step_function(struct ss_config *cfg, const char *prog_path,
 			dm.shown[0]);
 		rc = 2;
 	} else if (r == 0 && exact == 0) { /* else: cannot be told, the runtime will */
-		fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "
-			"(check the name, and that the program was built with symbols)\n",
-			where, cfg->step_function, prog);
+		char near[SS_CONFIG_NAME_MAX];
+		ss_record_nearest(prog_path, cfg->step_function, near, sizeof(near));
+		if (near[0])
+			fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "
+				"(did you mean '%s'?)\n", where, cfg->step_function, prog, near);
+		else
+			fprintf(stderr, "stepscope: %sstep.function '%s' is not a function in %s "
+				"(check the name, and that the program was built with symbols)\n",
+				where, cfg->step_function, prog);
 		rc = 2;
 	}
 	for (i = 0; i < dm.n; i++) {

@@ -518,7 +518,15 @@ static const struct bad bad_record[] = {
 	{"step:\\n  function: no_such_fn\\n", "", "-c c.yaml",
 	 "c.yaml:2:3: step.function 'no_such_fn' " NOTFN},
 	{"step: {function: train_stp}\\nschedule: {active: 1}\\n", "STEPSCOPE_CONFIG=c.yaml", "",
-	 "c.yaml:1:8: step.function 'train_stp' " NOTFN},
+	 "c.yaml:1:8: step.function 'train_stp' is not a function in ./s-steps (did you mean "
+	 "'train_step'?)"},
+	/* a misspelling near two names: the nearer one */
+	{NULL, "", "--set step.function=matmull",
+	 "--set step.function=matmull: step.function 'matmull' is not a function in ./s-steps "
+	 "(did you mean 'matmul'?)"},
+	{NULL, "", "--set step.function=optimiser_update",
+	 "--set step.function=optimiser_update: step.function 'optimiser_update' is not a "
+	 "function in ./s-steps (did you mean 'optimizer_update'?)"},
 	{NULL, "", "-c missing.yaml",
 	 "missing.yaml: cannot read config: No such file or directory"},
 	{NULL, "", "--set schedule.active=x",
@@ -625,6 +633,9 @@ static void test_bad_configs_runtime(void **state)
 		{NULL, "STEPSCOPE_SET=step.function=nope", "",
 		 "STEPSCOPE_SET step.function=nope: step.function 'nope' is not a function in "
 		 "this program (check the name, and that the program was built with symbols)"},
+		{NULL, "STEPSCOPE_SET=step.function=train_setp", "",
+		 "STEPSCOPE_SET step.function=train_setp: step.function 'train_setp' is not a "
+		 "function in this program (did you mean 'train_step'?)"},
 		{"window: {start_step: 3, end_step: 2}\\n", "STEPSCOPE_CONFIG=c.yaml", "",
 		 "c.yaml:1:25: window.end_step must be > window.start_step (3), got 2"},
 	};
