@@ -5,7 +5,11 @@
  * useful instead of a trace of everything up to 4 GB: the whole run, with
  * the trace bounded at SS_DIRECT_TRACE_MB and whole-run statistics
  * (`stats: whole_run`), and says in one line at exit what it wrote and how
- * to go on (pick a step function with `stepscope steps`).
+ * to go on (pick a step function with `stepscope steps`).  A run that has a
+ * config says at exit which one, and where it was found (a ./stepscope.yaml
+ * in the working directory changes what a bare run records: never
+ * silently); the words are made before main, while the working directory
+ * is still the one the file was found in.
  *
  * Processes the direct run starts (fork + exec) inherit STEPSCOPE_DIR; the
  * mark STEPSCOPE__DIRECT tells them they belong to a direct run too.
@@ -13,7 +17,11 @@
  * Must never: change a run that has a config, --set or STEPSCOPE_SET, or
  * one started by `stepscope record`.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <sys/stat.h>
 
@@ -24,6 +32,36 @@
 #define SS_DIRECT_STR(x) SS_DIRECT_STR2(x)
 
 static int ss_direct;
+/* "config ./stepscope.yaml, found in the working directory /w/mlp", ... */
+static char ss_direct_cfg[SS_CONFIG_PATH_MAX + PATH_MAX + 96];
+
+/* Before main, the run's first process: the config's words for the exit
+ * line (none without a file or STEPSCOPE_SET). */
+void ss_direct_note_config(const struct ss_config *c)
+{
+	const char *env = secure_getenv("STEPSCOPE_CONFIG"), *set = secure_getenv("STEPSCOPE_SET");
+	char cwd[PATH_MAX], *abs = NULL;
+	size_t n = 0;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "?");
+	if (c->source[0] && env && *env && (abs = realpath(c->source, NULL)))
+		n = (size_t)snprintf(ss_direct_cfg, sizeof(ss_direct_cfg),
+				     "config STEPSCOPE_CONFIG=%s (%s)", env, abs);
+	else if (c->source[0] && env && *env)
+		n = (size_t)snprintf(ss_direct_cfg, sizeof(ss_direct_cfg),
+				     "config STEPSCOPE_CONFIG=%s", env);
+	else if (c->source[0])
+		n = (size_t)snprintf(ss_direct_cfg, sizeof(ss_direct_cfg),
+				     "config ./%s, found in the working directory %s", c->source,
+				     cwd);
+	free(abs);
+	if (n >= sizeof(ss_direct_cfg))
+		n = sizeof(ss_direct_cfg) - 1;
+	if (set && *set)
+		snprintf(ss_direct_cfg + n, sizeof(ss_direct_cfg) - n, "%s",
+			 n ? " + STEPSCOPE_SET" : "no config file, STEPSCOPE_SET");
+}
 
 void ss_direct_defaults(struct ss_config *c)
 {
@@ -44,8 +82,12 @@ void ss_direct_defaults(struct ss_config *c)
 void ss_direct_say_exit(void)
 {
 	if (!ss_direct) {
-		ss_warn("trace written to %s (next: stepscope symbolize %s)", ss_rt.dir,
-			ss_rt.dir);
+		if (ss_direct_cfg[0])
+			ss_warn("trace written to %s; %s; next: stepscope symbolize %s", ss_rt.dir,
+				ss_direct_cfg, ss_rt.dir);
+		else
+			ss_warn("trace written to %s (next: stepscope symbolize %s)", ss_rt.dir,
+				ss_rt.dir);
 		return;
 	}
 	/* the disk it takes: the rings and chunks prepared ahead are mostly

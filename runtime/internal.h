@@ -332,6 +332,7 @@ struct ss_stats;
  * smaller defaults; at exit: one line saying what it wrote) */
 SS_HIDDEN void ss_direct_defaults(struct ss_config *c);
 SS_HIDDEN void ss_direct_say_exit(void);
+SS_HIDDEN void ss_direct_note_config(const struct ss_config *c);
 SS_HIDDEN void ss_stats_init(void);    /* before main: sets SS_GATE_STATS */
 SS_HIDDEN void ss_stats_enter(void *fn);
 SS_HIDDEN void ss_stats_exit(void *fn);

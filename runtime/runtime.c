@@ -417,6 +417,7 @@ static void runtime_start(void)
 				  * rather than run unprofiled */
 		}
 		hand_on();
+		ss_direct_note_config(&ss_rt.cfg); /* for the exit line */
 	}
 	if (!ss_rt.cfg.enabled) {
 		ss_rt.disabled = 1;

@@ -6,7 +6,10 @@
  * line at exit that points at `stepscope steps`.  `stepscope steps` on
  * that directory picks the step function.  A config (STEPSCOPE_SET here)
  * or `stepscope record` keeps the documented defaults (4096, window), and
- * STEPSCOPE_DISABLE=1 records nothing.
+ * STEPSCOPE_DISABLE=1 records nothing.  A run with a config names it in
+ * its line at exit, and where it was found: a ./stepscope.yaml in the
+ * working directory (which changes what a bare run records), a
+ * STEPSCOPE_CONFIG file, STEPSCOPE_SET.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,7 +58,21 @@ static void test_direct_run_configured(void **state)
 	SS_E2E_SH_OK(t, "strings stepscope-out/*/*.sstrace | grep -E '^(max_trace_mb|stats)='");
 	if (strcmp(t->out, "max_trace_mb=4096\nstats=window\n"))
 		SS_E2E_FAIL(t, "with STEPSCOPE_SET: expected the defaults, got\n%s", t->out);
-	SS_E2E_SH_OK(t, "grep -c 'trace written to' cmd-1.err");
+	SS_E2E_SH_OK(t, "d=$PWD/$(ls -d stepscope-out/s-find-step-*) && grep -Fx \"stepscope: trace "
+			"written to $d; no config file, STEPSCOPE_SET; next: stepscope symbolize $d\" "
+			"cmd-1.err");
+	/* ./stepscope.yaml, found in the working directory: said, with where */
+	SS_E2E_SH_OK(t, "rm -rf stepscope-out && printf 'step: {function: train_step}\\n' > stepscope.yaml "
+			"&& " CLEAN_ENV "./s-find-step 3 wrapped 2> run.err && d=$PWD/$(ls -d "
+			"stepscope-out/s-find-step-*) && grep -Fx \"stepscope: trace written to $d; "
+			"config ./stepscope.yaml, found in the working directory $PWD; next: stepscope "
+			"symbolize $d\" run.err");
+	/* STEPSCOPE_CONFIG, relative, with its whole path; and STEPSCOPE_SET on top */
+	SS_E2E_SH_OK(t, "rm -rf stepscope-out && mv stepscope.yaml c.yaml && " CLEAN_ENV
+			"STEPSCOPE_CONFIG=c.yaml STEPSCOPE_SET=log.every_n_steps=0 ./s-find-step 3 "
+			"wrapped 2> run.err && d=$PWD/$(ls -d stepscope-out/s-find-step-*) && grep -Fx "
+			"\"stepscope: trace written to $d; config STEPSCOPE_CONFIG=c.yaml ($PWD/c.yaml) "
+			"+ STEPSCOPE_SET; next: stepscope symbolize $d\" run.err");
 	SS_E2E_SH_OK(t, CLEAN_ENV SS " record -o rec -- ./s-find-step 3 wrapped && "
 			"strings rec/*.sstrace | grep -E '^(max_trace_mb|stats)='");
 	if (strcmp(t->out, "max_trace_mb=4096\nstats=window\n"))
