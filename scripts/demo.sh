@@ -3,7 +3,7 @@
 #
 # Run by `make demo` after `make all`.  Rebuilds examples/mlp through
 # stepscope-cc (make PROFILE=1), records 200 training steps into a fresh
-# stepscope-out/demo-<date>-<time>/ (with examples/mlp/stepscope.yaml: the
+# stepscope-out/demo-<date>-<time>/ (with examples/mlp/demo.yaml: the
 # quick look of configs/quick-look.yaml plus the matmuls' shapes and
 # GFLOP/s), symbolizes the run into trace.json and prints how to open it.
 #
@@ -34,8 +34,8 @@ out="stepscope-out/demo-$(date +%Y%m%d-%H%M%S)"
 mkdir -p stepscope-out
 
 set -- -o "$out"
-if [ -f examples/mlp/stepscope.yaml ]; then
-	set -- "$@" -c examples/mlp/stepscope.yaml  # quick-look + the matmuls' shapes
+if [ -f examples/mlp/demo.yaml ]; then
+	set -- "$@" -c examples/mlp/demo.yaml  # quick-look + the matmuls' shapes
 elif [ -f configs/quick-look.yaml ]; then
 	set -- "$@" -c configs/quick-look.yaml
 fi

@@ -48,7 +48,7 @@ static void matmul_rows(void *arg, int begin, int end)
 
 /* Kept out of line: gcc -O2 inlines it into linear_forward, where its k
  * lives only in a register the enter hook's call clobbers, so record.args
- * (examples/mlp/stepscope.yaml) would show k=<optimized out> and no
+ * (examples/mlp/demo.yaml) would show k=<optimized out> and no
  * GFLOP/s for the inlined calls (docs/shapes.md). */
 __attribute__((noinline)) void matmul(struct pool *p, float *c, const float *a,
 				      const float *b, int m, int k, int n)

@@ -9,7 +9,11 @@
  * STEPSCOPE_DISABLE=1 records nothing.  A run with a config names it in
  * its line at exit, and where it was found: a ./stepscope.yaml in the
  * working directory (which changes what a bare run records), a
- * STEPSCOPE_CONFIG file, STEPSCOPE_SET.
+ * STEPSCOPE_CONFIG file, STEPSCOPE_SET.  test_first_program walks
+ * docs/first-program.md sections 1-3 on a copy of examples/mlp: built with
+ * PROFILE=1, a bare ./train there records the whole run (no config of its
+ * own is found in the example's directory) and `stepscope steps` on it
+ * picks train_step.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,11 +87,35 @@ static void test_direct_run_configured(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_first_program(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	/* 1. build the program through the wrapper (a copy: the tree's own
+	 * examples/mlp/build is left alone) */
+	SS_E2E_SH_OK(t, "mkdir -p examples/mlp examples/common && cp \"$SS_E2E_SRC\"/examples/common/* "
+			"examples/common/ && cd \"$SS_E2E_SRC/examples/mlp\" && cp *.c *.h *.yaml Makefile "
+			"\"$OLDPWD/examples/mlp/\"");
+	SS_E2E_SH_OK(t, "make -s -C examples/mlp PROFILE=1 STEPSCOPE_CC=\"$SS_E2E_BUILD/bin/stepscope-cc\"");
+	/* 2. run it once on its own, from its directory */
+	SS_E2E_SH_OK(t, "cd examples/mlp && " CLEAN_ENV "./train --steps 20 --eval-every 10");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "stepscope: recorded the whole run into ") == 1 &&
+			     ss_e2e_lines_with(t->err, "stepscope:") == 1,
+		     "a bare ./train in examples/mlp: expected docs/first-program.md's one line "
+		     "'stepscope: recorded the whole run into ...', got:\n%s", t->err);
+	/* 3. pick the step function */
+	SS_E2E_SH_OK(t, SS " steps examples/mlp/stepscope-out/train-*");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->out, "step.function: train_step") == 1,
+		     "stepscope steps on the bare run: expected 'step.function: train_step', got:\n%s",
+		     t->out);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_direct_run),
 		SS_E2E_TEST(test_direct_run_configured),
+		SS_E2E_TEST(test_first_program),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
