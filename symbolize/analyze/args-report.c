@@ -11,10 +11,13 @@
  * address says nothing about the work).  Rows keep calls, total, min and
  * max of the calls' own times (begin to end), the FLOPs of the calls that
  * had them and how many did not (a needed parameter optimized out).
- * GFLOP/s = the FLOPs over the time of the calls that had them: their
- * on-CPU time when the process recorded its switches (record.sched: the
- * off-CPU intervals, read/offcpu.h, are taken out of each call), else
- * their wall time; the output says which.  A
+ * GFLOP/s = the FLOPs over the time of the calls that had them, less the
+ * time they were preempted when the process recorded its switches
+ * (record.sched, read/offcpu.h: runnable but switched out for other work,
+ * a busy machine's share), else their wall time; the output says which.
+ * Time a call was blocked stays in: it waited for its own work (its
+ * worker threads, a device), and taking it out would credit the caller
+ * with FLOPs other threads did.  A
  * function's per-function row (every group together) is printed after
  * its groups in the json form, and as its own table under it.
  *
@@ -40,7 +43,7 @@ struct ss_args_group {
 	uint64_t calls, total_ns, min_ns, max_ns;
 	double flops;              /* of the calls with flops */
 	uint64_t flops_ns;         /* their time */
-	uint64_t flops_on_ns;      /* ... less the time they were switched out */
+	uint64_t flops_run_ns;     /* ... less the time they were preempted */
 	uint64_t flops_calls, no_flops;  /* with; needed value missing */
 	int fn_row;                /* a per-function total */
 };
@@ -99,7 +102,7 @@ static void ss_args_group_add(struct ss_args_group *g, const struct ss_slice *s,
 	if (s->has_flops == 1) {
 		g->flops += s->flops;
 		g->flops_ns += d;
-		g->flops_on_ns += d - (off < d ? off : d);
+		g->flops_run_ns += d - (off < d ? off : d);
 		g->flops_calls++;
 	} else if (s->has_flops == 2) {
 		g->no_flops++;
@@ -127,12 +130,13 @@ static void ss_args_report_slice(void *ctx, uint64_t pid, uint64_t tid,
 	struct ss_args_report *r = ctx;
 	struct ss_args_group *g;
 	char key[1024];
-	uint64_t off = 0;
+	uint64_t off = 0, preempted = 0;
 
 	if (s->cat != SS_SLICE_FUNCTION || !s->argv || !s->name)
 		return;
 	if (s->has_flops == 1 && r->off && r->off_pid == pid)
-		off = ss_offcpu_in(ss_offcpu_find(r->off, tid), s->begin_ns, s->end_ns, NULL);
+		ss_offcpu_in(ss_offcpu_find(r->off, tid), s->begin_ns, s->end_ns, &preempted);
+	off = preempted; /* blocked time is the call's own waiting */
 	ss_args_key(s, key, sizeof(key));
 	if ((g = ss_args_group_get(r, s->name, key, 0)))
 		ss_args_group_add(g, s, off);
@@ -199,21 +203,23 @@ static int ss_args_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->key, y->key);
 }
 
-/* GFLOP/s of a group, or < 0 when it has none: over the calls' on-CPU
- * time when switches were recorded, else over their wall time. */
+/* GFLOP/s of a group, or < 0 when it has none: over the calls' time less
+ * their preempted time when switches were recorded, else their wall time. */
 static double ss_args_gflops(const struct ss_args_report *r, const struct ss_args_group *g)
 {
-	uint64_t ns = r->have_off ? g->flops_on_ns : g->flops_ns;
+	uint64_t ns = r->have_off ? g->flops_run_ns : g->flops_ns;
 	return g->flops_calls && ns ? g->flops / (double)ns : -1;
 }
 
 /* What GFLOP/s is over, for the line under a table. */
 static const char *ss_args_gflops_basis(const struct ss_args_report *r)
 {
-	return r->have_off ? "GFLOP/s = FLOPs / on-CPU time of the calls that have them (record.sched: "
-			     "the time they were switched out is left out)"
+	return r->have_off ? "GFLOP/s = FLOPs / Total of the calls that have them less the time they "
+			     "were preempted (record.sched: runnable but switched out for other work; "
+			     "time they waited, for their worker threads or a device, stays in)"
 			   : "GFLOP/s = FLOPs / Total (wall time) of the calls that have them "
-			     "(record.sched: true would leave out the time they were switched out)";
+			     "(record.sched: true would leave out the time they were preempted by "
+			     "other work)";
 }
 
 void ss_args_report_footer(FILE *f, const struct ss_args_report *r)
@@ -337,7 +343,7 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 			fprintf(f, ",\"calls_without_flops\":%" PRIu64 "}", g->no_flops);
 		}
 		fprintf(f, "\n],\"calls_without_flops\":%" PRIu64 ",\"gflops_time\":\"%s\"}\n",
-			r->missing, r->have_off ? "on_cpu" : "wall");
+			r->missing, r->have_off ? "wall_less_preempted" : "wall");
 		return;
 	}
 	ss_args_table(f, r, 0, limit);
@@ -373,7 +379,8 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 		"function and argument values (pointers left out)%s. Table: <code>stepscope "
 		"report DIR --group-by args</code></p>\n<table><tr><th>Name</th><th>Args</th>"
 		"<th>Calls</th><th>Total</th><th>Avg</th>%s</tr>\n",
-		r->have_flops ? (r->have_off ? "; GFLOP/s = FLOPs / on-CPU time (record.sched)"
+		r->have_flops ? (r->have_off ? "; GFLOP/s = FLOPs / Total less the time preempted "
+					       "(record.sched)"
 					     : "; GFLOP/s = FLOPs / Total (wall time)") : "",
 		r->have_flops ? "<th>FLOPs</th><th>GFLOP/s</th>" : "");
 	for (size_t i = 0; i < r->n && shown < 40; i++) {

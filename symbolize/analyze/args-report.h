@@ -30,7 +30,8 @@ void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *
 			  char *gflops, size_t len);
 
 /* The line under a table with FLOPs: where they come from and what
- * GFLOP/s is over (on-CPU time with record.sched, else wall time). */
+ * GFLOP/s is over (wall time less the time preempted with record.sched,
+ * else wall time). */
 void ss_args_report_footer(FILE *f, const struct ss_args_report *r);
 
 /* ... and in report's csv (after the other columns, when shown) and json */

@@ -1,15 +1,19 @@
 /*
  * test-args-report.c - GFLOP/s of `report --group-by args` and of the
  * report's FLOPs columns (analyze/args-report.c): over the calls' wall
- * time when the run has no switch records, over their on-CPU time when
- * it has (record.sched), and the output says which.
+ * time when the run has no switch records, over their wall time less the
+ * time they were preempted when it has (record.sched), and the output
+ * says which.  Time a call was blocked (waiting for its worker threads)
+ * stays in.
  *
  * The exporter is fed by hand, as the walk would: a process, its off-CPU
  * intervals (or none), then the slices.  matmul(n=4) is called once on
  * thread 10 from 1 s to 3 s with 4e9 FLOPs: 2 s of wall time, so 2.000
- * GFLOP/s over wall time; thread 10 is switched out from 1.5 s to 2.5 s,
- * so on-CPU it ran 1 s: 4.000 GFLOP/s.  A second call on thread 11 (no
- * intervals of its own) of 1e9 FLOPs over 1 s counts its whole second.
+ * GFLOP/s over wall time; thread 10 is preempted from 1.5 s to 2 s and
+ * blocked from 2 s to 2.5 s: 1.5 s count.  A second call on thread 11
+ * (no intervals of its own) of 1e9 FLOPs over 1 s counts its whole
+ * second: 5e9 FLOPs over 2.5 s, 2.000 GFLOP/s (1.667 over wall time; 2.500
+ * if the blocked half second were left out too).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -50,10 +54,11 @@ static struct ss_slice call(uint64_t begin, uint64_t end, double flops)
 /* Feed the two calls; with off, thread 10's off-CPU second first. */
 static struct ss_args_report *feed(int off)
 {
-	static struct ss_offcpu_iv iv[1] = { { 3 * S / 2, 5 * S / 2, 0 } };
-	static uint64_t before[2] = { 0, S };
-	static struct ss_offcpu_thread th[1] = { { 10, iv, 1, before, 0 } };
-	static struct ss_offcpu d = { th, 1, 0, 1 };
+	static struct ss_offcpu_iv iv[2] = { { 3 * S / 2, 2 * S, SS_SWITCH_PREEMPTED },
+					     { 2 * S, 5 * S / 2, 0 } };
+	static uint64_t before[3] = { 0, S / 2, S };
+	static struct ss_offcpu_thread th[1] = { { 10, iv, 2, before, 0 } };
+	static struct ss_offcpu d = { th, 1, 0, 2 };
 	struct ss_args_report *r = NULL;
 	struct ss_exporter *ex = ss_args_report_new(&r);
 	struct ss_slice a = call(S, 3 * S, 4e9), b = call(4 * S, 5 * S, 1e9);
@@ -108,28 +113,29 @@ static void test_wall(void **state)
 	ss_args_report_free(r);
 }
 
-static void test_on_cpu(void **state)
+static void test_less_preempted(void **state)
 {
 	(void)state;
 	struct ss_args_report *r = feed(1);
 	char flops[32], gf[32];
 	char *t = print(r, "table");
 
-	/* 5e9 FLOPs over 2 s on the CPU: thread 10's 1 s and thread 11's 1 s */
-	expect_in(t, "    5e+09      2.500\n");
-	expect_in(t, "GFLOP/s = FLOPs / on-CPU time of the calls that have them (record.sched: "
-		     "the time they were switched out is left out)");
+	/* 5e9 FLOPs over 2.5 s not preempted: thread 10's 1.5 s, thread 11's 1 s */
+	expect_in(t, "    5e+09      2.000\n");
+	expect_in(t, "GFLOP/s = FLOPs / Total of the calls that have them less the time they were "
+		     "preempted (record.sched: runnable but switched out for other work; time they "
+		     "waited, for their worker threads or a device, stays in)");
 	free(t);
 	t = print(r, "json");
-	expect_in(t, "\"gflops_per_s\":2.500000");
-	expect_in(t, "\"gflops_time\":\"on_cpu\"");
+	expect_in(t, "\"gflops_per_s\":2.000000");
+	expect_in(t, "\"gflops_time\":\"wall_less_preempted\"");
 	free(t);
 	t = print(r, "csv");
 	expect_in(t, "\nmatmul,n=4,2,3000000000,1500000000,1000000000,2000000000,5000000000,"
-		     "2.500000,0\n");
+		     "2.000000,0\n");
 	free(t);
 	ss_args_report_cells(r, "matmul", flops, gf, sizeof(gf));
-	assert_string_equal(gf, "2.500");
+	assert_string_equal(gf, "2.000");
 	ss_args_report_free(r);
 }
 
@@ -137,7 +143,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wall),
-		cmocka_unit_test(test_on_cpu),
+		cmocka_unit_test(test_less_preempted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
