@@ -40,12 +40,12 @@ static char ss_direct_cfg[SS_CONFIG_PATH_MAX + PATH_MAX + 96];
 void ss_direct_note_config(const struct ss_config *c)
 {
 	const char *env = secure_getenv("STEPSCOPE_CONFIG"), *set = secure_getenv("STEPSCOPE_SET");
-	char cwd[PATH_MAX], *abs = NULL;
+	char cwd[PATH_MAX], abs[PATH_MAX];
 	size_t n = 0;
 
 	if (!getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "?");
-	if (c->source[0] && env && *env && (abs = realpath(c->source, NULL)))
+	if (c->source[0] && env && *env && realpath(c->source, abs))
 		n = (size_t)snprintf(ss_direct_cfg, sizeof(ss_direct_cfg),
 				     "config STEPSCOPE_CONFIG=%s (%s)", env, abs);
 	else if (c->source[0] && env && *env)
@@ -55,7 +55,6 @@ void ss_direct_note_config(const struct ss_config *c)
 		n = (size_t)snprintf(ss_direct_cfg, sizeof(ss_direct_cfg),
 				     "config ./%s, found in the working directory %s", c->source,
 				     cwd);
-	free(abs);
 	if (n >= sizeof(ss_direct_cfg))
 		n = sizeof(ss_direct_cfg) - 1;
 	if (set && *set)

@@ -66,8 +66,8 @@ static void test_direct_run_configured(void **state)
 			"written to $d; no config file, STEPSCOPE_SET; next: stepscope symbolize $d\" "
 			"cmd-1.err");
 	/* ./stepscope.yaml, found in the working directory: said, with where */
-	SS_E2E_SH_OK(t, "rm -rf stepscope-out && printf 'step: {function: train_step}\\n' > stepscope.yaml "
-			"&& " CLEAN_ENV "./s-find-step 3 wrapped 2> run.err && d=$PWD/$(ls -d "
+	SS_E2E_SH_OK(t, "rm -rf stepscope-out && printf 'step: {function: train_step}\\n' > "
+			"stepscope.yaml && " CLEAN_ENV "./s-find-step 3 wrapped 2> run.err && d=$PWD/$(ls -d "
 			"stepscope-out/s-find-step-*) && grep -Fx \"stepscope: trace written to $d; "
 			"config ./stepscope.yaml, found in the working directory $PWD; next: stepscope "
 			"symbolize $d\" run.err");
@@ -95,7 +95,8 @@ static void test_first_program(void **state)
 	SS_E2E_SH_OK(t, "mkdir -p examples/mlp examples/common && cp \"$SS_E2E_SRC\"/examples/common/* "
 			"examples/common/ && cd \"$SS_E2E_SRC/examples/mlp\" && cp *.c *.h *.yaml Makefile "
 			"\"$OLDPWD/examples/mlp/\"");
-	SS_E2E_SH_OK(t, "make -s -C examples/mlp PROFILE=1 STEPSCOPE_CC=\"$SS_E2E_BUILD/bin/stepscope-cc\"");
+	SS_E2E_SH_OK(t, "make -s -C examples/mlp PROFILE=1 "
+			"STEPSCOPE_CC=\"$SS_E2E_BUILD/bin/stepscope-cc\"");
 	/* 2. run it once on its own, from its directory */
 	SS_E2E_SH_OK(t, "cd examples/mlp && " CLEAN_ENV "./train --steps 20 --eval-every 10");
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "stepscope: recorded the whole run into ") == 1 &&
