@@ -41,6 +41,7 @@
 #include "envcode.h"
 #include "format.h"
 #include "run-check.h"
+#include "run.h"
 
 static volatile sig_atomic_t ss_record_child;
 
@@ -633,6 +634,8 @@ int cmd_record(int argc, char **argv)
 	if (lockfd >= 0)
 		close(lockfd);
 	nrec = ss_record_count(absdir, before, &nimg);
+	if (nrec) /* the run stays readable when its binaries are rebuilt */
+		ss_run_keep(absdir);
 	nohooks = ss_record_lacks_hooks(prog_path);
 	if (nrec || !nohooks) {
 		if (nimg > nrec)

@@ -262,15 +262,13 @@ int cmd_symbolize(int argc, char **argv)
 		ss_sym_free(sym);
 		return 2;
 	}
-	rc = ss_run_open(&run, dir, sym, SS_RUN_MARKERS | SS_RUN_EXPECT, err, sizeof(err));
+	rc = ss_run_open(&run, dir, sym, SS_RUN_MARKERS | (o.force ? SS_RUN_FORCE : 0),
+			 err, sizeof(err));
 	if (rc == 1)
 		goto oom;
 	if (rc) {
-		fprintf(stderr, "stepscope: %s\n", err);
-		goto done;
-	}
-	if (ss_sym_check_build_ids(sym, o.force) && !o.force) {
-		rc = 2;
+		fprintf(stderr, "stepscope: %s%s\n", err,
+			strstr(err, "since the run (build-id") ? ", or pass --force to use it anyway" : "");
 		goto done;
 	}
 

@@ -32,6 +32,8 @@ struct ss_sym_module {
 	int warned;
 	uint8_t want_id[64];   /* build-id the run recorded */
 	uint32_t want_len;     /* 0: none recorded */
+	int checked;           /* ss_sym_check_files looked at it */
+	char *file;            /* the kept copy read instead of path, or NULL */
 	char *debug;           /* separate debug file, or NULL */
 };
 
@@ -43,6 +45,7 @@ struct ss_sym {
 	char *once;            /* file of the "stripped?" warnings given */
 	char **dirs;           /* --debug-dir, then /usr/lib/debug */
 	size_t ndirs;
+	char *rundir;          /* the run: its kept binaries (sym-keep.c) */
 };
 
 /* A mapping as the snapshots of the run saw it: listed by every snapshot
@@ -90,6 +93,8 @@ int ss_sym_once(struct ss_sym *s, const char *path);
 struct ss_sym_module *ss_sym_module_get(struct ss_sym *s, const char *path);
 size_t ss_sym_elf_build_id(Elf *e, uint8_t *id, size_t max);
 void ss_sym_module_open(struct ss_sym *s, struct ss_sym_module *m);
+/* The file read for m: its kept copy, else its path. */
+#define SS_SYM_FILE(m) ((m)->file ? (m)->file : (m)->path)
 int ss_sym_module_vaddr(const struct ss_sym_module *m, uint64_t off,
 			uint64_t *vaddr);
 

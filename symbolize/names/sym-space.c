@@ -2,7 +2,7 @@
  * sym-space.c - one process's address space for symbolization: the
  * recorded /proc/<pid>/maps text parsed into mappings, an address mapped
  * to its module and vaddr, named by the backend once and cached, and the
- * build-id checks of the modules a trace expects.
+ * build-ids a trace expects of its modules (checked in sym-keep.c).
  *
  * Design: every distinct address is kept in an open-addressing hash table
  * per space, so a trace of millions of events costs one backend lookup
@@ -448,7 +448,7 @@ int ss_sym_where(struct ss_sym_space *sp, uint64_t addr, uint64_t ns,
 	ss_sym_module_open(sp->sym, map->mod);
 	if (ss_sym_module_vaddr(map->mod, addr - map->start + map->offset, vaddr))
 		return -1;
-	*path = map->mod->path;
+	*path = SS_SYM_FILE(map->mod);
 	*debug = map->mod->debug;
 	return 0;
 }
@@ -479,42 +479,6 @@ void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
 		return;
 	memcpy(m->want_id, build_id, len);
 	m->want_len = (uint32_t)len;
-}
-
-size_t ss_sym_check_build_ids(struct ss_sym *s, int force)
-{
-	size_t i, changed = 0;
-
-	for (i = 0; i < s->nmods; i++) {
-		struct ss_sym_module *m = s->mods[i];
-		uint8_t id[64];
-		size_t n = 0;
-		Elf *e;
-		int fd;
-
-		/* the runtime itself is never instrumented: no address of the
-		 * trace points into it, so a rebuilt one does not matter */
-		if (!m->want_len || !strncmp(m->base, "libstepscope.", 13))
-			continue;
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;  /* missing: warned about when resolving */
-		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-		if (e && elf_kind(e) == ELF_K_ELF)
-			n = ss_sym_elf_build_id(e, id, sizeof(id));
-		if (e)
-			elf_end(e);
-		close(fd);
-		if (n == m->want_len && !memcmp(id, m->want_id, n))
-			continue;
-		changed++;
-		fprintf(stderr,
-			"stepscope: %s%s: changed since the run (build-id differs)%s\n",
-			force ? "warning: " : "", m->path,
-			force ? "; names may be wrong (--force)" :
-			"; rebuild or restore it, or pass --force to use it anyway");
-	}
-	return changed;
 }
 
 void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *r)

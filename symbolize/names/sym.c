@@ -101,12 +101,14 @@ void ss_sym_free(struct ss_sym *s)
 	if (!s)
 		return;
 	free(s->once);
+	free(s->rundir);
 	for (i = 0; i < s->nmods; i++) {
 		struct ss_sym_module *m = s->mods[i];
 		if (m->handle)
 			s->be->close(m->handle);
 		free(m->loads);
 		free(m->path);
+		free(m->file);
 		free(m->debug);
 		free(m);
 	}
@@ -295,7 +297,7 @@ static void ss_sym_module_read_loads(struct ss_sym *s, struct ss_sym_module *m)
 	Elf *e;
 	int fd;
 
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	fd = open(SS_SYM_FILE(m), O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -325,7 +327,7 @@ void ss_sym_module_open(struct ss_sym *s, struct ss_sym_module *m)
 	m->opened = 1;
 	ss_sym_module_read_loads(s, m);
 	if (m->nloads)
-		m->handle = s->be->open(m->path, m->debug);
+		m->handle = s->be->open(SS_SYM_FILE(m), m->debug);
 }
 
 /* File offset -> vaddr through PT_LOAD; 0 and *vaddr, or -1. */

@@ -69,11 +69,25 @@ void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
 /* ss_sym_space_expect for every SS_META_MODULE record of r and for the
  * executable (build-id in the file header). */
 void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *r);
-/* Compare every recorded build-id with the file on disk now: one line on
- * stderr per module that changed since the run ("... pass --force" unless
- * force).  Returns how many changed.  A missing file is not counted: its
- * addresses fall back to module+0xoffset with a warning. */
-size_t ss_sym_check_build_ids(struct ss_sym *s, int force);
+/* The run directory whose kept binaries (dir/.stepscope-bin) stand in for
+ * files rebuilt or deleted since the run (sym-keep.c). */
+void ss_sym_set_run_dir(struct ss_sym *s, const char *dir);
+/* For every module with a recorded build-id (call after the spaces'
+ * ss_sym_space_expect): the file at its path when it is still that build
+ * (kept into the run directory now if it was not), else the kept copy.
+ * Returns how many modules have neither, with one line in err naming the
+ * first, its path and both build-ids; with force they are read as they
+ * are now, each with a warning on stderr, and 0 is returned. */
+size_t ss_sym_check_files(struct ss_sym *s, int force, char *err, size_t errlen);
+/* Keep a copy of the module at path, build-id id, in the run directory
+ * dir (see sym-keep.c for how): 0 when kept (or kept before, or path is no
+ * longer that build), 1 when not kept on purpose (a system file on
+ * another filesystem), -1 with the reason in err. */
+int ss_sym_keep(const char *dir, const char *path, const uint8_t *id, size_t len,
+		char *err, size_t errlen);
+/* ss_sym_keep for every module r recorded and its executable; a failure
+ * is one warning on stderr. */
+void ss_sym_keep_trace(const char *dir, const struct ss_reader *r);
 /* Resolve a runtime address; never fails (falls back to module+0xoff).
  * Where the run mapped different files at the address (a library closed,
  * another loaded in its place), the latest mapping counts... */

@@ -39,6 +39,7 @@ void ss_run_sym_once(struct ss_sym *sym, const char *dir)
 
 	snprintf(once, sizeof(once), "%s/.stepscope-warned", dir);
 	ss_sym_warn_once_file(sym, once);
+	ss_sym_set_run_dir(sym, dir);
 }
 
 struct ss_sym *ss_run_sym(const char *dir, const char *backend, int quiet,
@@ -54,6 +55,23 @@ struct ss_sym *ss_run_sym(const char *dir, const char *backend, int quiet,
 		ss_run_sym_once(sym, dir);
 	}
 	return sym;
+}
+
+void ss_run_keep(const char *dir)
+{
+	char **paths, err[512];
+	size_t n, i;
+
+	if (ss_run_list(dir, ss_run_is_trace, &paths, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		struct ss_reader *r = ss_reader_open(paths[i], err, sizeof(err));
+		if (!r)
+			continue;  /* the reading commands say what is wrong */
+		ss_sym_keep_trace(dir, r);
+		ss_reader_free(r);
+	}
+	ss_run_list_free(paths, n);
 }
 
 static int ss_run_cmp_str(const void *a, const void *b)
@@ -230,12 +248,14 @@ int ss_run_open(struct ss_run *run, const char *dir, struct ss_sym *sym,
 			goto oom;
 		if (flags & SS_RUN_MARKERS)
 			ss_slicer_markers(run->sls[i], 1);
-		if (flags & SS_RUN_EXPECT)
-			ss_sym_space_expect_trace(run->sps[i], run->rs[i]);
+		ss_sym_space_expect_trace(run->sps[i], run->rs[i]);
 		f = ss_slicer_first_ns(run->sls[i]);
 		if (f && (!run->t0 || f < run->t0))
 			run->t0 = f;
 	}
+	/* never a name from another build than the run's */
+	if (ss_sym_check_files(sym, !!(flags & SS_RUN_FORCE), err, errlen))
+		return 2;
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");

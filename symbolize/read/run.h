@@ -30,6 +30,11 @@ int ss_run_check_dir(const char *dir, char *err, size_t errlen);
 struct ss_sym *ss_run_sym(const char *dir, const char *backend, int quiet,
 			  char *err, size_t errlen);
 
+/* Keep a copy of every binary the traces of dir mapped in dir, so the run
+ * stays readable when they are rebuilt (ss_sym_keep_trace; `record` does
+ * this once the program has exited).  Failures are warnings. */
+void ss_run_keep(const char *dir);
+
 /* Warnings about a module whose symbols miss some addresses are given
  * once per run directory (listed in DIR/.stepscope-warned); ss_run_sym
  * does this already. */
@@ -67,7 +72,7 @@ void ss_run_peek_drop(void);
 
 enum ss_run_flags {
 	SS_RUN_MARKERS = 1 << 0,  /* slicers hand out stop/lost markers too */
-	SS_RUN_EXPECT = 1 << 1,   /* spaces learn the recorded build-ids */
+	SS_RUN_FORCE = 1 << 1,    /* read files not of the run's build (warned) */
 };
 
 struct ss_run {
@@ -80,8 +85,13 @@ struct ss_run {
 };
 
 /* Open every raw trace of dir (ss_run_list_traces) with spaces of sym.
- * 0; 2 (no traces, an unreadable trace: message in err) or 1 (out of
- * memory, "out of memory" in err).  Release the run in every case. */
+ * Every module with a recorded build-id is read from a file of that build
+ * (ss_sym_check_files): the file at its path, else the copy kept in dir;
+ * where there is none, 2 with that one line in err (with SS_RUN_FORCE: a
+ * warning, and the file as it is now).
+ * 0; 2 (no traces, an unreadable trace, a binary changed since the run:
+ * message in err) or 1 (out of memory, "out of memory" in err).  Release
+ * the run in every case. */
 int ss_run_open(struct ss_run *run, const char *dir, struct ss_sym *sym,
 		unsigned flags, char *err, size_t errlen);
 void ss_run_release(struct ss_run *run);

@@ -60,9 +60,11 @@ static int ss_stats_add_row(struct ss_stats_result *res, size_t *cap,
 	return 0;
 }
 
-/* The rows of one trace file. */
+/* The rows of one trace file: 0; -1 out of memory; 2 with err when a
+ * binary changed since the run and no copy of it was kept. */
 static int ss_stats_file(struct ss_reader *r, struct ss_sym *sym, int per_thread,
-			 struct ss_stats_result *res, size_t *cap, size_t *nrec)
+			 struct ss_stats_result *res, size_t *cap, size_t *nrec,
+			 char *err, size_t errlen)
 {
 	struct ss_sym_space *sp = ss_sym_space_new(sym);
 	struct ss_stats_last *last = NULL;
@@ -109,6 +111,12 @@ static int ss_stats_file(struct ss_reader *r, struct ss_sym *sym, int per_thread
 			last[i].data = m.data;
 			last[i].len = m.len;
 		}
+	}
+	/* never a name from another build than the run's */
+	ss_sym_space_expect_trace(sp, r);
+	if (ss_sym_check_files(sym, 0, err, errlen)) {
+		rc = 2;
+		goto out;
 	}
 	for (i = 0; i < nlast; i++) {
 		struct ss_meta_stats h;
@@ -190,7 +198,8 @@ int ss_stats_read(const char *dir, const char *backend, int quiet, int per_threa
 			rc = 2;
 			break;
 		}
-		if (ss_stats_file(r, sym, per_thread, out, &cap, &nrec)) {
+		rc = ss_stats_file(r, sym, per_thread, out, &cap, &nrec, err, errlen);
+		if (rc < 0) {
 			snprintf(err, errlen, "out of memory");
 			rc = 1;
 		}

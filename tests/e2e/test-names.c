@@ -5,7 +5,8 @@
  * dlclose'd library s-names-dl.c), s-names-cxx.cc (namespaces, templates,
  * a lambda), built PIE and non-PIE, with debug info split off through
  * .gnu_debuglink or a build-id tree (--debug-dir), stripped, changed after
- * the run (refused without --force) and deleted after the run.
+ * the run and deleted after the run (named from the copy `record` kept;
+ * without it refused, unless --force).
  *
  * Expected lines come from "L:name" markers in the fixtures.  Every trace
  * is symbolized with --backend dw and --backend bfd and the two must list
@@ -281,8 +282,9 @@ static void test_names_stripped(void **state)
 	ss_e2e_pass(t);
 }
 
-/* The binary is rebuilt differently after the run: refused (exit 2, one
- * line naming it) unless --force. */
+/* The binary is rebuilt differently after the run: named from the copy
+ * record kept in the run; without that copy refused (exit 2, one line
+ * naming it and both build-ids) unless --force. */
 static void test_names_changed(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -291,20 +293,23 @@ static void test_names_changed(void **state)
 	build_names(t, NULL);
 	record_names(t);
 	build_names(t, "-DSS_NAMES_CHANGED");
-	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize rec");
+	check_both_c(t, NULL);
+	SS_E2E_SH_OK(t, "rm -r rec/.stepscope-bin");
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize -o x.json rec");
 	SS_E2E_EXPECT_STATUS(t, st, 2);
 	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
-	SS_E2E_CHECK(t, strstr(t->err, "s-names: changed since the run") &&
-			strstr(t->err, "--force"),
-		     "expected 's-names: changed since the run ... --force', got: %s",
-		     t->err);
-	SS_E2E_SH_OK(t, "test ! -e rec/trace.json");
+	SS_E2E_CHECK(t, strstr(t->err, "s-names: changed since the run (build-id ") &&
+			strstr(t->err, ", now ") && strstr(t->err, "--force"),
+		     "expected 's-names: changed since the run (build-id X, now Y) ... "
+		     "--force', got: %s", t->err);
+	SS_E2E_SH_OK(t, "test ! -e x.json");
 	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize --force rec");
 	ss_e2e_pass(t);
 }
 
-/* The binary is deleted after the run: a warning naming it, its functions
- * as s-names+0xOFFSET, the library still named, the export completes. */
+/* The binary is deleted after the run: named from the kept copy; without
+ * it refused in one line, and with --force a warning naming it, its
+ * functions as s-names+0xOFFSET, the library still named. */
 static void test_names_missing(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -314,7 +319,15 @@ static void test_names_missing(void **state)
 	build_names(t, NULL);
 	record_names(t);
 	SS_E2E_SH_OK(t, "rm s-names");
-	tr = symbolize_with(t, "dw", NULL);
+	check_both_c(t, NULL);
+	SS_E2E_SH_OK(t, "rm -r rec/.stepscope-bin");
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" symbolize -o x.json rec");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
+	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+	SS_E2E_CHECK(t, strstr(t->err, "s-names: missing since the run (build-id ") != NULL,
+		     "expected 's-names: missing since the run (build-id X) ...', got: %s",
+		     t->err);
+	tr = symbolize_with(t, "dw", "--force");
 	SS_E2E_CHECK(t, strstr(t->err, "s-names: missing") != NULL,
 		     "expected a warning 's-names: missing ...', got: %s", t->err);
 	expect_unnamed(t, tr, "s-names");
