@@ -32,6 +32,8 @@ struct ss_sym_module {
 	int warned;
 	uint8_t want_id[64];   /* build-id the run recorded */
 	uint32_t want_len;     /* 0: none recorded */
+	uint64_t run_ns;       /* no build-id recorded: when the run began
+	                        * (CLOCK_REALTIME ns; the earliest), else 0 */
 	int checked;           /* ss_sym_check_files looked at it */
 	char *file;            /* the kept copy read instead of path, or NULL */
 	char *debug;           /* separate debug file, or NULL */

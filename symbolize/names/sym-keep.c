@@ -4,7 +4,10 @@
  * build-id (RUN/.stepscope-bin/<build-id>/<file name>), and every reading
  * command names addresses from the file whose build-id is the one the run
  * recorded: the file at its path when it still is that build, else the
- * kept copy, else nothing (the command refuses in one line).
+ * kept copy, else nothing (the command refuses in one line).  A module
+ * linked without a build-id is kept under path-<hash of its path>, and
+ * its file counts as the one that ran while it was not modified after the
+ * run began (a rebuild writes a new file).
  *
  * Design: keeping is done by `stepscope record` once the program has
  * exited, and by every reading command for a module whose file is still
@@ -78,14 +81,33 @@ static int ss_sym_is_build(const char *path, const uint8_t *id, size_t len)
 	return n == (long)len && !memcmp(got, id, len);
 }
 
-/* RUN/.stepscope-bin/<hex>/<base> (dironly: without /<base>). */
+/* A file without a build-id: is it still the one a run that began at
+ * run_ns (CLOCK_REALTIME) mapped, not modified since? */
+static int ss_sym_is_unmodified(const char *path, uint64_t run_ns)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec <=
+		       run_ns;
+}
+
+/* RUN/.stepscope-bin/<hex>/<base> (dironly: without /<base>); without a
+ * build-id (len 0), <hex> is path-<FNV-1a of path>. */
 static char *ss_sym_kept_path(const char *dir, const char *path,
 			      const uint8_t *id, size_t len, int dironly)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	char hex[129], *p;
 
-	ss_sym_hex(id, len, hex);
+	if (len) {
+		ss_sym_hex(id, len, hex);
+	} else {
+		uint64_t h = UINT64_C(0xcbf29ce484222325);
+		for (const char *c = path; *c; c++)
+			h = (h ^ (uint8_t)*c) * UINT64_C(0x100000001b3);
+		snprintf(hex, sizeof(hex), "path-%016llx", (unsigned long long)h);
+	}
 	if (dironly ? asprintf(&p, "%s/" SS_SYM_KEEP_DIR "/%s", dir, hex) < 0
 		    : asprintf(&p, "%s/" SS_SYM_KEEP_DIR "/%s/%s", dir, hex, base) < 0)
 		return NULL;
@@ -149,24 +171,24 @@ static int ss_sym_copy_fd(int src, int fd)
 }
 
 int ss_sym_keep(const char *dir, const char *path, const uint8_t *id, size_t len,
-		char *err, size_t errlen)
+		uint64_t run_ns, char *err, size_t errlen)
 {
 	char *d = NULL, *p = NULL, *tmp = NULL;
 	int src = -1, fd = -1, rc = -1;
 	struct stat st;
 
 	err[0] = 0;
-	if (!len || len > 64 || path[0] != '/')
+	if ((!len && !run_ns) || len > 64 || path[0] != '/')
 		return 0;
 	if (!(d = ss_sym_kept_path(dir, path, id, len, 1)) ||
 	    !(p = ss_sym_kept_path(dir, path, id, len, 0)))
 		goto oom;
-	if (ss_sym_is_build(p, id, len)) {
+	if (len ? ss_sym_is_build(p, id, len) : !access(p, F_OK)) {
 		rc = 0;  /* kept before */
 		goto out;
 	}
 	/* the file must still be the build the run mapped */
-	if (!ss_sym_is_build(path, id, len)) {
+	if (len ? !ss_sym_is_build(path, id, len) : !ss_sym_is_unmodified(path, run_ns)) {
 		rc = 0;
 		goto out;
 	}
@@ -243,6 +265,13 @@ static void ss_sym_refusal(const struct ss_sym *s, const struct ss_sym_module *m
 {
 	char want[129], got[129];
 
+	if (!m->want_len) {
+		snprintf(err, errlen, "%s: %s since the run (it has no build-id) and no "
+			 "copy of it kept in %s/" SS_SYM_KEEP_DIR "; restore that build",
+			 m->path, n < 0 ? "missing" : "modified",
+			 s->rundir ? s->rundir : "the run");
+		return;
+	}
 	ss_sym_hex(m->want_id, m->want_len, want);
 	if (n > 0)
 		ss_sym_hex(now, (size_t)n, got);
@@ -270,22 +299,26 @@ size_t ss_sym_check_files(struct ss_sym *s, int force, char *err, size_t errlen)
 
 		/* the runtime itself is never instrumented: no address of the
 		 * trace points into it, so a rebuilt one does not matter */
-		if (!m->want_len || m->checked || !strncmp(m->base, "libstepscope.", 13))
+		if ((!m->want_len && !m->run_ns) || m->checked ||
+		    !strncmp(m->base, "libstepscope.", 13))
 			continue;
 		m->checked = 1;
 		n = ss_sym_file_build_id(m->path, id, sizeof(id));
-		if (n == (long)m->want_len && !memcmp(id, m->want_id, m->want_len)) {
+		if (m->want_len ? n == (long)m->want_len &&
+					  !memcmp(id, m->want_id, m->want_len)
+				: ss_sym_is_unmodified(m->path, m->run_ns)) {
 			/* still the run's build: keep it now if nobody did (a
 			 * run recorded without `record`); a run directory we
 			 * cannot write to is read as it is */
 			if (s->rundir)
 				ss_sym_keep(s->rundir, m->path, m->want_id, m->want_len,
-					    kerr, sizeof(kerr));
+					    m->run_ns, kerr, sizeof(kerr));
 			continue;
 		}
 		kept = s->rundir ? ss_sym_kept_path(s->rundir, m->path, m->want_id,
 						    m->want_len, 0) : NULL;
-		if (kept && ss_sym_is_build(kept, m->want_id, m->want_len)) {
+		if (kept && (m->want_len ? ss_sym_is_build(kept, m->want_id, m->want_len)
+					 : !access(kept, R_OK))) {
 			free(m->file);
 			m->file = kept;
 			continue;
@@ -328,15 +361,16 @@ void ss_sym_keep_trace(const char *dir, const struct ss_reader *r)
 		if (mod.build_id_len <= sizeof(mod.build_id) &&
 		    strncmp(strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
 			    "libstepscope.", 13) &&
-		    ss_sym_keep(dir, path, mod.build_id, mod.build_id_len, err,
-				sizeof(err)) < 0 && err[0] && !warned++)
+		    ss_sym_keep(dir, path, mod.build_id, mod.build_id_len,
+				r->hdr.realtime_ns, err, sizeof(err)) < 0 && err[0] &&
+		    !warned++)
 			fprintf(stderr, "stepscope: warning: %s; a rebuilt %s will make "
 				"this run unreadable\n", err, path);
 		free(path);
 	}
 	if (r->hdr.exe_path[0] && r->hdr.build_id_len <= sizeof(r->hdr.build_id) &&
 	    ss_sym_keep(dir, r->hdr.exe_path, r->hdr.build_id, r->hdr.build_id_len,
-			err, sizeof(err)) < 0 && err[0] && !warned++)
+			r->hdr.realtime_ns, err, sizeof(err)) < 0 && err[0] && !warned++)
 		fprintf(stderr, "stepscope: warning: %s; a rebuilt %s will make this run "
 			"unreadable\n", err, r->hdr.exe_path);
 }

@@ -459,13 +459,13 @@ const struct ss_sym_info *ss_sym_lookup(struct ss_sym_space *sp, uint64_t addr)
 }
 
 void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
-			 const uint8_t *build_id, size_t len)
+			 const uint8_t *build_id, size_t len, uint64_t run_ns)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	struct ss_sym_module *m = NULL;
 	size_t i;
 
-	if (!len || len > sizeof(m->want_id) || !*base)
+	if ((!len && !run_ns) || len > sizeof(m->want_id) || !*base)
 		return;
 	/* the same path as a mapping; else one mapping of that file name
 	 * (dlopen names may be relative) */
@@ -477,6 +477,11 @@ void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
 			m = sp->maps[i].mod;
 	if (!m)
 		return;
+	if (!len) {
+		if (!m->run_ns || run_ns < m->run_ns)
+			m->run_ns = run_ns;
+		return;
+	}
 	memcpy(m->want_id, build_id, len);
 	m->want_len = (uint32_t)len;
 }
@@ -497,10 +502,11 @@ void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *
 		if (!path)
 			continue;
 		if (mod.build_id_len <= sizeof(mod.build_id))
-			ss_sym_space_expect(sp, path, mod.build_id, mod.build_id_len);
+			ss_sym_space_expect(sp, path, mod.build_id, mod.build_id_len,
+					    r->hdr.realtime_ns);
 		free(path);
 	}
 	if (r->hdr.exe_path[0] && r->hdr.build_id_len <= sizeof(r->hdr.build_id))
 		ss_sym_space_expect(sp, r->hdr.exe_path, r->hdr.build_id,
-				    r->hdr.build_id_len);
+				    r->hdr.build_id_len, r->hdr.realtime_ns);
 }

@@ -62,29 +62,33 @@ void ss_sym_space_add_maps(struct ss_sym_space *sp, const char *text, size_t len
  * Snapshots come in time order. */
 void ss_sym_space_add_maps_at(struct ss_sym_space *sp, const char *text,
 			      size_t len, uint64_t ns);
-/* What the run recorded of a module: its build-id (call after the maps
- * are added; paths that match no mapping are ignored). */
+/* What the run recorded of a module: its build-id, or (len 0) that it
+ * had none and when the run began, run_ns (CLOCK_REALTIME ns): a file
+ * modified after that is not the one that ran.  Call after the maps are
+ * added; paths that match no mapping are ignored. */
 void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
-			 const uint8_t *build_id, size_t len);
+			 const uint8_t *build_id, size_t len, uint64_t run_ns);
 /* ss_sym_space_expect for every SS_META_MODULE record of r and for the
  * executable (build-id in the file header). */
 void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *r);
 /* The run directory whose kept binaries (dir/.stepscope-bin) stand in for
  * files rebuilt or deleted since the run (sym-keep.c). */
 void ss_sym_set_run_dir(struct ss_sym *s, const char *dir);
-/* For every module with a recorded build-id (call after the spaces'
+/* For every module the run recorded (call after the spaces'
  * ss_sym_space_expect): the file at its path when it is still that build
- * (kept into the run directory now if it was not), else the kept copy.
+ * (with no build-id: not modified since the run began), kept into the run
+ * directory now if it was not, else the kept copy.
  * Returns how many modules have neither, with one line in err naming the
  * first, its path and both build-ids; with force they are read as they
  * are now, each with a warning on stderr, and 0 is returned. */
 size_t ss_sym_check_files(struct ss_sym *s, int force, char *err, size_t errlen);
-/* Keep a copy of the module at path, build-id id, in the run directory
- * dir (see sym-keep.c for how): 0 when kept (or kept before, or path is no
- * longer that build), 1 when not kept on purpose (a system file on
- * another filesystem), -1 with the reason in err. */
+/* Keep a copy of the module at path, build-id id (len 0: none, and the
+ * run began at run_ns), in the run directory dir (see sym-keep.c for
+ * how): 0 when kept (or kept before, or path is no longer that build), 1
+ * when not kept on purpose (a system file on another filesystem), -1
+ * with the reason in err. */
 int ss_sym_keep(const char *dir, const char *path, const uint8_t *id, size_t len,
-		char *err, size_t errlen);
+		uint64_t run_ns, char *err, size_t errlen);
 /* ss_sym_keep for every module r recorded and its executable; a failure
  * is one warning on stderr. */
 void ss_sym_keep_trace(const char *dir, const struct ss_reader *r);

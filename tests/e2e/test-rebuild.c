@@ -10,6 +10,8 @@
  * the build that ran, from the copies `record` kept in the runs.  Without
  * the kept copy of the library (or the program) every command exits 2
  * with one line naming the file and its build-ids, and writes nothing.
+ * The same for a program and library linked without a build-id (a file
+ * modified since the run began is not the one that ran).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,16 +138,23 @@ static void expect_refused(struct ss_e2e *t, const char *set, const char **want)
 	}
 }
 
-static void test_rebuild(void **state)
+/* The whole story; noid: program and library linked without a build-id
+ * (their files count as the run's while not modified since it began). */
+static void rebuild_story(void **state, int noid)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	const char *other = strcmp(t->v->opt, "-O0") ? "-O0" : "-O2";
-	char exe_id[160], lib_id[160], lib_new[160], buf[1024];
+	const char *link = noid ? "-Wl,--build-id=none" : "";
+	char exe_id[160] = "", lib_id[160] = "", lib_new[160] = "", buf[1024];
 	size_t n;
 
-	build(t, "");
-	build_id(t, "s-rebuild", exe_id, sizeof(exe_id));
-	build_id(t, "libssrb.so", lib_id, sizeof(lib_id));
+	build(t, link);
+	if (noid) {
+		SS_E2E_SH_OK(t, "! readelf -n s-rebuild libssrb.so | grep 'Build ID'");
+	} else {
+		build_id(t, "s-rebuild", exe_id, sizeof(exe_id));
+		build_id(t, "libssrb.so", lib_id, sizeof(lib_id));
+	}
 	SS_E2E_SH_OK(t, "R=\"$SS_E2E_BUILD/bin/stepscope\" && "
 		     "$R record -o w --set memory.allocations=true -- ./s-rebuild && "
 		     "$R record -o t --set stats=whole_run -- ./s-rebuild && "
@@ -167,10 +176,13 @@ static void test_rebuild(void **state)
 	SS_E2E_SH_OK(t, "grep -qx 'step.function: train_step' before-2.out");
 
 	/* rebuilt with a change at another -O level, program and library */
-	snprintf(buf, sizeof(buf), "%s -DSS_REBUILT", other);
+	snprintf(buf, sizeof(buf), "%s %s -DSS_REBUILT", link, other);
 	build(t, buf);
-	build_id(t, "libssrb.so", lib_new, sizeof(lib_new));
-	SS_E2E_CHECK(t, strcmp(lib_id, lib_new), "the rebuilt library has the same build-id");
+	if (!noid) {
+		build_id(t, "libssrb.so", lib_new, sizeof(lib_new));
+		SS_E2E_CHECK(t, strcmp(lib_id, lib_new),
+			     "the rebuilt library has the same build-id");
+	}
 	SS_E2E_SH_OK(t, "R=\"$SS_E2E_BUILD/bin/stepscope\" && "
 		     "$R record -o new --set stats=whole_run -- ./s-rebuild && "
 		     "$R report --whole-run new | grep -q '^extra '");
@@ -182,15 +194,17 @@ static void test_rebuild(void **state)
 	run_all(t, "", "deleted");
 	expect_same(t, "deleted");
 
-	/* without the kept library: refused, naming it and both build-ids */
+	/* without the kept library: refused, naming it (and both build-ids) */
 	SS_E2E_SH_OK(t, "for d in w t s r; do cp -r $d $d-x && "
 		     "rm $d-x/.stepscope-bin/*/libssrb.so; done");
 	{
-		char a[256], b[256];
-		snprintf(a, sizeof(a), "libssrb.so: changed since the run (build-id %s, now %s)",
-			 lib_id, lib_new);
-		snprintf(b, sizeof(b), "no copy of it kept in");
-		const char *want[] = { a, b, NULL };
+		char a[256];
+		if (noid)
+			snprintf(a, sizeof(a), "libssrb.so: modified since the run (it has no build-id)");
+		else
+			snprintf(a, sizeof(a), "libssrb.so: changed since the run (build-id %s, now %s)",
+				 lib_id, lib_new);
+		const char *want[] = { a, "no copy of it kept in", NULL };
 		expect_refused(t, "-x", want);
 	}
 	/* nor the deleted program */
@@ -198,11 +212,24 @@ static void test_rebuild(void **state)
 		     "rm $d-x/.stepscope-bin/*/s-rebuild; done");
 	{
 		char a[256];
-		snprintf(a, sizeof(a), "s-rebuild: missing since the run (build-id %s)", exe_id);
+		if (noid)
+			snprintf(a, sizeof(a), "s-rebuild: missing since the run (it has no build-id)");
+		else
+			snprintf(a, sizeof(a), "s-rebuild: missing since the run (build-id %s)", exe_id);
 		const char *want[] = { a, NULL };
 		expect_refused(t, "-x", want);
 	}
 	ss_e2e_pass(t);
+}
+
+static void test_rebuild(void **state)
+{
+	rebuild_story(state, 0);
+}
+
+static void test_rebuild_no_build_id(void **state)
+{
+	rebuild_story(state, 1);
 }
 
 int main(void)
@@ -210,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		SS_E2E__ONE(test_rebuild, ss_e2e_gcc_O0, "gcc-O0"),
 		SS_E2E__ONE(test_rebuild, ss_e2e_clang_O2, "clang-O2"),
+		SS_E2E__ONE(test_rebuild_no_build_id, ss_e2e_gcc_O2, "gcc-O2"),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
