@@ -64,6 +64,7 @@ static long ss_sym_file_build_id(const char *path, uint8_t *id, size_t max)
 
 	if (fd < 0)
 		return -1;
+	elf_version(EV_CURRENT); /* record keeps without a struct ss_sym */
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF)
 		n = (long)ss_sym_elf_build_id(e, id, max);

@@ -11,7 +11,9 @@
  * the kept copy of the library (or the program) every command exits 2
  * with one line naming the file and its build-ids, and writes nothing.
  * The same for a program and library linked without a build-id (a file
- * modified since the run began is not the one that ran).
+ * modified since the run began is not the one that ran).  A run made
+ * without record (STEPSCOPE_DIR) is kept by the first command that reads
+ * it: read before the rebuild, the same after; never read, refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -160,6 +162,14 @@ static void rebuild_story(void **state, int noid)
 		     "$R record -o t --set stats=whole_run -- ./s-rebuild && "
 		     "$R record -o s --set step.function=train_step -- ./s-rebuild && "
 		     "$R record -o r --set step.function=train_step -- ./s-rebuild");
+	/* record kept both, before any command read the runs */
+	SS_E2E_SH_OK(t, "for d in w t s r; do cmp s-rebuild $d/.stepscope-bin/*/s-rebuild && "
+		     "cmp libssrb.so $d/.stepscope-bin/*/libssrb.so || exit 1; done");
+	/* run directly (no record): d read before the rebuild, e not */
+	if (!noid)
+		SS_E2E_SH_OK(t, "mkdir d e && STEPSCOPE_DIR=\"$PWD/d\" ./s-rebuild && "
+			     "STEPSCOPE_DIR=\"$PWD/e\" ./s-rebuild && "
+			     "\"$SS_E2E_BUILD/bin/stepscope\" report --format csv d > d-before.out");
 
 	run_all(t, "", "before");
 	/* the names of the run, exactly */
@@ -188,6 +198,16 @@ static void rebuild_story(void **state, int noid)
 		     "$R report --whole-run new | grep -q '^extra '");
 	run_all(t, "", "rebuilt");
 	expect_same(t, "rebuilt");
+	if (!noid) {
+		/* the direct run read before: kept then; the other refused */
+		SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report --format csv d > d-after.out "
+			     "&& cmp d-before.out d-after.out");
+		int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" report e");
+		SS_E2E_EXPECT_STATUS(t, st, 2);
+		SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+		SS_E2E_CHECK(t, strstr(t->err, "changed since the run (build-id ") != NULL,
+			     "expected 'changed since the run (build-id ...', got: %s", t->err);
+	}
 
 	/* the program deleted */
 	SS_E2E_SH_OK(t, "rm s-rebuild");
