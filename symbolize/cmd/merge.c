@@ -5,6 +5,9 @@
  * file systems) into RUN, renamed when two hosts used the same name; the
  * per-host clock offsets that every command applies when it reads RUN
  * (mpi-clock.c) are estimated and printed.  RUN must not exist or be empty.
+ * The binaries each host's record kept (DIR/.stepscope-bin/<build-id>/,
+ * sym-keep.c) are linked into RUN the same way, one per build-id, so RUN
+ * is named from the builds that ran wherever it is read.
  * Must never: change a source directory, or leave a half-copied trace
  * under a .sstrace name.
  */
@@ -70,6 +73,40 @@ static int ss_merge_copy(const char *from, const char *to)
 		return -1;
 	}
 	return 0;
+}
+
+/* DIR's kept binaries into RUN's (a build-id kept by two hosts: once).  A
+ * file that cannot be linked or copied is one warning: the reading
+ * commands refuse RUN only if that build is rebuilt or gone. */
+static void ss_merge_kept(const char *dir, const char *out)
+{
+	char from[PATH_MAX], to[PATH_MAX + 64], **ids, **files;
+	size_t nids, nfiles, i, k;
+
+	snprintf(from, sizeof(from), "%s/" SS_SYM_KEEP_DIR, dir);
+	if (ss_run_list(from, ss_merge_any, &ids, &nids))
+		return;  /* none kept there */
+	snprintf(to, sizeof(to), "%s/" SS_SYM_KEEP_DIR, out);
+	if (nids && mkdir(to, 0755) && errno != EEXIST)
+		fprintf(stderr, "stepscope: merge: warning: %s: cannot create: %s\n", to,
+			strerror(errno));
+	for (i = 0; i < nids; i++) {
+		const char *id = strrchr(ids[i], '/') + 1;
+		if (ss_run_list(ids[i], ss_merge_any, &files, &nfiles))
+			continue;
+		snprintf(to, sizeof(to), "%s/" SS_SYM_KEEP_DIR "/%s", out, id);
+		if (mkdir(to, 0755) && errno != EEXIST)
+			nfiles = 0;
+		for (k = 0; k < nfiles; k++) {
+			snprintf(to, sizeof(to), "%s/" SS_SYM_KEEP_DIR "/%s/%s", out, id,
+				 strrchr(files[k], '/') + 1);
+			if (access(to, F_OK) && ss_merge_copy(files[k], to))
+				fprintf(stderr, "stepscope: merge: warning: %s: cannot copy to %s: %s\n",
+					files[k], to, strerror(errno));
+		}
+		ss_run_list_free(files, nfiles);
+	}
+	ss_run_list_free(ids, nids);
 }
 
 int cmd_merge(int argc, char **argv)
@@ -169,6 +206,8 @@ int cmd_merge(int argc, char **argv)
 			ntraces++;
 		}
 		ss_run_list_free(paths, n);
+		if (!rc)
+			ss_merge_kept(dirs[d], out);
 	}
 	free(dirs);
 	if (rc)

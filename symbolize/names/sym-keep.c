@@ -43,8 +43,6 @@
 #include "sym.h"
 #include "sym-int.h"
 
-#define SS_SYM_KEEP_DIR ".stepscope-bin"
-
 static void ss_sym_hex(const uint8_t *id, size_t len, char *out)
 {
 	size_t i;
@@ -336,7 +334,8 @@ size_t ss_sym_check_files(struct ss_sym *s, int force, char *err, size_t errlen)
 			ss_sym_refusal(s, m, n, id, first, sizeof(first));
 	}
 	if (bad > 1)
-		snprintf(err, errlen, "%s (and %zu more files)", first, bad - 1);
+		snprintf(err, errlen, "%s (and %zu more file%s)", first, bad - 1,
+			 bad > 2 ? "s" : "");
 	else if (bad)
 		snprintf(err, errlen, "%s", first);
 	return bad;

@@ -71,6 +71,8 @@ void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
 /* ss_sym_space_expect for every SS_META_MODULE record of r and for the
  * executable (build-id in the file header). */
 void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *r);
+/* Where a run keeps its binaries: RUN/SS_SYM_KEEP_DIR/<build-id>/<name>. */
+#define SS_SYM_KEEP_DIR ".stepscope-bin"
 /* The run directory whose kept binaries (dir/.stepscope-bin) stand in for
  * files rebuilt or deleted since the run (sym-keep.c). */
 void ss_sym_set_run_dir(struct ss_sym *s, const char *dir);

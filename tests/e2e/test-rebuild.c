@@ -13,7 +13,8 @@
  * The same for a program and library linked without a build-id (a file
  * modified since the run began is not the one that ran).  A run made
  * without record (STEPSCOPE_DIR) is kept by the first command that reads
- * it: read before the rebuild, the same after; never read, refused.
+ * it: read before the rebuild, the same after; never read, refused.  A
+ * run merged (stepscope merge) before the rebuild reads the same after.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,6 +166,9 @@ static void rebuild_story(void **state, int noid)
 	/* record kept both, before any command read the runs */
 	SS_E2E_SH_OK(t, "for d in w t s r; do cmp s-rebuild $d/.stepscope-bin/*/s-rebuild && "
 		     "cmp libssrb.so $d/.stepscope-bin/*/libssrb.so || exit 1; done");
+	/* merged (as the hosts of an MPI job are), and not read before the
+	 * rebuild: its binaries are the ones merge took from w */
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" merge w -o m");
 	/* run directly (no record): d read before the rebuild, e not */
 	if (!noid)
 		SS_E2E_SH_OK(t, "mkdir d e && STEPSCOPE_DIR=\"$PWD/d\" ./s-rebuild && "
@@ -213,6 +217,8 @@ static void rebuild_story(void **state, int noid)
 	SS_E2E_SH_OK(t, "rm s-rebuild");
 	run_all(t, "", "deleted");
 	expect_same(t, "deleted");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report --format csv m > m.out && "
+		     "cmp before-0.out m.out");
 
 	/* without the kept library: refused, naming it (and both build-ids) */
 	SS_E2E_SH_OK(t, "for d in w t s r; do cp -r $d $d-x && "
