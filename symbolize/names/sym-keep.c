@@ -20,8 +20,9 @@
  * run would cost far more disk than the run.  Every other file (the
  * program and the libraries it was built with) is copied (a reflink where
  * the filesystem has them): a linker or `cp` may write a rebuilt file in
- * place, and a hard link would change with it.  A kept file is checked
- * against the recorded build-id before use, never trusted by its name.
+ * place, and a hard link would change with it; one over 64 MiB is linked
+ * like a system file.  A kept file is checked against the recorded
+ * build-id before use, never trusted by its name.
  *
  * Must never: name an address from a file whose build-id differs from the
  * run's (unless the user forces it), fail a recording because a copy could
@@ -42,6 +43,8 @@
 #include "reader.h"
 #include "sym.h"
 #include "sym-int.h"
+
+#define SS_SYM_KEEP_COPY_MAX (64 << 20)  /* bytes copied at most per file */
 
 static void ss_sym_hex(const uint8_t *id, size_t len, char *out)
 {
@@ -206,7 +209,13 @@ int ss_sym_keep(const char *dir, const char *path, const uint8_t *id, size_t len
 		snprintf(err, errlen, "%s: cannot create: %s", d, strerror(errno));
 		goto out;
 	}
-	if (ss_sym_is_system(path)) {
+	/* a big library of the user's (a framework's, over 64 MiB) is
+	 * linked too: a copy per run would cost more than most runs; were it
+	 * rewritten in place, its build-id would no longer match and the
+	 * commands would refuse it rather than misname (without a build-id
+	 * nothing would tell: those are copied) */
+	if (ss_sym_is_system(path) ||
+	    (len && !stat(path, &st) && st.st_size > SS_SYM_KEEP_COPY_MAX)) {
 		/* linked or not kept (see the comment at the top); the file
 		 * itself, not a symlink to whatever is there later */
 		rc = linkat(AT_FDCWD, path, AT_FDCWD, p, AT_SYMLINK_FOLLOW) &&

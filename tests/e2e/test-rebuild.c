@@ -248,6 +248,32 @@ static void rebuild_story(void **state, int noid)
 	ss_e2e_pass(t);
 }
 
+/* What record copies and what it links: the program (small, the
+ * user's) copied; a library of the user's over 64 MiB hard-linked, and
+ * still read after a rebuild; libc (the system's) linked when the run is
+ * on its filesystem, else not kept. */
+static void test_keep_big(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	build(t, "-DSS_BIG");
+	SS_E2E_SH_OK(t, "test $(stat -c %%s libssrb.so) -gt $((64 << 20))");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -o w -- ./s-rebuild && "
+		     "\"$SS_E2E_BUILD/bin/stepscope\" report --format csv w > before.out");
+	SS_E2E_SH_OK(t, "test $(stat -c %%h w/.stepscope-bin/*/s-rebuild) = 1 && "
+		     "test $(stat -c %%i w/.stepscope-bin/*/libssrb.so) = $(stat -c %%i libssrb.so)");
+	SS_E2E_SH_OK(t, "c=$(ls w/.stepscope-bin/*/libc.so.6 2>/dev/null); "
+		     "l=$(ldd s-rebuild | sed -n 's/.*libc.so.6 => \\([^ ]*\\).*/\\1/p'); "
+		     "if [ -n \"$c\" ]; then test $(stat -L -c %%i \"$l\") = $(stat -c %%i $c); "
+		     "else test $(stat -L -c %%d \"$l\") != $(stat -c %%d w) || "
+		     "[ \"$(id -u)\" != 0 ]; fi");
+	/* the linker writes a new file: the link keeps the old build */
+	build(t, "-DSS_BIG -DSS_REBUILT");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report --format csv w > after.out && "
+		     "cmp before.out after.out");
+	ss_e2e_pass(t);
+}
+
 static void test_rebuild(void **state)
 {
 	rebuild_story(state, 0);
@@ -264,6 +290,7 @@ int main(void)
 		SS_E2E__ONE(test_rebuild, ss_e2e_gcc_O0, "gcc-O0"),
 		SS_E2E__ONE(test_rebuild, ss_e2e_clang_O2, "clang-O2"),
 		SS_E2E__ONE(test_rebuild_no_build_id, ss_e2e_gcc_O2, "gcc-O2"),
+		SS_E2E_TEST(test_keep_big),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
