@@ -9,7 +9,10 @@
  * long right tails on a busy machine).  A change is significant only when
  * p < alpha AND it is large enough to matter (min_pct of the base,
  * min_step_pct of the step), so a shift of 1% that a thousand steps make
- * "certain" is not flagged.
+ * "certain" is not flagged.  A function's row is judged by its share of
+ * the step in its own run (ss_diff_share, diff-verdict.c): two runs of
+ * one build on a machine slower for one of them differ in every time,
+ * not in shares.
  *
  * Must never: call a change significant with fewer than SS_DIFF_MIN_STEPS
  * steps in either run.
@@ -121,9 +124,8 @@ static void ss_diff_stat(const double *x, size_t n, const double *y, size_t m,
 			  fabs(st->delta) >= o->min_step_pct / 100 * step_base;
 }
 
-static const struct ss_diff_series *ss_diff_find(const struct ss_diff_run *r,
-						 const char *name,
-						 enum ss_agg_kind kind)
+const struct ss_diff_series *ss_diff_series_find(const struct ss_diff_run *r,
+						 const char *name, enum ss_agg_kind kind)
 {
 	size_t i;
 
@@ -166,6 +168,17 @@ static int ss_diff_cmp_row(const void *x, const void *y)
 			return ca > cb ? -1 : 1;
 		return strcmp(a->name, b->name);
 	}
+	/* the time added at BASE's machine speed; unjudged rows count 0 */
+	{
+		double x = isnan(a->self.adj_delta) ? 0 : a->self.adj_delta;
+		double y = isnan(b->self.adj_delta) ? 0 : b->self.adj_delta;
+		if (x != y)
+			return x > y ? -1 : 1;
+		x = isnan(a->total.adj_delta) ? 0 : a->total.adj_delta;
+		y = isnan(b->total.adj_delta) ? 0 : b->total.adj_delta;
+		if (x != y)
+			return x > y ? -1 : 1;
+	}
 	if (a->self.delta != b->self.delta)
 		return a->self.delta > b->self.delta ? -1 : 1;
 	if (a->total.delta != b->total.delta)
@@ -176,9 +189,10 @@ static int ss_diff_cmp_row(const void *x, const void *y)
 static void ss_diff_row(const struct ss_diff_run *a, const struct ss_diff_run *b,
 			const struct ss_diff_series *sa, const struct ss_diff_series *sb,
 			const struct ss_diff_opts *o, double step_base, double *x,
-			double *y, struct ss_diff_row *row)
+			double *y, const struct ss_diff_yard *yd, struct ss_diff_row *row)
 {
 	const struct ss_diff_series *s = sa ? sa : sb;
+	int in = sa && sa->kind == SS_AGG_FUNCTION && yd->in[sa - a->s];
 
 	row->name = s->name;
 	row->kind = s->kind;
@@ -187,9 +201,13 @@ static void ss_diff_row(const struct ss_diff_run *a, const struct ss_diff_run *b
 	ss_diff_vals(sa ? sa->self_ns : NULL, a->nsteps, x);
 	ss_diff_vals(sb ? sb->self_ns : NULL, b->nsteps, y);
 	ss_diff_stat(x, a->nsteps, y, b->nsteps, o, step_base, &row->self);
+	ss_diff_share(sa ? sa->self_ns : NULL, a->nsteps, sb ? sb->self_ns : NULL, b->nsteps,
+		      yd, in, o, step_base, &row->self);
 	ss_diff_vals(sa ? sa->total_ns : NULL, a->nsteps, x);
 	ss_diff_vals(sb ? sb->total_ns : NULL, b->nsteps, y);
 	ss_diff_stat(x, a->nsteps, y, b->nsteps, o, step_base, &row->total);
+	ss_diff_share(sa ? sa->total_ns : NULL, a->nsteps, sb ? sb->total_ns : NULL, b->nsteps,
+		      yd, in, o, step_base, &row->total);
 	row->only = row->calls_base > 0 && row->calls_new == 0   ? -1
 		    : row->calls_base == 0 && row->calls_new > 0 ? 1
 								 : 0;
@@ -213,10 +231,11 @@ long ss_diff_compare(const struct ss_diff_run *a, const struct ss_diff_run *b,
 	double *x = malloc((a->nsteps + 1) * sizeof(*x));
 	double *y = malloc((b->nsteps + 1) * sizeof(*y));
 	struct ss_diff_row *r = calloc(a->ns + b->ns + 1, sizeof(*r));
+	struct ss_diff_yard yd;
 	size_t i, n = 0;
 
 	*rows = NULL;
-	if (!x || !y || !r) {
+	if (!x || !y || !r || ss_diff_yard_init(&yd, a, b, o)) {
 		free(x);
 		free(y);
 		free(r);
@@ -226,17 +245,18 @@ long ss_diff_compare(const struct ss_diff_run *a, const struct ss_diff_run *b,
 	ss_diff_vals(b->step_ns, b->nsteps, y);
 	ss_diff_stat(x, a->nsteps, y, b->nsteps, o, 0, step);
 	for (i = 0; i < a->ns; i++) {
-		ss_diff_row(a, b, &a->s[i], ss_diff_find(b, a->s[i].name, a->s[i].kind),
-			    o, step->base, x, y, &r[n]);
+		ss_diff_row(a, b, &a->s[i], ss_diff_series_find(b, a->s[i].name, a->s[i].kind),
+			    o, step->base, x, y, &yd, &r[n]);
 		n += !ss_diff_empty(&r[n]);
 	}
 	for (i = 0; i < b->ns; i++)
-		if (!ss_diff_find(a, b->s[i].name, b->s[i].kind)) {
-			ss_diff_row(a, b, NULL, &b->s[i], o, step->base, x, y, &r[n]);
+		if (!ss_diff_series_find(a, b->s[i].name, b->s[i].kind)) {
+			ss_diff_row(a, b, NULL, &b->s[i], o, step->base, x, y, &yd, &r[n]);
 			n += !ss_diff_empty(&r[n]);
 		}
 	free(x);
 	free(y);
+	ss_diff_yard_release(&yd);
 	qsort(r, n, sizeof(*r), ss_diff_cmp_row);
 	*rows = r;
 	return (long)n;

@@ -10,6 +10,10 @@
  * runs are compared into rows.  The significance test is a two-sided
  * Mann-Whitney U test over the steps of the two runs (the steps of two
  * runs are paired by nothing) together with a minimum effect size.
+ * Functions are judged by their share of the step in their own run, which
+ * a machine that is slower or faster for a whole run cannot change, and
+ * the step by what the functions whose share changed account for
+ * (diff-verdict.c).
  */
 #ifndef SS_DIFF_H
 #define SS_DIFF_H
@@ -73,8 +77,19 @@ void ss_diff_release(struct ss_diff_run *r);
 struct ss_diff_stat {
 	double base, new_;          /* median per step, ns (calls: mean) */
 	double delta, pct;          /* new - base; percent of base (NaN: base 0) */
-	double p;                   /* Mann-Whitney two-sided p (1: too few steps) */
-	int significant;
+	double p;                   /* Mann-Whitney two-sided p (1: too few steps);
+	                             * rows: over the shares of the steps */
+	int significant;            /* rows: the share's change (below); the
+	                             * step: the verdict's (ss_diff_verdict) */
+	/* rows only: the median share of each step's work (the self time of
+	 * every function in it, every thread; 0..1); adj_pct, the change
+	 * measured against the functions that moved with the machine (the
+	 * yardstick, struct ss_diff_yard: a machine slower for a whole run
+	 * leaves it alone), NaN where not judged (no time in BASE, no
+	 * yardstick, or one under SS_DIFF_MIN_REST of the step); adj_delta,
+	 * that change in ns at BASE's speed (base * adj_pct / 100), what the
+	 * rows are sorted by */
+	double share_base, share_new, adj_pct, adj_delta;
 };
 
 struct ss_diff_row {
@@ -95,6 +110,8 @@ struct ss_diff_opts {
 	                             * median step time (default 0.5) */
 };
 #define SS_DIFF_MIN_STEPS 5     /* fewer steps in a run: nothing significant */
+#define SS_DIFF_MIN_REST 0.05   /* the yardstick must be this much of a
+                                 * step (median) to measure by */
 
 void ss_diff_opts_default(struct ss_diff_opts *o);
 
@@ -107,6 +124,81 @@ void ss_diff_opts_default(struct ss_diff_opts *o);
 long ss_diff_compare(const struct ss_diff_run *a, const struct ss_diff_run *b,
 		     const struct ss_diff_opts *o, struct ss_diff_stat *step,
 		     struct ss_diff_row **rows);
+
+/* The series of name (kind) in run r, or NULL. */
+const struct ss_diff_series *ss_diff_series_find(const struct ss_diff_run *r,
+						 const char *name, enum ss_agg_kind kind);
+
+/* diff-verdict.c: each step's work, the self time of every function in
+ * it (every thread), nsteps values (malloc'ed; NULL out of memory). */
+double *ss_diff_work(const struct ss_diff_run *r);
+
+/* The yardstick a function's time is measured by in each step: the self
+ * time of the functions that moved with the machine.  machine is the
+ * median, over the functions called in both runs that are at least 1%
+ * of BASE's step (all of them when fewer than 3 are), of NEW's median
+ * self time over BASE's; the yardstick is those of them within twice
+ * min_pct of it, when they are at least 2 and half of them (no consensus: none). */
+struct ss_diff_yard {
+	double machine;             /* NaN: fewer than 2 functions to tell by */
+	double *wa, *wb;            /* each step's work, BASE and NEW */
+	double *ua, *ub;            /* each step's yardstick */
+	unsigned char *in;          /* per series of BASE: in the yardstick */
+	size_t n;                   /* functions in it: at least 2 and half of
+	                             * ncand, else none (machine NaN) */
+	size_t ncand;               /* the functions the machine was told by */
+};
+int ss_diff_yard_init(struct ss_diff_yard *y, const struct ss_diff_run *a,
+		      const struct ss_diff_run *b, const struct ss_diff_opts *o);
+void ss_diff_yard_release(struct ss_diff_yard *y);
+
+/* The share statistics of one row's series va (BASE, n steps) and vb
+ * (NEW, m steps; either may be NULL: zeros) into st's p, share_*, adj_*
+ * and significant (st->base must be set).  in: the row is a function of
+ * the yardstick (it is measured against the others).  Each step's value
+ * is its time over the yardstick's: p of the Mann-Whitney test over
+ * them, adj_pct the change of their median; significant when p < alpha,
+ * |adj_pct| >= min_pct and |adj_delta| >= min_step_pct of step_base. */
+void ss_diff_share(const uint64_t *va, size_t n, const uint64_t *vb, size_t m,
+		   const struct ss_diff_yard *y, int in, const struct ss_diff_opts *o,
+		   double step_base, struct ss_diff_stat *st);
+
+/* What the step's change rests on.  The functions whose share of the
+ * step changed significantly, and those of one run only, are the
+ * changed code; every other function kept its share, so its time moved
+ * with the machine alone.  Measured by the unchanged functions, the step
+ * of NEW at BASE's machine speed is (1 - c_base) / (1 - c_new) times
+ * BASE's, c the median share of the changed code in a step: pct.  The
+ * rest of the measured change is the machine's (machine_pct). */
+struct ss_diff_verdict {
+	double pct;                 /* the step's change at equal machine
+	                             * speed, %; NaN when not judged */
+	double machine_pct;         /* what every unchanged function shared */
+	double p;                   /* Mann-Whitney over the changed code's
+	                             * share of each step */
+	int significant;            /* p < alpha and |pct| >= min_pct */
+	int few;                    /* fewer than SS_DIFF_MIN_STEPS in a run */
+	int judged;                 /* 0: too few steps, or the yardstick or
+	                             * what the changed code leaves is under
+	                             * SS_DIFF_MIN_REST of a step */
+	size_t nchanged;            /* functions in the changed code */
+	size_t ncand;               /* functions the machine was told by */
+	const char *first;          /* the one that added most (NULL: none) */
+	double c_base, c_new;       /* the changed code's median share */
+	double yard_base, yard_new; /* the yardstick's median share (struct
+	                             * ss_diff_yard; NaN: none) */
+};
+
+/* The verdict of rows[0..n) (ss_diff_compare's, sorted) into *v; sets
+ * step->significant to v->significant.  0, -1 out of memory. */
+int ss_diff_verdict(const struct ss_diff_run *a, const struct ss_diff_run *b,
+		    const struct ss_diff_row *rows, size_t n, const struct ss_diff_opts *o,
+		    struct ss_diff_stat *step, struct ss_diff_verdict *v);
+
+/* One line saying what the step's verdict rests on and whether it is
+ * conclusive, into buf (returned). */
+char *ss_diff_verdict_line(char *buf, size_t len, const struct ss_diff_verdict *v,
+			   const struct ss_diff_stat *step, const struct ss_diff_opts *o);
 
 /* Rows of rows[0..n) called in both runs (they come first). */
 size_t ss_diff_ranked(const struct ss_diff_row *rows, size_t n);

@@ -34,14 +34,17 @@ static void ss_diff_usage(FILE *f)
 		"\n"
 		"Compare two recorded runs of the same program: the median step time, then\n"
 		"per function and range the calls, self and total time per step in BASE and\n"
-		"NEW, sorted by the added self time per step.  A change is significant ('*')\n"
-		"when a Mann-Whitney U test over the steps gives p < P and it is at least\n"
-		"PCT of the base (and 0.5%% of the base step time).  Runs recorded with\n"
+		"NEW, sorted by the self time added at BASE's machine speed.  A function is\n"
+		"judged against the functions that moved together (a machine slower for a whole\n"
+		"run moves them all): significant ('*') when a Mann-Whitney U test over the\n"
+		"steps, NEW's at BASE's machine speed, gives p < P and the change is at least\n"
+		"PCT (and 0.5%% of the base step time).  The verdict line says what\n"
+		"the step's change rests on and whether it is conclusive.  Runs recorded with\n"
 		"record.sched are compared on on-CPU time (the time switched out left out).\n"
 		"\n"
 		"   --format FMT       table (default), csv or json\n"
-		"   --fail-above PCT   exit 1 when NEW's median step time is more than PCT%%\n"
-		"                      above BASE's and the change is significant\n"
+		"   --fail-above PCT   exit 1 when NEW's step is more than PCT%% above BASE's at\n"
+		"                      equal machine speed, significantly (the verdict line)\n"
 		"   --limit N          rows (default 30, 0 = all)\n"
 		"   --min-change PCT   smallest change called significant (default 5)\n"
 		"   --alpha P          p below which a change can be significant (default 0.01)\n"
@@ -293,12 +296,29 @@ static void ss_diff_only(FILE *f, const struct ss_diff_args *g, const struct ss_
 	}
 }
 
+/* "50.0->58.3%": a row's median share of the step in BASE and NEW */
+static char *ss_diff_fmt_share(const struct ss_diff_stat *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.1f->%.1f%%", 100 * s->share_base, 100 * s->share_new);
+	return buf;
+}
+
+/* "+30.1%": the change against the rest of the step, "-" not judged */
+static char *ss_diff_fmt_adj(const struct ss_diff_stat *s, char *buf, size_t len)
+{
+	if (isnan(s->adj_pct))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%+.1f%%", s->adj_pct);
+	return buf;
+}
+
 static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 			  const struct ss_diff_run *a, const struct ss_diff_run *b,
 			  const struct ss_diff_stat *st, const struct ss_diff_row *rows,
-			  size_t n, const char *note)
+			  size_t n, const char *note, const char *verdict)
 {
-	char t1[32], t2[32], t3[32], t4[32], t5[32], t6[32], t7[32], t8[32];
+	char t1[32], t2[32], t3[32], t4[32], t5[32], t6[32], t7[32], t8[32], t9[32], t10[32];
 	size_t i, nr = ss_diff_ranked(rows, n), shown = ss_diff_shown(g, nr), w = 4;
 
 	ss_diff_runline(f, "base", a);
@@ -311,11 +331,12 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 	}
 	if (note)
 		fprintf(f, "note: %s\n", note);
-	fprintf(f, "\n%s (median): %s -> %s  %s  %s  %s (Mann-Whitney p=%.2g)\n\n",
+	fprintf(f, "\n%s (median): %s -> %s  %s  %s  as measured (Mann-Whitney over steps p=%.2g)\n"
+		"verdict: %s\n\n",
 		a->oncpu && b->oncpu ? "step on-CPU time (every thread's calls)" : "step time",
 		ss_diff_fmt_time(st->base, t1, sizeof(t1)), ss_diff_fmt_time(st->new_, t2, sizeof(t2)),
 		ss_diff_fmt_dt(st->delta, t3, sizeof(t3)), ss_diff_fmt_pct(st, t4, sizeof(t4)),
-		st->significant ? "significant" : "not significant", st->p);
+		st->p, verdict);
 	for (i = 0; i < shown; i++) {
 		size_t l = strlen(rows[i].name) + (rows[i].kind == SS_AGG_RANGE ? 8 : 0);
 		if (l > w)
@@ -323,9 +344,9 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 	}
 	if (w > 60)
 		w = 60;
-	fprintf(f, "%-*s  %13s  %10s  %10s  %10s  %8s  %10s  %10s  %10s  %8s  %s\n",
+	fprintf(f, "%-*s  %13s  %10s  %10s  %10s  %8s  %13s  %8s  %10s  %10s  %10s  %8s  %s\n",
 		(int)w, "Name", "Calls/step", "Self base", "Self new", "+Self",
-		"+Self%", "Total base", "Total new", "+Total", "+Total%", "Sig");
+		"+Self%", "Share", "+vsRest", "Total base", "Total new", "+Total", "+Total%", "Sig");
 	for (i = 0; i < shown; i++) {
 		const struct ss_diff_row *r = &rows[i];
 		char name[512], calls[32];
@@ -334,12 +355,14 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 		snprintf(calls, sizeof(calls), "%s->%s",
 			 ss_diff_fmt_calls(r->calls_base, t1, sizeof(t1)),
 			 ss_diff_fmt_calls(r->calls_new, t2, sizeof(t2)));
-		fprintf(f, "%-*.*s  %13s  %10s  %10s  %10s  %8s  %10s  %10s  %10s  %8s  %s\n",
+		fprintf(f, "%-*.*s  %13s  %10s  %10s  %10s  %8s  %13s  %8s  %10s  %10s  %10s  %8s  %s\n",
 			(int)w, (int)w, name, calls,
 			ss_diff_fmt_time(r->self.base, t1, sizeof(t1)),
 			ss_diff_fmt_time(r->self.new_, t2, sizeof(t2)),
 			ss_diff_fmt_dt(r->self.delta, t3, sizeof(t3)),
 			ss_diff_fmt_pct(&r->self, t4, sizeof(t4)),
+			ss_diff_fmt_share(&r->self, t9, sizeof(t9)),
+			ss_diff_fmt_adj(&r->self, t10, sizeof(t10)),
 			ss_diff_fmt_time(r->total.base, t5, sizeof(t5)),
 			ss_diff_fmt_time(r->total.new_, t6, sizeof(t6)),
 			ss_diff_fmt_dt(r->total.delta, t7, sizeof(t7)),
@@ -349,8 +372,11 @@ static void ss_diff_table(FILE *f, const struct ss_diff_args *g,
 	}
 	ss_diff_only(f, g, a, b, rows, n);
 	fprintf(f, "\nTimes are medians per step over the recorded steps (every thread); Calls/step is the mean.\n"
-		"*: the self time changed significantly (Mann-Whitney over steps, p < %g, change >= %g%% of base);\n"
-		"(*): only the total did.  %zu of %zu rows shown.\n",
+		"Share: the median share of a step's work (every function's self time) in each run; +vsRest:\n"
+		"the self time's change measured by the functions that moved together (the machine's speed;\n"
+		"-: not judged).  Rows by the time that change adds at BASE's speed.  *: significant (Mann-\n"
+		"Whitney over the steps, NEW's at BASE's speed, p < %g, +vsRest at least %g%%); (*): only the\n"
+		"total is.  %zu of %zu rows shown.\n",
 		g->o.alpha, g->o.min_pct, shown, nr);
 }
 
@@ -369,16 +395,19 @@ static void ss_diff_csv_stat(FILE *f, const struct ss_diff_stat *s)
 }
 
 static void ss_diff_csv(FILE *f, const struct ss_diff_args *g,
-			const struct ss_diff_stat *st, const struct ss_diff_row *rows,
-			size_t n)
+			const struct ss_diff_stat *st, const struct ss_diff_verdict *v,
+			const struct ss_diff_row *rows, size_t n)
 {
 	size_t i, shown = ss_diff_shown(g, n);
 
 	fprintf(f, "name,kind,calls_base,calls_new,self_base_ns,self_new_ns,self_delta_ns,"
 		"self_delta_pct,total_base_ns,total_new_ns,total_delta_ns,total_delta_pct,"
-		"p,significant\n");
+		"share_base_pct,share_new_pct,vs_rest_pct,p,significant\n");
 	fprintf(f, "step time,step,1,1,,,,");
 	ss_diff_csv_stat(f, st);
+	/* the step: vs_rest is its change at equal machine speed */
+	fprintf(f, ",,");
+	ss_diff_csv_num(f, v->pct);
 	fprintf(f, ",%.3g,%d\n", st->p, st->significant);
 	for (i = 0; i < shown; i++) {
 		const struct ss_diff_row *r = &rows[i];
@@ -389,6 +418,8 @@ static void ss_diff_csv(FILE *f, const struct ss_diff_args *g,
 			ss_diff_fmt_num(r->calls_new, c2, sizeof(c2)));
 		ss_diff_csv_stat(f, &r->self);
 		ss_diff_csv_stat(f, &r->total);
+		fprintf(f, ",%.4g,%.4g", 100 * r->self.share_base, 100 * r->self.share_new);
+		ss_diff_csv_num(f, r->self.adj_pct);
 		fprintf(f, ",%.3g,%d\n", r->self.p, r->self.significant);
 	}
 }
@@ -401,11 +432,17 @@ static void ss_diff_json_pct(FILE *f, double v)
 		fprintf(f, "%.4g", v);
 }
 
-static void ss_diff_json_stat(FILE *f, const char *key, const struct ss_diff_stat *s)
+static void ss_diff_json_stat(FILE *f, const char *key, const struct ss_diff_stat *s,
+			      int share)
 {
 	fprintf(f, "\"%s\":{\"base_ns\":%.0f,\"new_ns\":%.0f,\"delta_ns\":%.0f,\"delta_pct\":",
 		key, s->base, s->new_, s->delta);
 	ss_diff_json_pct(f, s->pct);
+	if (share) {
+		fprintf(f, ",\"share_base\":%.4f,\"share_new\":%.4f,\"vs_rest_pct\":",
+			s->share_base, s->share_new);
+		ss_diff_json_pct(f, s->adj_pct);
+	}
 	fprintf(f, ",\"p\":%.4g,\"significant\":%s}", s->p, s->significant ? "true" : "false");
 }
 
@@ -460,7 +497,8 @@ static void ss_diff_json_paths(FILE *f, const struct ss_diff_run *a,
 
 static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 			 const struct ss_diff_run *a, const struct ss_diff_run *b,
-			 const struct ss_diff_stat *st, const struct ss_diff_row *rows,
+			 const struct ss_diff_stat *st, const struct ss_diff_verdict *v,
+			 const char *verdict, const struct ss_diff_row *rows,
 			 size_t n, const char *note)
 {
 	size_t i, shown = ss_diff_shown(g, n);
@@ -474,7 +512,15 @@ static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 	if (a->have_off || b->have_off) /* record.sched: median share of a step */
 		fprintf(f, "\"off_cpu_share\":{\"base\":%.4f,\"new\":%.4f},", ss_diff_busy(a),
 			ss_diff_busy(b));
-	ss_diff_json_stat(f, "step", st);
+	ss_diff_json_stat(f, "step", st, 0);
+	fputs(",\"verdict\":{\"pct_equal_speed\":", f);
+	ss_diff_json_pct(f, v->pct);
+	fputs(",\"machine_pct\":", f);
+	ss_diff_json_pct(f, v->machine_pct);
+	fprintf(f, ",\"p\":%.4g,\"significant\":%s,\"judged\":%s,\"changed\":%zu,\"why\":",
+		v->p, v->significant ? "true" : "false", v->judged ? "true" : "false", v->nchanged);
+	ss_export_json_fputs(f, verdict);
+	fputc('}', f);
 	fputs(",\"note\":", f);
 	if (note)
 		ss_export_json_fputs(f, note);
@@ -491,9 +537,9 @@ static void ss_diff_json(FILE *f, const struct ss_diff_args *g,
 			r->only < 0 ? "gone" : r->only > 0 ? "new" : "both",
 			ss_diff_fmt_num(r->calls_base, c1, sizeof(c1)),
 			ss_diff_fmt_num(r->calls_new, c2, sizeof(c2)));
-		ss_diff_json_stat(f, "self", &r->self);
+		ss_diff_json_stat(f, "self", &r->self, 1);
 		fputc(',', f);
-		ss_diff_json_stat(f, "total", &r->total);
+		ss_diff_json_stat(f, "total", &r->total, 1);
 		if (r->kind == SS_AGG_FUNCTION)
 			ss_diff_json_paths(f, a, b, rows, n, r);
 		fputc('}', f);
@@ -508,9 +554,10 @@ static int ss_diff_main(int argc, char **argv, int html)
 	struct ss_diff_args g;
 	struct ss_diff_run r[2];
 	struct ss_diff_stat st;
+	struct ss_diff_verdict v;
 	struct ss_diff_row *rows = NULL;
 	struct ss_out o;
-	char err[1024], note[768] = "", *defout = NULL;
+	char err[1024], note[1536] = "", verdict[768], *defout = NULL;
 	long n;
 	int rc, i;
 	FILE *f = stdout;
@@ -581,6 +628,8 @@ static int ss_diff_main(int argc, char **argv, int html)
 				 note[0] ? "; " : "", busy);
 	}
 	n = ss_diff_compare(&r[0], &r[1], &g.o, &st, &rows);
+	if (n >= 0 && ss_diff_verdict(&r[0], &r[1], rows, (size_t)n, &g.o, &st, &v))
+		n = -1;
 	if (n < 0) {
 		fprintf(stderr, "stepscope: diff: out of memory\n");
 		rc = 1;
@@ -602,21 +651,27 @@ static int ss_diff_main(int argc, char **argv, int html)
 		}
 		f = o.f;
 	}
-	if (html)
-		ss_diff_html_write(f, &r[0], &r[1], &g.o, &st, rows, (size_t)n,
-				   note[0] ? note : NULL);
+	ss_diff_verdict_line(verdict, sizeof(verdict), &v, &st, &g.o);
+	if (html) { /* the page takes the verdict with the notes */
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sverdict: %s",
+			 note[0] ? "; " : "", verdict);
+		ss_diff_html_write(f, &r[0], &r[1], &g.o, &st, rows, (size_t)n, note);
+	}
 	else if (g.fmt == SS_DIFF_CSV) {
 		char busy[512];
 		ss_diff_cutline(stderr, &r[0], &r[1]);
 		if (ss_diff_busy_line(busy, sizeof(busy), &r[0], &r[1], g.wall))
 			fprintf(stderr, "%s\n%s%s%s", busy, note[0] ? "note: " : "", note,
 				note[0] ? "\n" : "");
-		ss_diff_csv(f, &g, &st, rows, (size_t)n);
+		fprintf(stderr, "verdict: %s\n", verdict);
+		ss_diff_csv(f, &g, &st, &v, rows, (size_t)n);
 	}
 	else if (g.fmt == SS_DIFF_JSON)
-		ss_diff_json(f, &g, &r[0], &r[1], &st, rows, (size_t)n, note[0] ? note : NULL);
+		ss_diff_json(f, &g, &r[0], &r[1], &st, &v, verdict, rows, (size_t)n,
+			     note[0] ? note : NULL);
 	else
-		ss_diff_table(f, &g, &r[0], &r[1], &st, rows, (size_t)n, note[0] ? note : NULL);
+		ss_diff_table(f, &g, &r[0], &r[1], &st, rows, (size_t)n, note[0] ? note : NULL,
+			      verdict);
 	if (f != stdout) {
 		if (ss_out_commit(&o, 0, err, sizeof(err))) {
 			fprintf(stderr, "stepscope: diff: %s\n", err);
@@ -631,11 +686,17 @@ static int ss_diff_main(int argc, char **argv, int html)
 		goto out;
 	}
 	rc = 0;
-	if (g.fail_above >= 0 && st.significant && st.pct > g.fail_above) {
-		fprintf(stderr, "stepscope: diff: the median step time grew %.1f%% (more than %g%%, significant)\n",
-			st.pct, g.fail_above);
+	/* the gate: the step's change at equal machine speed, never a
+	 * change every function shares (one run a side cannot tell it from
+	 * the machine: said, not failed) */
+	if (g.fail_above >= 0 && v.significant && v.pct > g.fail_above) {
+		fprintf(stderr, "stepscope: diff: the median step time grew %.1f%% at equal machine "
+			"speed (more than %g%%, significant; %+.1f%% as measured): %s\n",
+			v.pct, g.fail_above, st.pct, verdict);
 		rc = 1;
-	}
+	} else if (g.fail_above >= 0 && st.p < g.o.alpha && st.pct > g.fail_above)
+		fprintf(stderr, "stepscope: diff: not failed: the step time grew %.1f%% as measured, "
+			"but %s\n", st.pct, verdict);
 out:
 	free(defout);
 	free(rows);

@@ -281,8 +281,9 @@ void ss_diff_html_write(FILE *f, const struct ss_diff_run *a,
 			r->self.significant ? "*" : r->total.significant ? "(*)" : "");
 	}
 	fprintf(f, "</table>\n<p>Medians per step over the recorded steps (every thread); "
-		"Calls/step is the mean.  *: the self time changed significantly (Mann-Whitney "
-		"over steps, p &lt; %g, change &ge; %g%% of the base); (*): only the total did.  "
+		"Calls/step is the mean.  *: the self time changed significantly measured by "
+		"the functions that moved together (Mann-Whitney over the steps at BASE's machine "
+		"speed, p &lt; %g, change &ge; %g%%); (*): only the total did.  "
 		"%zu of %zu rows.</p>\n", o->alpha, o->min_pct, shown, nr);
 	if (nr < nrows)
 		fprintf(f, "<p>In one run only (not ranked: no change of the same code):</p>\n<ul>\n");

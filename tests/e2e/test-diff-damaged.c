@@ -146,8 +146,21 @@ static void test_renamed(void **state)
 	SS_E2E_SH_OK(t, "mv s-diff train_old");
 	ss_e2e_build(t, "diff", "-DATTN_WORK=40");
 	SS_E2E_SH_OK(t, "mv s-diff train_new");
-	SS_E2E_SH_OK(t, SS " record " SET " -o run-old -- ./train_old 40 >/dev/null && "
-		     SS " record " SET " -o run-new -- ./train_new 40 >/dev/null");
+	/* a load that comes and goes between the recordings can slow one
+	 * operator of one run tenfold (seen: mlp 245 us -> 2.5 ms with a load
+	 * average of 14 on 2 CPUs); diff then says it cannot tell the code
+	 * from the machine: record the pair again (up to 5 times) */
+	for (int attempt = 1; attempt <= 5; attempt++) {
+		SS_E2E_SH_OK(t, "rm -rf run-old run-new && "
+			     SS " record " SET " -o run-old -- ./train_old 40 >/dev/null && "
+			     SS " record " SET " -o run-new -- ./train_new 40 >/dev/null");
+		if (ss_e2e_sh(t, SS " diff -q --allow-renamed run-old run-new | grep -A1 '^Name ' | "
+			      "grep -Eq '^attention +1->1 .* \\+[0-9.]+%% .*\\*$'") == 0)
+			break;
+		SS_E2E_SH_OK(t, SS " diff -q --allow-renamed run-old run-new");
+		print_message("test-diff-damaged: renamed, attempt %d: attention not first and "
+			      "significant, again:\n%s", attempt, t->out);
+	}
 	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, SS " diff -q run-old run-new"), 2);
 	SS_E2E_CHECK(t, !t->out[0] && strstr(t->err, "stepscope: diff: not comparable: run-old runs train_old "
 					     "(step.function train_step), run-new runs train_new "
@@ -208,10 +221,18 @@ static void test_shared_helper(void **state)
 
 	build_paths(t, "base", "", "");
 	build_paths(t, "slow", "", "-DA_US=400");
-	SS_E2E_SH_OK(t, SS " record " SET " -o run-base -- base/s-diff-paths 40 >/dev/null && "
-		     SS " record " SET " -o run-slow -- slow/s-diff-paths 40 >/dev/null");
-	SS_E2E_SH_OK(t, SS " diff -q run-base run-slow");
-	print_message("%s", t->out);
+	/* a busy machine moves tiny's 2500 short calls a step by a third
+	 * between two runs (the hooks' share of them): diff then finds no
+	 * common factor to measure the code by and says so; record again */
+	for (int attempt = 1; attempt <= 5; attempt++) {
+		SS_E2E_SH_OK(t, "rm -rf run-base run-slow && "
+			     SS " record " SET " -o run-base -- base/s-diff-paths 40 >/dev/null && "
+			     SS " record " SET " -o run-slow -- slow/s-diff-paths 40 >/dev/null");
+		SS_E2E_SH_OK(t, SS " diff -q run-base run-slow");
+		print_message("%s", t->out);
+		if (!strstr(t->out, "verdict: not conclusive"))
+			break;
+	}
 	SS_E2E_SH_OK(t, SS " diff -q run-base run-slow > d.txt && grep -A2 '^Name ' d.txt > top.txt && "
 		     "sed -n 2p top.txt | grep -Eq '^helper +2->2 .*\\*$' && sed -n 3p top.txt | "
 		     "grep -Eqx '  grew under: op_a \\(\\+(2[5-9][0-9]|3[0-9][0-9])\\.[0-9]+us\\), op_b \\([+-]([0-9.]+ns|[0-9]\\.[0-9]+us)\\)'");

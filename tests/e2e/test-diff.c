@@ -109,7 +109,7 @@ static void csv_first(struct ss_e2e *t, char *buf, size_t len)
 		snprintf(buf, len, "%.*s", (int)strcspn(l + 1, ","), l + 1);
 }
 
-enum { C_SELF_PCT = 7, C_TOTAL_PCT = 11, C_SIG = 13 };
+enum { C_SELF_PCT = 7, C_TOTAL_PCT = 11, C_SIG = 16 };
 
 static void test_diff_slower(void **state)
 {
