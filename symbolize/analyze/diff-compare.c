@@ -168,7 +168,14 @@ static int ss_diff_cmp_row(const void *x, const void *y)
 			return ca > cb ? -1 : 1;
 		return strcmp(a->name, b->name);
 	}
-	/* the time added at BASE's machine speed; unjudged rows count 0 */
+	/* a significant growth first (the operator that got slower), then
+	 * by the time added at BASE's machine speed; unjudged rows count 0 */
+	{
+		int ga = a->self.significant && a->self.adj_delta > 0;
+		int gb = b->self.significant && b->self.adj_delta > 0;
+		if (ga != gb)
+			return ga ? -1 : 1;
+	}
 	{
 		double x = isnan(a->self.adj_delta) ? 0 : a->self.adj_delta;
 		double y = isnan(b->self.adj_delta) ? 0 : b->self.adj_delta;

@@ -135,17 +135,17 @@ double *ss_diff_work(const struct ss_diff_run *r);
 
 /* The yardstick a function's time is measured by in each step: the self
  * time of the functions that moved with the machine.  machine is the
- * median, over the functions called in both runs that are at least 1%
+ * median, over the functions called in both runs that are at least 0.5%
  * of BASE's step (all of them when fewer than 3 are), of NEW's median
  * self time over BASE's; the yardstick is those of them within twice
- * min_pct of it, when they are at least 2 and half of them (no consensus: none). */
+ * min_pct of it, when they are at least 2 (no consensus: none). */
 struct ss_diff_yard {
 	double machine;             /* NaN: fewer than 2 functions to tell by */
 	double *wa, *wb;            /* each step's work, BASE and NEW */
 	double *ua, *ub;            /* each step's yardstick */
 	unsigned char *in;          /* per series of BASE: in the yardstick */
-	size_t n;                   /* functions in it: at least 2 and half of
-	                             * ncand, else none (machine NaN) */
+	size_t n;                   /* functions in it: at least 2, else none
+	                             * (machine NaN) */
 	size_t ncand;               /* the functions the machine was told by */
 };
 int ss_diff_yard_init(struct ss_diff_yard *y, const struct ss_diff_run *a,
@@ -229,10 +229,11 @@ double ss_diff_median(const double *v, size_t n);
 
 /* diff-busy.c (record.sched): the median share of a step its thread was
  * switched out (0 without switch records); one line saying what is
- * compared and how busy each run's machine was, and one saying when that
- * limits what the comparison can conclude (a share of 10% or more), into
- * buf; each returns 0 (buf "") when it has nothing to say.  wall: --wall
- * was given. */
+ * compared and how busy each run's machine was (without switch records:
+ * that wall time is compared, and what record.sched adds), and one saying
+ * when that limits what the comparison can conclude (a share of 10% or
+ * more), into buf; each returns 0 (buf "") when it has nothing to say.
+ * wall: --wall was given. */
 double ss_diff_busy(const struct ss_diff_run *r);
 int ss_diff_busy_line(char *buf, size_t len, const struct ss_diff_run *a,
 		      const struct ss_diff_run *b, int wall);

@@ -72,6 +72,12 @@ CC=$CC sh "$SRC/offcpu.sh"
 # which also runs alone
 CC=$CC sh "$SRC/overhead-line.sh"
 
+# ---------------------------------------------------------------- diff
+# (issue 48) diff's false alarms and detection over 20 pairs of kann- and
+# MLP-shaped trainers, quiet and with a busy neighbour, wall time and
+# record.sched: tests/bench/diff.sh, which also runs alone
+CC=$CC sh "$SRC/diff.sh"
+
 # ---------------------------------------------------------------- allocations
 # (issue 34) memory.allocations: what the malloc wrappers add to a
 # malloc/free pair, off, on outside a recorded step and inside one:

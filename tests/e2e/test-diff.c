@@ -11,13 +11,15 @@
  *   and went between the recordings put the figures off): diff names
  *   attention first, its self time per step up
  *   35..45%, significant; the step time up 15..25%, significant; nothing
- *   else significant; --fail-above 10 exits 1 and --fail-above 30 exits 0;
- *   the reverse comparison (a speed-up) exits 0; CSV and JSON say the same.
+ *   else significant; the verdict line names attention and a change at
+ *   equal machine speed; --fail-above 10 exits 1 and --fail-above 30
+ *   exits 0; the reverse comparison (a speed-up) exits 0; CSV and JSON say the same.
  * - the same build twice, then again with a busy loop on the other core
  *   (pinned to CPU 1 at nice 19: it takes an idle core, and yields when it
  *   has to share one with the program, whose steps would otherwise really
  *   take twice as long on a 2-core machine that others use too): no row
- *   and no step change significant, --fail-above 10 exits 0.
+ *   and no step change significant, --fail-above 10 exits 0, the verdict
+ *   says no change or not conclusive.
  *   The machines that run the tests are shared, so a load that comes and
  *   goes between the two recordings can make a real difference; the check
  *   records the pair again (up to 5 times) before it fails, and prints
@@ -156,8 +158,12 @@ static void test_diff_slower(void **state)
 		     "'import json; d=json.load(open(\"d.json\")); "
 		     "assert d[\"rows\"][0][\"name\"]==\"attention\" and d[\"step\"][\"significant\"]'");
 
+	SS_E2E_SH_OK(t, SS " diff -q run-base run-slow | grep -Eq "
+		     "'^verdict: \\+[0-9.]+%% at equal machine speed, significant .*attention'");
 	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, SS " diff -q --fail-above 10 run-base run-slow"), 1);
-	SS_E2E_CHECK(t, strstr(t->err, "median step time grew"), "no reason on stderr: %s", t->err);
+	SS_E2E_CHECK(t, strstr(t->err, "median step time grew") &&
+			     strstr(t->err, "at equal machine speed"),
+		     "no reason on stderr: %s", t->err);
 	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, SS " diff -q --fail-above 30 run-base run-slow"), 0);
 	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, SS " diff -q --fail-above 10 run-slow run-base"), 0);
 	/* -o writes the same table into a file */
@@ -290,6 +296,8 @@ static void same_build(struct ss_e2e *t, int busy)
 			SS_E2E_SH_OK(t, "rm -rf run-b");
 	}
 	SS_E2E_CHECK(t, ok, "two runs of the same build differed significantly 5 times");
+	/* the verdict says what it rests on: no change, or not conclusive */
+	SS_E2E_SH_OK(t, SS " diff -q run-a run-b | grep -Eq '^verdict: (no change|not conclusive)'");
 }
 
 static void test_diff_same(void **state)
