@@ -12,7 +12,8 @@
 # busy neighbour, and recorded as by default (wall time) and with
 # record.sched (on-CPU time): SS_BENCH_DIFF_PAIRS pairs (default 20) of
 # SS_BENCH_DIFF_STEPS steps (default 20) a run (SS_BENCH_DIFF_MODES: "wall
-# sched" by default, "wall" in a smoke run or where record.sched is refused):
+# sched" by default, "wall" in a smoke run or where record.sched is refused;
+# SS_BENCH_DIFF_SHAPES: "kann mlp" by default):
 #   false alarms  two runs of the same build: `diff --fail-above 10` exit 1
 #                 (goal: at most 1 of 20)
 #   detection     the same BASE against the changed build: the changed
@@ -75,7 +76,7 @@ rec() {
 
 echo "diff: $PAIRS same-build pairs and $PAIRS pairs against one operator +30%, $STEPS steps a run, on CPU $C"
 : > "$W/log"
-for shape in kann mlp; do
+for shape in ${SS_BENCH_DIFF_SHAPES:-kann mlp}; do
 	op=kad_op_sigm
 	[ "$shape" = mlp ] && op=gelu_fwd
 	for busy in 0 1; do
