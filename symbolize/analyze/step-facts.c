@@ -8,6 +8,11 @@
  * when a call closes after one of its own calls that began later.  Then,
  * when the run has whole-run counts (stats: whole_run), each function gets
  * its exact calls and sampled time for the whole run, past the trace's cap.
+ * The children of one call, in the order they ran, are the caller's
+ * iterations as the trace shows them: for each function called more than
+ * once there, which siblings ran between two of its calls, and how often
+ * (ss_steps_gaps): the ranking judges loops by those, not by calls counts
+ * that happen to agree.
  *
  * Must never: keep a slice after its caller closed.
  */
@@ -123,6 +128,81 @@ static void ss_steps_called_by(struct ss_steps_fn *c, struct ss_steps_fn *parent
 	}
 }
 
+/* One gap of f closed with c calls of sibling g in it. */
+static int ss_steps_gap_add(struct ss_steps_fn *f, struct ss_steps_fn *g, uint32_t c)
+{
+	int k;
+
+	for (k = 0; k < f->ngap && f->gap[k].g != g; k++)
+		;
+	if (k == f->ngap) {
+		if (k == SS_STEPS_SIBS)
+			return 0; /* a sibling past those: not counted */
+		if (!f->gap && !(f->gap = calloc(SS_STEPS_SIBS, sizeof(*f->gap))))
+			return -1;
+		f->gap[k].g = g;
+		f->ngap++;
+	}
+	if (c == 1)
+		f->gap[k].one++;
+	else
+		f->gap[k].more++;
+	return 0;
+}
+
+/* The children v[0..n) of one call of p, in the order they ran (those
+ * whose first caller is p): for each called twice or more, the calls of
+ * each sibling between two of its consecutive calls.  A call with more
+ * distinct children than SS_STEPS_DISTINCT is not judged. */
+static int ss_steps_gaps(struct ss_steps *st, struct ss_steps_fn *p, struct ss_steps_fn **v,
+			 size_t n)
+{
+	struct ss_steps_fn *d[SS_STEPS_DISTINCT];
+	uint32_t cnt[SS_STEPS_DISTINCT], in[SS_STEPS_DISTINCT];
+	size_t k = 0;
+
+	if (!p || n < 3)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ss_steps_fn *f = v[i];
+		if (f->caller[0] != p)
+			continue;
+		if (f->seen != st->serial) {
+			if (k == SS_STEPS_DISTINCT)
+				return 0;
+			f->seen = st->serial;
+			f->slot = (unsigned)k;
+			d[k] = f;
+			cnt[k++] = 0;
+		}
+		cnt[f->slot]++;
+	}
+	for (size_t a = 0; a < k; a++) {
+		int started = 0;
+		if (cnt[a] < 2)
+			continue;
+		memset(in, 0, k * sizeof(*in));
+		for (size_t i = 0; i < n; i++) {
+			struct ss_steps_fn *f = v[i];
+			if (f->caller[0] != p || f->seen != st->serial)
+				continue;
+			if (f != d[a]) {
+				in[f->slot] += started;
+				continue;
+			}
+			if (started) {
+				d[a]->gaps++;
+				for (size_t b = 0; b < k; b++)
+					if (in[b] && ss_steps_gap_add(d[a], d[b], in[b]))
+						return -1;
+				memset(in, 0, k * sizeof(*in));
+			}
+			started = 1;
+		}
+	}
+	return 0;
+}
+
 /* The children waiting at depth d get their parent p (NULL: none). */
 static void ss_steps_adopt(struct ss_steps *st, struct ss_steps_thread *t, size_t d,
 			   struct ss_steps_fn *p, uint64_t dur)
@@ -136,7 +216,18 @@ static void ss_steps_adopt(struct ss_steps *st, struct ss_steps_thread *t, size_
 	st->serial++;
 	for (k = 0; k < lv->n; k++)
 		ss_steps_called_by(lv->v[k], p, st->serial, dur);
+	if (ss_steps_gaps(st, p, lv->v, lv->n))
+		st->oom = 1;
 	lv->n = 0;
+}
+
+const struct ss_steps_gap *ss_steps_gap_of(const struct ss_steps_fn *f,
+					   const struct ss_steps_fn *g)
+{
+	for (int k = 0; k < f->ngap; k++)
+		if (f->gap[k].g == g)
+			return &f->gap[k];
+	return NULL;
 }
 
 static unsigned ss_steps_bucket(uint64_t ns)
@@ -226,6 +317,7 @@ void ss_steps_release(struct ss_steps *st)
 {
 	for (size_t i = 0; i < st->cap; i++)
 		if (st->tab[i]) {
+			free(st->tab[i]->gap);
 			free(st->tab[i]->name);
 			free(st->tab[i]);
 		}

@@ -18,6 +18,20 @@
 
 #define SS_STEPS_CALLERS 4       /* distinct callers kept per function */
 #define SS_STEPS_BUCKETS 256
+#define SS_STEPS_SIBS 32         /* siblings counted in a function's gaps */
+#define SS_STEPS_DISTINCT 64     /* a call of a caller with more distinct
+                                  * callees than this is not judged */
+
+struct ss_steps_fn;
+
+/* How often sibling g (called by the same caller) was called in the gaps
+ * between two consecutive calls of a function in one call of their
+ * caller: in how many gaps once, in how many more than once (none: the
+ * function's gaps less both). */
+struct ss_steps_gap {
+	struct ss_steps_fn *g;
+	uint64_t one, more;
+};
 
 struct ss_steps_fn {
 	char *name;
@@ -47,8 +61,21 @@ struct ss_steps_fn {
 	uint64_t run_calls, run_total;
 	int untraced;                 /* in the counts, never closed in the
 	                               * trace: no callers known */
-	uint64_t iters;               /* set by the ranking: iterations of
-	                               * parent's loop (0: not known) */
+	/* the caller's iterations, as the trace shows them: between two
+	 * consecutive calls of this function in one call of its first
+	 * caller, which siblings were called and how often */
+	uint64_t gaps;                /* such gaps */
+	struct ss_steps_gap *gap;     /* siblings seen in them, ngap */
+	int ngap;
+	uint64_t seen;                /* scratch: activation last counted */
+	unsigned slot;                /* scratch: its index there */
+	/* set by the ranking from those: the loop f is judged against */
+	const struct ss_steps_fn *loop; /* its iterations: one call of loop
+	                               * each (NULL: none) */
+	int inner;                    /* f loops inside loop's iterations
+	                               * (else: called once in most of them,
+	                               * more than once in some) */
+	uint64_t iters;               /* iterations of that loop */
 	uint64_t extra;               /* calls beyond one per iteration */
 };
 
@@ -91,6 +118,9 @@ uint64_t ss_steps_median(const struct ss_steps_fn *f);
 /* Calls of f in the whole run: the exact whole-run count when the run
  * has one, else the trace's. */
 uint64_t ss_steps_calls(const struct ss_steps_fn *f);
+/* Calls of sibling g in f's gaps (NULL: g was never called in one). */
+const struct ss_steps_gap *ss_steps_gap_of(const struct ss_steps_fn *f,
+					   const struct ss_steps_fn *g);
 /* Name of a caller (NULL: "(thread start)"). */
 const char *ss_steps_pname(const struct ss_steps_fn *p);
 void ss_steps_release(struct ss_steps *st);

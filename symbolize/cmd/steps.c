@@ -16,10 +16,18 @@
  *   - is called several times per call of that function: it is the body of
  *     a loop there (backward, called once per train_step, is not a loop
  *     body; train_step, called N times by train, is);
- *   - is called no more often than that loop iterates: the count most of
- *     the loop's bodies share (a forward that main runs for training, and
- *     inline for validation and sampling, is called more often than main's
- *     backward and update).
+ *   - is called no more often than that loop iterates, as the caller's
+ *     calls show it: not a function called once between most two
+ *     consecutive calls of a heavier sibling and more than once between
+ *     some, never zero times (a forward that main runs for training, and
+ *     inline for validation and sampling, between two of main's
+ *     backwards).  Loops are judged by the order of the caller's calls,
+ *     never by counts that happen to agree: a linear_init called once per
+ *     layer and an evaluate called every 20th step, twice each, are no
+ *     loop of two iterations that train_step would loop inside;
+ *   - does not loop inside the step's iterations (more than once between
+ *     most two calls of the function picked: a layer op main calls per
+ *     layer after each cost), listed as such.
  * Bodies of outer loops come first: an inner loop's function (called many
  * times, and no loop body itself, like a backward that loops over layers)
  * makes its callees candidates too, ranked after.  Within each group
@@ -27,15 +35,16 @@
  * except that among those within 80% of the largest the one called most
  * often wins: an epoch function called 3 times covers as much as the
  * train_step it calls 300 times, and the step is the iteration (not when
- * the largest is called once per iteration by that count: a backward that
- * loops over the layers stays before its per-layer op; and a function
- * inside the largest's calls wins only when its own siblings share its
- * count: the hot operator a cost function loops over, alone, is no step).  When the trace
- * stopped at its cap before the end of the run (a long data-reading
- * prologue, millions of calls a step), the whole-run counts (stats:
- * whole_run, which `steps -- PROG` turns on) give the calls and the time
- * to rank by, and a function the trace never saw return is ranked by them
- * alone.  The
+ * the largest is once per iteration of its loop beside a sibling: a
+ * backward that loops over the layers stays before its per-layer op; a
+ * function inside the largest's calls wins only beside a sibling of its
+ * own: the hot operator a cost function loops over, alone, is no step; a
+ * sibling that loops inside the largest's iterations never does).  When
+ * the trace stopped at its cap before the end of the run (a long
+ * data-reading prologue, millions of calls a step), the whole-run counts
+ * (stats: whole_run, which `steps -- PROG` turns on) give the calls and
+ * the time to rank by, and a function the trace never saw return is
+ * ranked by them alone.  The
  * spread (coefficient of variation of one call's duration) is shown so the
  * user sees whether steps are alike; it does not change the order.
  * Functions called about as often as the best one (half to three times) that
@@ -94,20 +103,27 @@ static const char *ss_steps_why(const struct ss_steps_fn *f, char *why, size_t l
 {
 	if (ss_steps_reject(f, why, len))
 		return why;
-	if (f->extra && f->iters && ss_steps_pcalls(f) % f->iters == 0) {
-		/* the same count every iteration: a loop inside the step (a
-		 * layer op main calls per layer), not calls outside it */
-		snprintf(why, len, "called %llu times per iteration of %s's loop (%llu calls, "
-			 "%llu iterations): a loop inside the step",
-			 (unsigned long long)(ss_steps_pcalls(f) / f->iters), ss_steps_pname(f->parent),
-			 (unsigned long long)ss_steps_pcalls(f), (unsigned long long)f->iters);
+	if (f->loop && f->inner) {
+		/* more than once between two calls of a heavier sibling: a
+		 * loop inside the step (a layer op main calls per layer) */
+		uint64_t n = ss_steps_pcalls(f), it = f->iters ? f->iters : 1;
+		char per[32];
+		if (n % it)
+			snprintf(per, sizeof(per), "%.1f", (double)n / (double)it);
+		else
+			snprintf(per, sizeof(per), "%llu", (unsigned long long)(n / it));
+		snprintf(why, len, "called %s times per iteration of %s's loop (%llu calls, "
+			 "%llu iterations of %s): a loop inside the step",
+			 per, ss_steps_pname(f->parent), (unsigned long long)n,
+			 (unsigned long long)f->iters, f->loop->name);
 		return why;
 	}
-	if (f->extra) {
-		snprintf(why, len, "called %llu times by %s, whose loop runs %llu iterations: "
-			 "%llu calls are not once per iteration (validation, sampling, setup?)",
+	if (f->loop && f->extra) {
+		snprintf(why, len, "called %llu times by %s, whose loop runs %llu iterations "
+			 "(one %s each): %llu calls are not once per iteration (validation, "
+			 "sampling, setup?)",
 			 (unsigned long long)ss_steps_pcalls(f), ss_steps_pname(f->parent),
-			 (unsigned long long)f->iters, (unsigned long long)f->extra);
+			 (unsigned long long)f->iters, f->loop->name, (unsigned long long)f->extra);
 		return why;
 	}
 	return NULL;
@@ -130,69 +146,59 @@ static int ss_steps_candidate(const struct ss_steps_fn *f)
 	       ss_steps_loop_or_untraced(f);
 }
 
-static int ss_steps_by_loop(const void *a, const void *b)
+/* g, called by the same function as f, between two consecutive calls of
+ * f: in every gap, once in most and more than once in some (a forward
+ * that main also runs for validation and sampling, between two
+ * backwards): g is called more often than f's loop iterates. */
+static int ss_steps_more_often(const struct ss_steps_fn *f, const struct ss_steps_gap *e)
 {
-	const struct ss_steps_fn *x = *(const struct ss_steps_fn *const *)a;
-	const struct ss_steps_fn *y = *(const struct ss_steps_fn *const *)b;
-	if (x->parent != y->parent)
-		return (uintptr_t)x->parent < (uintptr_t)y->parent ? -1 : 1;
-	if (ss_steps_pcalls(x) != ss_steps_pcalls(y))
-		return ss_steps_pcalls(x) < ss_steps_pcalls(y) ? -1 : 1;
-	return 0;
+	return e->one + e->more == f->gaps && e->more && e->one * 2 >= f->gaps;
 }
 
-/* The count the bodies of one caller's loop agree on, in v[0..n) (sorted
- * by count): of the counts two or more bodies share, the one whose bodies
- * cover the most time (a train_step and load_batch called 300 times
- * outweigh an eval and a checkpoint called 30 times); 0 when no two
- * agree. */
-static uint64_t ss_steps_mode(struct ss_steps_fn **v, size_t n)
+/* g, between two consecutive calls of f, more than once in most gaps: g
+ * loops inside f's iterations (a layer op main calls per layer after
+ * each cost; a train_step between two evaluates). */
+static int ss_steps_loops_in(const struct ss_steps_fn *f, const struct ss_steps_gap *e)
 {
-	uint64_t best = 0, best_w = 0;
-	for (size_t i = 0, j; i < n; i = j) {
-		uint64_t w = 0;
-		for (j = i; j < n && ss_steps_pcalls(v[j]) == ss_steps_pcalls(v[i]); j++)
-			w += v[j]->weight;
-		if (j - i >= 2 && (!best || w > best_w)) {
-			best_w = w;
-			best = ss_steps_pcalls(v[i]);
-		}
-	}
-	return best;
+	return e->more * 2 > f->gaps;
 }
 
-/* The iterations of each loop: the count its bodies agree on
- * (ss_steps_mode: backward, update and the batch loader are called 41
- * times by main: 41 iterations).  A body called more often (a forward
- * that main also runs for validation and sampling, 90 times) is not once
- * per iteration: f->extra.  A caller with one body, or bodies that all
- * differ, says nothing.  Needs the weights.  -1: out of memory. */
-static int ss_steps_iterations(struct ss_steps *st)
+/* The loop each function is judged against, from the caller's iterations
+ * as the trace shows them (step-facts.c: the siblings between two calls
+ * of a function), never from call counts that happen to agree (a
+ * linear_init called once per layer and an evaluate called after every
+ * 20th step, both twice, are no loop of two iterations).  g called more
+ * often than the loop of the heaviest function f it runs beside
+ * (ss_steps_more_often) gets f as its loop and the calls beyond one per
+ * iteration as extra.  Needs the weights. */
+static void ss_steps_iterations(struct ss_steps *st)
 {
-	struct ss_steps_fn **v = calloc(st->n + 1, sizeof(*v));
 	char why[600];
-	size_t n = 0;
 
-	if (!v)
-		return -1;
 	for (size_t i = 0; i < st->cap; i++) {
 		struct ss_steps_fn *f = st->tab[i];
-		if (f && f->name[0] != '[' && !ss_steps_reject(f, why, sizeof(why)) &&
-		    ss_steps_is_loop(f))
-			v[n++] = f;
-	}
-	qsort(v, n, sizeof(*v), ss_steps_by_loop);
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i; j < n && v[j]->parent == v[i]->parent; j++)
-			;
-		uint64_t it = ss_steps_mode(v + i, j - i);
-		for (size_t k = i; it && k < j; k++) {
-			v[k]->iters = it;
-			v[k]->extra = ss_steps_pcalls(v[k]) > it ? ss_steps_pcalls(v[k]) - it : 0;
+		if (!f || !f->gaps || f->name[0] == '[' || ss_steps_reject(f, why, sizeof(why)))
+			continue;
+		for (int k = 0; k < f->ngap; k++) {
+			struct ss_steps_fn *g = f->gap[k].g;
+			if (!ss_steps_more_often(f, &f->gap[k]) ||
+			    (g->loop && g->loop->weight >= f->weight))
+				continue;
+			g->loop = f;
+			g->iters = ss_steps_pcalls(f);
+			g->extra = ss_steps_pcalls(g) > g->iters ? ss_steps_pcalls(g) - g->iters : 0;
 		}
 	}
-	free(v);
-	return 0;
+}
+
+/* g loops inside the iterations of the step s: more than once between
+ * two calls of s, in most of those gaps (a layer op main calls per layer
+ * after each cost).  Judged against the step only: a load_batch between
+ * two checkpoints is no loop inside the step. */
+static int ss_steps_in_step(const struct ss_steps_fn *s, const struct ss_steps_fn *g)
+{
+	const struct ss_steps_gap *e = ss_steps_gap_of(s, g);
+	return e && ss_steps_loops_in(s, e);
 }
 
 /* 1 for the body of an inner loop: its loop function is called many
@@ -216,11 +222,19 @@ static int ss_steps_inside(const struct ss_steps_fn *f, const struct ss_steps_fn
 	return 0;
 }
 
-/* Once per iteration of its loop, by the count its siblings share (a
- * train_step beside its load_batch). */
+/* Once per iteration of its loop, as the trace shows it: a sibling
+ * called exactly once between any two of its calls, and it exactly once
+ * between any two of the sibling's (a train_step beside its
+ * load_batch). */
 static int ss_steps_once_per_iter(const struct ss_steps_fn *f)
 {
-	return f->iters && ss_steps_pcalls(f) == f->iters;
+	for (int k = 0; f->gaps && k < f->ngap; k++) {
+		const struct ss_steps_fn *g = f->gap[k].g;
+		const struct ss_steps_gap *back = ss_steps_gap_of(g, f);
+		if (f->gap[k].one == f->gaps && g->gaps && back && back->one == g->gaps)
+			return 1;
+	}
+	return 0;
 }
 
 /* The traps by calls (the counts say what is wrong; times would reorder
@@ -298,12 +312,13 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 	for (i = 0; i < st->cap; i++)
 		if (st->tab[i])
 			st->tab[i]->weight = ss_steps_weight(st, st->tab[i]);
-	if (!c || !bad || ss_steps_iterations(st)) {
+	if (!c || !bad) {
 		free(c);
 		free(bad);
 		fprintf(stderr, "stepscope: steps: out of memory\n");
 		return 1;
 	}
+	ss_steps_iterations(st);
 	for (i = 0; i < st->cap; i++) {
 		struct ss_steps_fn *f = st->tab[i];
 		if (!f || ss_steps_calls(f) < 2 || f->name[0] == '[')
@@ -316,7 +331,6 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 		}
 	}
 	qsort(c, nc, sizeof(*c), ss_steps_by_weight);
-	qsort(bad, nb, sizeof(*bad), ss_steps_by_calls);
 	/* outer loops first, each part still by total (a stable pass) */
 	{
 		size_t k = 0;
@@ -331,8 +345,8 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 		}
 	}
 	/* among those near the largest, the one called most often first;
-	 * not when the largest is once per iteration of its loop by the count
-	 * of its siblings (a backward that loops over layers stays before its
+	 * not when the largest is once per iteration of its loop beside a
+	 * sibling (a backward that loops over layers stays before its
 	 * per-layer matmul_backward) */
 	if (nc > 1 && !ss_steps_once_per_iter(c[0])) {
 		size_t near = 1, best = 0;
@@ -341,17 +355,35 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 			near++;
 		/* a function inside the largest's calls beats it only as one
 		 * iteration of a loop of several bodies (an epoch's
-		 * train_step beside its load_batch), never as the lone body of
-		 * a loop inside the step (the hot operator a cost function
-		 * loops over) */
+		 * train_step beside its load_batch: called once between any
+		 * two of the other's calls), never as the lone body of a loop
+		 * inside the step (the hot operator a cost function loops
+		 * over), nor a sibling that loops inside its iterations */
 		for (i = 1; i < near; i++)
 			if (ss_steps_calls(c[i]) > ss_steps_calls(c[best]) &&
-			    (!ss_steps_inside(c[i], c[0]) || ss_steps_once_per_iter(c[i])))
+			    (!ss_steps_inside(c[i], c[0]) || ss_steps_once_per_iter(c[i])) &&
+			    !ss_steps_in_step(c[0], c[i]))
 				best = i;
 		struct ss_steps_fn *b = c[best];
 		memmove(c + 1, c, best * sizeof(*c));
 		c[0] = b;
 	}
+	/* the siblings that loop inside the step's iterations are no step:
+	 * listed with the reason */
+	for (i = 1; i < nc;) {
+		if (!ss_steps_in_step(c[0], c[i])) {
+			i++;
+			continue;
+		}
+		c[i]->loop = c[0];
+		c[i]->inner = 1;
+		c[i]->iters = ss_steps_pcalls(c[0]);
+		c[i]->extra = ss_steps_pcalls(c[i]) > c[i]->iters ? ss_steps_pcalls(c[i]) - c[i]->iters : 0;
+		bad[nb++] = c[i];
+		memmove(c + i, c + i + 1, (nc - i - 1) * sizeof(*c));
+		nc--;
+	}
+	qsort(bad, nb, sizeof(*bad), ss_steps_by_calls);
 	if (!nc) {
 		fprintf(stderr,
 			"stepscope: steps: %s: no function is called in a loop on one thread, once per "

@@ -69,8 +69,8 @@ static void test_gpt2(void **state)
 	expect_line(t, "  load_batch                             41  main ");
 	expect_line(t, "not step functions:\n");
 	expect_line(t, "  forward                                90  called 90 times by main, whose "
-		       "loop runs 41 iterations: 49 calls are not once per iteration (validation, "
-		       "sampling, setup?)\n");
+		       "loop runs 41 iterations (one backward each): 49 calls are not once per "
+		       "iteration (validation, sampling, setup?)\n");
 	expect_line(t, "  zero_grad                              42  called from main (41) and "
 		       "backward (1)\n");
 	expect_line(t, "step.function: backward\n");
@@ -163,7 +163,7 @@ static void test_per_layer_calls(void **state)
 	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-costloop 12 200 1000 1 4");
 	expect_first(t, "  cost                                   12  main ");
 	expect_line(t, "  layer_norm                             48  called 4 times per iteration of "
-		       "main's loop (48 calls, 12 iterations): a loop inside the step\n");
+		       "main's loop (48 calls, 12 iterations of cost): a loop inside the step\n");
 	SS_E2E_CHECK(t, !strstr(t->out, "validation"), "no validation hint expected:\n%s", t->out);
 	expect_line(t, "step.function: cost\n");
 	ss_e2e_pass(t);

@@ -1,0 +1,145 @@
+/*
+ * test-step-shapes.c - end to end: `stepscope steps` picks the function a
+ * user calls the training step on trainers shaped the way people write
+ * them (s-shapes.c; issue 48):
+ *   - mlp: main calls linear_init once per layer (2 layers), then
+ *     train_step 40 (or 60) times with evaluate after every 20th: the two
+ *     calls of linear_init and of evaluate are no loop of two iterations,
+ *     and train_step is no "loop inside the step";
+ *   - warmup: per-layer init, 3 warm-up train_steps, a reset_timer, then
+ *     load_batch and train_step 40 times with a checkpoint every 20th;
+ *   - loader: a data loader thread reads every batch (read_batch, on its
+ *     own thread), main waits for it and runs train_step, evaluate every
+ *     5th;
+ *   - kann: kann_cost (the graph's ops looping inside it) beside
+ *     kann_switch, kann_class_error and kann_RMSprop, in two epochs;
+ *   - llm: llm.c's main loop, gpt2_forward also run for validation and
+ *     sampling (146 forwards for 40 steps): gpt2_backward;
+ *   - capped: a reader prologue then cost_step looping over op_dot 500
+ *     times, with a trace cap reached on the way: cost_step, from the
+ *     whole-run counts.
+ * Each asserts the exact function picked and its steps; time columns are
+ * not compared.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+
+/* t->out has a line beginning with `want` */
+static void expect_line(struct ss_e2e *t, const char *want)
+{
+	for (const char *l = t->out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, want, strlen(want)))
+			return;
+	ss_e2e_show_last(t, -1);
+	SS_E2E_FAIL(t, "no line beginning '%s' in:\n%s", want, t->out);
+}
+
+/* steps picked fn, for n steps */
+static void expect_pick(struct ss_e2e *t, const char *fn, int n)
+{
+	char line[128], set[160];
+	snprintf(line, sizeof(line), "step.function: %s\n", fn);
+	snprintf(set, sizeof(set), "--set step.function=%s (%d steps in this run)", fn, n);
+	const char *l = strstr(t->out, "step.function: ");
+	if (!l || strcmp(l, line)) {
+		ss_e2e_show_last(t, -1);
+		SS_E2E_FAIL(t, "expected the last line '%s', got:\n%s", fn, t->out);
+	}
+	SS_E2E_CHECK(t, strstr(t->err, set), "stderr should say '%s':\n%s", set, t->err);
+}
+
+static void test_mlp(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-shapes mlp 40");
+	expect_pick(t, "train_step", 40);
+	expect_line(t, "  evaluate                                2  main ");
+	expect_line(t, "  linear_init                             2  main ");
+	SS_E2E_CHECK(t, !strstr(t->out, "loop inside the step"), "nothing loops inside:\n%s", t->out);
+	SS_E2E_SH_OK(t, SS " steps -o run2 -- ./s-shapes mlp 60");
+	expect_pick(t, "train_step", 60);
+	expect_line(t, "  evaluate                                3  main ");
+	ss_e2e_pass(t);
+}
+
+static void test_warmup(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-shapes warmup 40");
+	expect_pick(t, "train_step", 43);
+	expect_line(t, "  save_checkpoint                         2  main ");
+	expect_line(t, "  load_batch                             40  main ");
+	ss_e2e_pass(t);
+}
+
+static void test_loader(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-shapes loader 40");
+	expect_pick(t, "train_step", 40);
+	expect_line(t, "  read_batch                             40  loader_main ");
+	ss_e2e_pass(t);
+}
+
+static void test_kann(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-shapes kann 40");
+	expect_pick(t, "kann_cost", 40);
+	ss_e2e_pass(t);
+}
+
+static void test_llm(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-shapes llm 40");
+	expect_pick(t, "gpt2_backward", 40);
+	expect_line(t, "  gpt2_forward                          146  called 146 times by main, whose "
+		       "loop runs 40 iterations (one gpt2_backward each): 106 calls are not once per "
+		       "iteration (validation, sampling, setup?)\n");
+	ss_e2e_pass(t);
+}
+
+static void test_capped(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	/* 100 000 reads and 2000 x 500 op_dot: 2.2 M events, over 8 MB */
+	SS_E2E_SH_OK(t, SS " record -o run --set max_trace_mb=8 --set stats=whole_run "
+			"-- ./s-shapes capped 2000 100000");
+	SS_E2E_CHECK(t, strstr(t->err, "trace reached max_trace_mb=8"), "the cap was not reached:\n%s",
+		     t->err);
+	SS_E2E_SH_OK(t, SS " steps run");
+	expect_pick(t, "cost_step", 2000);
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E_VARIANTS(test_mlp),
+		SS_E2E_VARIANTS(test_warmup),
+		SS_E2E_VARIANTS(test_loader),
+		SS_E2E_VARIANTS(test_kann),
+		SS_E2E_VARIANTS(test_llm),
+		SS_E2E_TEST(test_capped),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
