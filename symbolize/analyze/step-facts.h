@@ -100,6 +100,11 @@ struct ss_steps {
 	uint64_t slices;
 	int has_stats;              /* run_calls/run_total are filled in */
 	int partial;                /* the trace saw fewer calls than the run */
+	/* calls open when the trace began: it holds step windows, not the
+	 * whole run; the steps it holds, when known */
+	uint64_t clipped_begin;
+	int has_steps;
+	uint64_t step_lo, step_hi;
 };
 
 /* Walk run directory dir (every process) into st (zeroed by the caller).

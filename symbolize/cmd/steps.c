@@ -56,6 +56,8 @@
  * Must never: print anything on stdout but the table and the
  * `step.function:` line (scripts read that line).
  */
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <math.h>
@@ -443,8 +445,9 @@ static void ss_steps_usage(FILE *f)
 		"Rank the functions that could be step.function, from a run recorded\n"
 		"without step.function (the whole run), and print the best as the line\n"
 		"'step.function: NAME' to paste into a config.  With -- PROG, first\n"
-		"record PROG's whole run (at most " SS_STEPS_TRACE_MB " MB of trace) into DIR\n"
-		"(default stepscope-out/PROG-steps-DATE-TIME).\n"
+		"record PROG's whole run (at most " SS_STEPS_TRACE_MB " MB of trace) into DIR, new\n"
+		"or empty (default: a new stepscope-out/PROG-steps-DATE-TIME[-N]).  A run\n"
+		"recorded in step windows is refused: its ranking would be wrong.\n"
 		"\n"
 		"   -o, --output DIR   run directory for -- PROG\n"
 		"   --backend NAME     symbol reader: dw (default) or bfd\n"
@@ -459,16 +462,76 @@ static int ss_steps_rank(const char *dir, const char *backend, int quiet)
 
 	memset(&st, 0, sizeof(st));
 	rc = ss_steps_walk(&st, dir, backend, quiet, err, sizeof(err));
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "stepscope: %s%s\n", rc == 1 ? "steps: " : "", err);
-	else
+	} else if (st.clipped_begin) {
+		/* windows of steps: the loop's caller and the calls outside
+		 * the windows are not in it, so no ranking would be right */
+		char steps[64] = "";
+		if (st.has_steps)
+			snprintf(steps, sizeof(steps), " (steps %llu-%llu)",
+				 (unsigned long long)st.step_lo, (unsigned long long)st.step_hi);
+		fprintf(stderr, "stepscope: steps: %s: recorded in step windows%s, not the whole run "
+			"(%llu calls were open when a window opened); steps ranks a whole run: "
+			"'stepscope steps -- PROG ARGS' records one\n",
+			dir, steps, (unsigned long long)st.clipped_begin);
+		rc = 2;
+	} else {
 		rc = ss_steps_print(&st, dir);
+	}
 	ss_steps_release(&st);
 	return rc;
 }
 
+/* A new run directory of its own, stepscope-out/PROG-steps-DATE-TIME
+ * (-2, -3... when that exists: two runs within a second never share one).
+ * 0, or -1 with errno. */
+static int ss_steps_new_dir(const char *prog, char *dir, size_t len)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	if (mkdir("stepscope-out", 0777) && errno != EEXIST)
+		return -1;
+	for (int k = 1; k < 1000; k++) {
+		int n = k == 1 ? snprintf(dir, len, "stepscope-out/%s-steps-%s", prog, stamp)
+			       : snprintf(dir, len, "stepscope-out/%s-steps-%s-%d", prog, stamp, k);
+		if (n < 0 || (size_t)n >= len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (!mkdir(dir, 0700))
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* dir exists and holds something. */
+static int ss_steps_dir_nonempty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int any = 0;
+
+	if (!d)
+		return 0;
+	while (!any && (e = readdir(d)))
+		any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return any;
+}
+
 /* `steps -- PROG ARGS`: record the whole run (a config of our own, so a
- * ./stepscope.yaml with a schedule does not apply), then rank it. */
+ * ./stepscope.yaml with a schedule does not apply) into a directory of
+ * its own, then rank it.  A directory given with -o that holds something
+ * is refused before PROG runs: an earlier run there is never ranked as
+ * this one. */
 static int ss_steps_record(const char *outdir, int argc, char **argv)
 {
 	char cfg[] = "/tmp/stepscope-steps-XXXXXX";
@@ -478,14 +541,15 @@ static int ss_steps_record(const char *outdir, int argc, char **argv)
 	FILE *f;
 
 	if (outdir) {
+		if (ss_steps_dir_nonempty(outdir)) {
+			fprintf(stderr, "stepscope: steps: %s: output directory is not empty; give "
+				"a new one with -o, or leave -o out (steps records a new run)\n", outdir);
+			return 2;
+		}
 		snprintf(dir, sizeof(dir), "%s", outdir);
-	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		snprintf(dir, sizeof(dir), "stepscope-out/%s-steps-%04d%02d%02d-%02d%02d%02d", prog,
-			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec);
+	} else if (ss_steps_new_dir(prog, dir, sizeof(dir))) {
+		fprintf(stderr, "stepscope: steps: stepscope-out: cannot create a run directory: %m\n");
+		return 2;
 	}
 	fd = mkstemp(cfg);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {

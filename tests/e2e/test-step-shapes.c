@@ -19,7 +19,14 @@
  *     times, with a trace cap reached on the way: cost_step, from the
  *     whole-run counts.
  * Each asserts the exact function picked and its steps; time columns are
- * not compared.
+ * not compared.  And the run steps ranks is the one it was asked for:
+ *   - `steps -- PROG` within the second of an earlier one (its default
+ *     directory, PROG-steps-DATE-TIME, taken: made here for the next few
+ *     seconds, each holding an old file) records into a new directory and
+ *     ranks that run; `-o DIR` naming a directory that holds something is
+ *     refused in one line before the program runs, exit 2;
+ *   - `steps DIR` on a run recorded in step windows (step.function and a
+ *     schedule) is refused in one line naming DIR and its steps, exit 2.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,6 +137,48 @@ static void test_capped(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_new_dir(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	/* the default directories of this second and the next four taken */
+	SS_E2E_SH_OK(t, "now=$(date +%%s) && for i in 0 1 2 3 4; do "
+			"d=stepscope-out/s-shapes-steps-$(date -d @$((now + i)) +%%Y%%m%%d-%%H%%M%%S) && "
+			"mkdir -p $d && echo old > $d/old.txt; done");
+	SS_E2E_SH_OK(t, SS " steps -- ./s-shapes mlp 3");
+	expect_pick(t, "train_step", 3);
+	SS_E2E_CHECK(t, !strstr(t->err, "exited with status"), "the program ran and exited 0:\n%s",
+		     t->err);
+	/* one new directory, next to the five old ones, with the trace */
+	SS_E2E_SH_OK(t, "ls stepscope-out/*/*.sstrace | wc -l && ls -d stepscope-out/*/ | wc -l");
+	SS_E2E_CHECK(t, !strcmp(t->out, "1\n6\n"), "expected 1 trace in 6 directories, got\n%s",
+		     t->out);
+	/* -o at a directory that holds something: refused, nothing run */
+	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, "d=$(ls -d stepscope-out/*-steps-* | head -n 1) && "
+					  SS " steps -o $d -- ./s-shapes mlp 3"), 2);
+	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+	SS_E2E_CHECK(t, strstr(t->err, ": output directory is not empty; give a new one with -o, or "
+				       "leave -o out (steps records a new run)\n"),
+		     "the refusal:\n%s", t->err);
+	SS_E2E_CHECK(t, !*t->out, "no table:\n%s", t->out);
+	ss_e2e_pass(t);
+}
+
+static void test_windowed(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	SS_E2E_SH_OK(t, SS " record -o run --set step.function=train_step --set schedule.wait=2 "
+			"--set schedule.active=3 --set schedule.repeat=1 -- ./s-shapes mlp 10");
+	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, SS " steps run"), 2);
+	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
+	SS_E2E_CHECK(t, strstr(t->err, "stepscope: steps: run: recorded in step windows (steps 2-4), "
+				       "not the whole run"),
+		     "the refusal names the run and its steps:\n%s", t->err);
+	SS_E2E_CHECK(t, !*t->out, "no table:\n%s", t->out);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +188,8 @@ int main(void)
 		SS_E2E_VARIANTS(test_kann),
 		SS_E2E_VARIANTS(test_llm),
 		SS_E2E_TEST(test_capped),
+		SS_E2E_TEST(test_new_dir),
+		SS_E2E_TEST(test_windowed),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
