@@ -28,9 +28,11 @@
  *   - does not loop inside the step's iterations (more than once between
  *     most two calls of the function picked: a layer op main calls per
  *     layer after each cost), listed as such.
- * Bodies of outer loops come first: an inner loop's function (called many
- * times, and no loop body itself, like a backward that loops over layers)
- * makes its callees candidates too, ranked after.  Within each group
+ * The main thread's candidates come first (a data loader thread's loop,
+ * however busy, only feeds the training loop), and of each thread's,
+ * bodies of outer loops: an inner loop's function (called many times, and
+ * no loop body itself, like a backward that loops over layers) makes its
+ * callees candidates too, ranked after.  Within each group
  * candidates are ranked by the share of the run they cover (total time),
  * except that among those within 80% of the largest the one called most
  * often wins: an epoch function called 3 times covers as much as the
@@ -213,6 +215,22 @@ static int ss_steps_inner(const struct ss_steps_fn *f)
 	return f->parent && ss_steps_calls(f->parent) >= 2 && !ss_steps_candidate(f->parent);
 }
 
+/* The thread that ran main, when main ran on one thread (0: not known):
+ * its loops are the program's; a data loader thread's loop, however
+ * busy, only feeds them. */
+static uint64_t ss_steps_main_tid(const struct ss_steps *st)
+{
+	const struct ss_steps_fn *m = ss_steps_find(st, "main");
+	return m && (m->calls || m->untraced) && !m->multi_thread ? m->tid : 0;
+}
+
+/* The order of f's group: the main thread's outer loops, its inner
+ * loops (ss_steps_inner), then those of other threads the same way. */
+static int ss_steps_group(const struct ss_steps_fn *f, uint64_t main_tid)
+{
+	return (main_tid && f->tid != main_tid ? 2 : 0) + ss_steps_inner(f);
+}
+
 /* f's calls all sit inside calls of g: g is on f's chain of (first)
  * callers. */
 static int ss_steps_inside(const struct ss_steps_fn *f, const struct ss_steps_fn *g)
@@ -333,14 +351,16 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 		}
 	}
 	qsort(c, nc, sizeof(*c), ss_steps_by_weight);
-	/* outer loops first, each part still by total (a stable pass) */
+	/* the main thread's first, outer loops first, each part still by
+	 * total (a stable pass) */
+	uint64_t main_tid = ss_steps_main_tid(st);
 	{
 		size_t k = 0;
 		struct ss_steps_fn **tmp = calloc(nc + 1, sizeof(*tmp));
 		if (tmp) {
-			for (int inner = 0; inner < 2; inner++)
+			for (int group = 0; group < 4; group++)
 				for (i = 0; i < nc; i++)
-					if (ss_steps_inner(c[i]) == inner)
+					if (ss_steps_group(c[i], main_tid) == group)
 						tmp[k++] = c[i];
 			memcpy(c, tmp, nc * sizeof(*c));
 			free(tmp);
@@ -352,7 +372,7 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 	 * per-layer matmul_backward) */
 	if (nc > 1 && !ss_steps_once_per_iter(c[0])) {
 		size_t near = 1, best = 0;
-		while (near < nc && ss_steps_inner(c[near]) == ss_steps_inner(c[0]) &&
+		while (near < nc && ss_steps_group(c[near], main_tid) == ss_steps_group(c[0], main_tid) &&
 		       (double)c[near]->weight >= SS_STEPS_NEAR * (double)c[0]->weight)
 			near++;
 		/* a function inside the largest's calls beats it only as one

@@ -13,9 +13,10 @@
  *                           reset_timer; STEPS x (load_batch, train_step),
  *                           save_checkpoint after every 20th step
  *   s-shapes loader STEPS   a data loader thread (loader_main) reads
- *                           STEPS batches (read_batch, 40% of a step)
- *                           into a queue; main: STEPS x (next_batch,
- *                           train_step), evaluate after every 5th step
+ *                           STEPS batches into a queue (read_batch,
+ *                           longer than a step: main waits for each);
+ *                           main: STEPS x (next_batch, train_step),
+ *                           evaluate after every 5th step
  *   s-shapes kann STEPS     kann's rnn-bit: main: train(): 2 epochs of
  *                           STEPS/2 batches: kann_switch, kann_cost (the
  *                           graph: 40 x kad_op_dot, 10 x kad_op_add),
@@ -108,7 +109,7 @@ static int q_ready;
 
 NOINLINE void read_batch(int i)
 {
-	work(520 + i % 2);
+	work(3000 + i % 2); /* twice a step: main waits for it */
 }
 
 NOINLINE void *loader_main(void *arg)

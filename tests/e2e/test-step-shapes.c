@@ -9,8 +9,8 @@
  *   - warmup: per-layer init, 3 warm-up train_steps, a reset_timer, then
  *     load_batch and train_step 40 times with a checkpoint every 20th;
  *   - loader: a data loader thread reads every batch (read_batch, on its
- *     own thread), main waits for it and runs train_step, evaluate every
- *     5th;
+ *     own thread, longer than a step), main waits for it and runs
+ *     train_step, evaluate every 5th: the main thread's loop comes first;
  *   - kann: kann_cost (the graph's ops looping inside it) beside
  *     kann_switch, kann_class_error and kann_RMSprop, in two epochs;
  *   - llm: llm.c's main loop, gpt2_forward also run for validation and
