@@ -492,9 +492,9 @@ static int ss_steps_rank(const char *dir, const char *backend, int quiet)
 			snprintf(steps, sizeof(steps), " (steps %llu-%llu)",
 				 (unsigned long long)st.step_lo, (unsigned long long)st.step_hi);
 		fprintf(stderr, "stepscope: steps: %s: recorded in step windows%s, not the whole run "
-			"(%llu calls were open when a window opened); steps ranks a whole run: "
+			"(%llu call%s open when a window opened); steps ranks a whole run: "
 			"'stepscope steps -- PROG ARGS' records one\n",
-			dir, steps, (unsigned long long)st.clipped_begin);
+			dir, steps, (unsigned long long)st.clipped_begin, st.clipped_begin == 1 ? "" : "s");
 		rc = 2;
 	} else {
 		rc = ss_steps_print(&st, dir);
