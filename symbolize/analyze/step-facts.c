@@ -265,8 +265,6 @@ static void ss_steps_slice(void *ctx, uint64_t tid, const struct ss_slice *s)
 			st->step_hi = s->step;
 		st->has_steps = 1;
 	}
-	if (s->cat == SS_SLICE_FUNCTION && (s->flags & SS_SLICE_CLIPPED_BEGIN))
-		st->clipped_begin++; /* a window opened inside it */
 	/* functions only: steps and user ranges nest in trees of their own
 	 * (their depth counts other ranges, not functions) */
 	if (st->oom || s->cat != SS_SLICE_FUNCTION || !s->name)

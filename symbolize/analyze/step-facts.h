@@ -100,9 +100,7 @@ struct ss_steps {
 	uint64_t slices;
 	int has_stats;              /* run_calls/run_total are filled in */
 	int partial;                /* the trace saw fewer calls than the run */
-	/* calls open when the trace began: it holds step windows, not the
-	 * whole run; the steps it holds, when known */
-	uint64_t clipped_begin;
+	/* the steps the trace holds, when it has any */
 	int has_steps;
 	uint64_t step_lo, step_hi;
 };

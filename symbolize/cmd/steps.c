@@ -484,17 +484,17 @@ static int ss_steps_rank(const char *dir, const char *backend, int quiet)
 	rc = ss_steps_walk(&st, dir, backend, quiet, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "stepscope: %s%s\n", rc == 1 ? "steps: " : "", err);
-	} else if (st.clipped_begin) {
-		/* windows of steps: the loop's caller and the calls outside
-		 * the windows are not in it, so no ranking would be right */
+	} else if (ss_run_traces_config_has(dir, "\nschedule.active=", 1)) {
+		/* a schedule (the config lists it only then): windows of
+		 * steps, so the loop's caller and the calls outside the
+		 * windows are not in it, and no ranking would be right */
 		char steps[64] = "";
 		if (st.has_steps)
 			snprintf(steps, sizeof(steps), " (steps %llu-%llu)",
 				 (unsigned long long)st.step_lo, (unsigned long long)st.step_hi);
-		fprintf(stderr, "stepscope: steps: %s: recorded in step windows%s, not the whole run "
-			"(%llu call%s open when a window opened); steps ranks a whole run: "
-			"'stepscope steps -- PROG ARGS' records one\n",
-			dir, steps, (unsigned long long)st.clipped_begin, st.clipped_begin == 1 ? "" : "s");
+		fprintf(stderr, "stepscope: steps: %s: recorded with a schedule, in step windows%s, "
+			"not the whole run; steps ranks a whole run: 'stepscope steps -- PROG ARGS' "
+			"records one\n", dir, steps);
 		rc = 2;
 	} else {
 		rc = ss_steps_print(&st, dir);

@@ -172,8 +172,9 @@ static void test_windowed(void **state)
 			"--set schedule.active=3 --set schedule.repeat=1 -- ./s-shapes mlp 10");
 	SS_E2E_EXPECT_STATUS(t, ss_e2e_sh(t, SS " steps run"), 2);
 	SS_E2E_EXPECT_LINES(t, "stderr", t->err, 1);
-	SS_E2E_CHECK(t, strstr(t->err, "stepscope: steps: run: recorded in step windows (steps 2-4), "
-				       "not the whole run"),
+	SS_E2E_CHECK(t, strstr(t->err, "stepscope: steps: run: recorded with a schedule, in step windows "
+				       "(steps 2-4), not the whole run; steps ranks a whole run: "
+				       "'stepscope steps -- PROG ARGS' records one\n"),
 		     "the refusal names the run and its steps:\n%s", t->err);
 	SS_E2E_CHECK(t, !*t->out, "no table:\n%s", t->out);
 	ss_e2e_pass(t);
