@@ -35,13 +35,12 @@
  * callees candidates too, ranked after.  Within each group
  * candidates are ranked by the share of the run they cover (total time),
  * except that among those within 80% of the largest the one called most
- * often wins: an epoch function called 3 times covers as much as the
- * train_step it calls 300 times, and the step is the iteration (not when
- * the largest is once per iteration of its loop beside a sibling: a
- * backward that loops over the layers stays before its per-layer op; a
- * function inside the largest's calls wins only beside a sibling of its
- * own: the hot operator a cost function loops over, alone, is no step; a
- * sibling that loops inside the largest's iterations never does).  When
+ * often wins (a forward and a backward that main calls alike), never a
+ * function inside the largest's calls: the step is the iteration of the
+ * outermost loop that holds most of the run (the hot operator a cost
+ * function loops over, even beside its gradient op, is no step; an epoch
+ * function is picked over the train_step it loops over, listed next), nor
+ * a sibling that loops inside the largest's iterations.  When
  * the trace stopped at its cap before the end of the run (a long
  * data-reading prologue, millions of calls a step), the whole-run counts
  * (stats: whole_run, which `steps -- PROG` turns on) give the calls and
@@ -366,6 +365,22 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 			free(tmp);
 		}
 	}
+	/* the outermost loop: a candidate whose calls hold the first's and
+	 * that covers about as much comes before it (an epoch function
+	 * before its train_step, a cost function before its operator, however
+	 * the medians of a loaded machine order them) */
+	for (int hops = 0, moved = 1; moved && hops < 64; hops++) {
+		moved = 0;
+		for (i = 1; i < nc && !moved; i++)
+			if (ss_steps_group(c[i], main_tid) == ss_steps_group(c[0], main_tid) &&
+			    ss_steps_inside(c[0], c[i]) &&
+			    (double)c[i]->weight >= SS_STEPS_NEAR * (double)c[0]->weight) {
+				struct ss_steps_fn *o = c[i];
+				memmove(c + 1, c, i * sizeof(*c));
+				c[0] = o;
+				moved = 1;
+			}
+	}
 	/* among those near the largest, the one called most often first;
 	 * not when the largest is once per iteration of its loop beside a
 	 * sibling (a backward that loops over layers stays before its
@@ -375,16 +390,15 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 		while (near < nc && ss_steps_group(c[near], main_tid) == ss_steps_group(c[0], main_tid) &&
 		       (double)c[near]->weight >= SS_STEPS_NEAR * (double)c[0]->weight)
 			near++;
-		/* a function inside the largest's calls beats it only as one
-		 * iteration of a loop of several bodies (an epoch's
-		 * train_step beside its load_batch: called once between any
-		 * two of the other's calls), never as the lone body of a loop
-		 * inside the step (the hot operator a cost function loops
-		 * over), nor a sibling that loops inside its iterations */
+		/* a function inside the largest's calls never beats it: the
+		 * step is the iteration of the outermost loop (the hot
+		 * operator a cost function loops over, even beside the
+		 * operator's gradient, is no step; an epoch function's
+		 * train_step comes right after it), nor does a sibling that
+		 * loops inside its iterations */
 		for (i = 1; i < near; i++)
 			if (ss_steps_calls(c[i]) > ss_steps_calls(c[best]) &&
-			    (!ss_steps_inside(c[i], c[0]) || ss_steps_once_per_iter(c[i])) &&
-			    !ss_steps_in_step(c[0], c[i]))
+			    !ss_steps_inside(c[i], c[0]) && !ss_steps_in_step(c[0], c[i]))
 				best = i;
 		struct ss_steps_fn *b = c[best];
 		memmove(c + 1, c, best * sizeof(*c));

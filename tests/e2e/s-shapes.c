@@ -13,15 +13,23 @@
  *                           reset_timer; STEPS x (load_batch, train_step),
  *                           save_checkpoint after every 20th step
  *   s-shapes loader STEPS   a data loader thread (loader_main) reads
- *                           STEPS batches into a queue (read_batch,
- *                           longer than a step: main waits for each);
- *                           main: STEPS x (next_batch, train_step),
- *                           evaluate after every 5th step
+ *                           STEPS batches into a one-batch queue
+ *                           (read_batch, waiting for the slot: each call
+ *                           lasts an iteration of main, longer than a
+ *                           train_step); main: STEPS x (next_batch,
+ *                           train_step, log_metrics), evaluate after
+ *                           every 5th step
  *   s-shapes kann STEPS     kann's rnn-bit: main: train(): 2 epochs of
  *                           STEPS/2 batches: kann_switch, kann_cost (the
  *                           graph: 40 x kad_op_dot, 10 x kad_op_add),
  *                           kann_class_error, kann_RMSprop; after each
  *                           epoch report_epoch
+ *   s-shapes epoch STEPS    main: 2 x (train_epoch, evaluate); train_epoch:
+ *                           STEPS/2 x (load_batch, train_step)
+ *   s-shapes capped STEPS READS [grad]
+ *                           main: READS x read_value, then STEPS x
+ *                           cost_step: 500 x op_dot (with grad: 1 us
+ *                           each, then op_grad)
  *   s-shapes llm STEPS      llm.c: main drives load_batch, gpt2_forward,
  *                           gpt2_zero_grad, gpt2_backward, gpt2_update;
  *                           every 10th step validation (load_batch and
@@ -33,7 +41,8 @@
  * train_step, evaluate, reset_timer, load_batch, save_checkpoint,
  * loader_main, read_batch, next_batch, train, kann_switch, kann_cost,
  * kad_op_dot, kad_op_add, kann_class_error, kann_RMSprop, report_epoch,
- * gpt2_forward, gpt2_zero_grad, gpt2_backward, gpt2_update, sample_token.
+ * gpt2_forward, gpt2_zero_grad, gpt2_backward, gpt2_update, sample_token,
+ * read_value, op_dot, op_grad, cost_step, train_epoch, log_metrics.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -104,24 +113,30 @@ NOINLINE void save_checkpoint(int step)
 /* ------------------------------------------------------------- loader */
 
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;  /* a batch is ready */
+static pthread_cond_t q_space = PTHREAD_COND_INITIALIZER; /* the slot is free */
 static int q_ready;
 
+/* Read batch i (0.3 ms) and hand it over through a one-batch queue,
+ * waiting while the previous one is still there: a prefetching loader,
+ * whose calls last as long as the main thread's iterations, longer than
+ * its train_step. */
 NOINLINE void read_batch(int i)
 {
-	work(3000 + i % 2); /* twice a step: main waits for it */
+	work(300 + i % 2);
+	pthread_mutex_lock(&q_lock);
+	while (q_ready)
+		pthread_cond_wait(&q_space, &q_lock);
+	q_ready = 1;
+	pthread_cond_signal(&q_cond);
+	pthread_mutex_unlock(&q_lock);
 }
 
 NOINLINE void *loader_main(void *arg)
 {
 	int n = (int)(long)arg;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		read_batch(i);
-		pthread_mutex_lock(&q_lock);
-		q_ready++;
-		pthread_cond_signal(&q_cond);
-		pthread_mutex_unlock(&q_lock);
-	}
 	return NULL;
 }
 
@@ -130,8 +145,14 @@ NOINLINE void next_batch(void)
 	pthread_mutex_lock(&q_lock);
 	while (!q_ready)
 		pthread_cond_wait(&q_cond, &q_lock);
-	q_ready--;
+	q_ready = 0;
+	pthread_cond_signal(&q_space);
 	pthread_mutex_unlock(&q_lock);
+}
+
+NOINLINE void log_metrics(int step)
+{
+	work(800 + step % 2);
 }
 
 /* --------------------------------------------------------------- kann */
@@ -195,15 +216,39 @@ NOINLINE long read_value(long i)
 	return SINK(i), i & 3;
 }
 
+static int with_grad;
+
 NOINLINE void op_dot(long i)
+{
+	if (with_grad) /* a real dot product: 1 us */
+		SPIN_US(1);
+	SINK(i);
+}
+
+NOINLINE void op_grad(long i)
 {
 	SINK(i);
 }
 
+/* 500 graph nodes: each an op_dot, then its op_grad (with GRAD) */
+
 NOINLINE void cost_step(long s)
 {
-	for (long i = 0; i < 500; i++)
+	for (long i = 0; i < 500; i++) {
 		op_dot(s + i);
+		if (with_grad)
+			op_grad(i);
+	}
+}
+
+/* -------------------------------------------------------------- epoch */
+
+NOINLINE void train_epoch(int batches)
+{
+	for (int b = 0; b < batches; b++) {
+		load_batch(b);
+		train_step(b);
+	}
 }
 
 /* ---------------------------------------------------------------- llm */
@@ -268,6 +313,7 @@ int main(int argc, char **argv)
 		for (int s = 0; s < steps; s++) {
 			next_batch();
 			train_step(s);
+			log_metrics(s);
 			if (s % 5 == 4)
 				evaluate();
 		}
@@ -276,10 +322,16 @@ int main(int argc, char **argv)
 		train(steps);
 	} else if (!strcmp(shape, "capped")) {
 		long reads = argc > 3 ? strtol(argv[3], NULL, 10) : 100000;
+		with_grad = argc > 4 && !strcmp(argv[4], "grad");
 		for (long i = 0; i < reads; i++)
 			read_value(i);
 		for (int s = 0; s < steps; s++)
 			cost_step(s);
+	} else if (!strcmp(shape, "epoch")) {
+		for (int e = 0; e < 2; e++) {
+			train_epoch(steps / 2);
+			evaluate();
+		}
 	} else if (!strcmp(shape, "llm")) {
 		for (int s = 0; s < steps; s++) {
 			if (s % 10 == 0)
@@ -299,7 +351,7 @@ int main(int argc, char **argv)
 			gpt2_update();
 		}
 	} else {
-		fprintf(stderr, "usage: s-shapes mlp|warmup|loader|kann|llm STEPS\n");
+		fprintf(stderr, "usage: s-shapes mlp|warmup|loader|kann|epoch|capped|llm STEPS\n");
 		return 2;
 	}
 	return 0;

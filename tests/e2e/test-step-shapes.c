@@ -8,16 +8,25 @@
  *     and train_step is no "loop inside the step";
  *   - warmup: per-layer init, 3 warm-up train_steps, a reset_timer, then
  *     load_batch and train_step 40 times with a checkpoint every 20th;
- *   - loader: a data loader thread reads every batch (read_batch, on its
- *     own thread, longer than a step), main waits for it and runs
- *     train_step, evaluate every 5th: the main thread's loop comes first;
+ *   - loader: a prefetching data loader thread reads every batch
+ *     (read_batch, on its own thread, each call as long as one of main's
+ *     iterations: longer than train_step), main takes it and runs
+ *     train_step and log_metrics, evaluate every 5th: the main thread's
+ *     loop comes first;
  *   - kann: kann_cost (the graph's ops looping inside it) beside
  *     kann_switch, kann_class_error and kann_RMSprop, in two epochs;
  *   - llm: llm.c's main loop, gpt2_forward also run for validation and
  *     sampling (146 forwards for 40 steps): gpt2_backward;
  *   - capped: a reader prologue then cost_step looping over op_dot 500
  *     times, with a trace cap reached on the way: cost_step, from the
- *     whole-run counts.
+ *     whole-run counts; also when each op_dot (1 us, most of the step) is
+ *     followed by an op_grad and the cap comes after a few hundred steps:
+ *     the operator beside its gradient op looks like an iteration of two
+ *     bodies inside cost_step, but the step is the iteration of the
+ *     outermost loop;
+ *   - epoch: main calls train_epoch twice, each looping over load_batch
+ *     and train_step: by the same rule train_epoch is picked, train_step
+ *     listed right after it.
  * Each asserts the exact function picked and its steps; time columns are
  * not compared.  And the run steps ranks is the one it was asked for:
  *   - `steps -- PROG` within the second of an earlier one (its default
@@ -134,6 +143,30 @@ static void test_capped(void **state)
 		     t->err);
 	SS_E2E_SH_OK(t, SS " steps run");
 	expect_pick(t, "cost_step", 2000);
+	/* 20 000 reads, then 2000 x 500 x (op_dot, op_grad): the 8 MB cap
+	 * comes after some hundred whole steps */
+	SS_E2E_SH_OK(t, SS " record -o run2 --set max_trace_mb=8 --set stats=whole_run "
+			"-- ./s-shapes capped 2000 20000 grad");
+	SS_E2E_CHECK(t, strstr(t->err, "trace reached max_trace_mb=8"), "the cap was not reached:\n%s",
+		     t->err);
+	SS_E2E_SH_OK(t, SS " steps run2");
+	expect_pick(t, "cost_step", 2000);
+	expect_line(t, "  op_dot                            1000000  cost_step ");
+	ss_e2e_pass(t);
+}
+
+static void test_epoch(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "shapes", NULL);
+	SS_E2E_SH_OK(t, SS " steps -o run -- ./s-shapes epoch 40");
+	expect_pick(t, "train_epoch", 2);
+	const char *l = strstr(t->out, "best first:\n");
+	l = l ? strchr(l + 12, '\n') : NULL; /* the header */
+	l = l ? strchr(l + 1, '\n') : NULL;  /* train_epoch's row */
+	const char *next = "  train_step                             40  train_epoch ";
+	SS_E2E_CHECK(t, l && !strncmp(l + 1, next, strlen(next)),
+		     "train_step right after train_epoch:\n%s", t->out);
 	ss_e2e_pass(t);
 }
 
@@ -189,6 +222,7 @@ int main(void)
 		SS_E2E_VARIANTS(test_kann),
 		SS_E2E_VARIANTS(test_llm),
 		SS_E2E_TEST(test_capped),
+		SS_E2E_VARIANTS(test_epoch),
 		SS_E2E_TEST(test_new_dir),
 		SS_E2E_TEST(test_windowed),
 	};
