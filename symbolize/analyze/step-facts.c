@@ -11,7 +11,7 @@
  * The children of one call, in the order they ran, are the caller's
  * iterations as the trace shows them: for each function called more than
  * once there, which siblings ran between two of its calls, and how often
- * (ss_steps_gaps): the ranking judges loops by those, not by calls counts
+ * (ss_steps_gaps): the ranking judges loops by those, not by call counts
  * that happen to agree.
  *
  * Must never: keep a slice after its caller closed.
