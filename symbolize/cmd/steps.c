@@ -34,9 +34,9 @@
  * no loop body itself, like a backward that loops over layers) makes its
  * callees candidates too, ranked after.  Within each group
  * candidates are ranked by the share of the run they cover (total time),
- * except that among those within 80% of the largest the one called most
- * often wins (a forward and a backward that main calls alike), never a
- * function inside the largest's calls: the step is the iteration of the
+ * except that among the bodies of the largest's loop within 80% of it
+ * the one called most often wins (a forward and a backward that main
+ * calls alike), never a function inside the largest's calls: the step is the iteration of the
  * outermost loop that holds most of the run (the hot operator a cost
  * function loops over, even beside its gradient op, is no step; an epoch
  * function is picked over the train_step it loops over, listed next), nor
@@ -390,15 +390,18 @@ static int ss_steps_print(struct ss_steps *st, const char *dir)
 		while (near < nc && ss_steps_group(c[near], main_tid) == ss_steps_group(c[0], main_tid) &&
 		       (double)c[near]->weight >= SS_STEPS_NEAR * (double)c[0]->weight)
 			near++;
-		/* a function inside the largest's calls never beats it: the
-		 * step is the iteration of the outermost loop (the hot
-		 * operator a cost function loops over, even beside the
-		 * operator's gradient, is no step; an epoch function's
-		 * train_step comes right after it), nor does a sibling that
-		 * loops inside its iterations */
+		/* only a body of the same loop: a function inside the
+		 * largest's calls never beats it (the step is the iteration of
+		 * the outermost loop: the hot operator a cost function loops
+		 * over, even beside the operator's gradient, is no step; an
+		 * epoch function's train_step comes right after it), nor does
+		 * another loop's body (a data reader's prologue whose sampled
+		 * time a loaded machine grew), nor a sibling that loops inside
+		 * its iterations */
 		for (i = 1; i < near; i++)
 			if (ss_steps_calls(c[i]) > ss_steps_calls(c[best]) &&
-			    !ss_steps_inside(c[i], c[0]) && !ss_steps_in_step(c[0], c[i]))
+			    c[i]->parent == c[0]->parent && !ss_steps_inside(c[i], c[0]) &&
+			    !ss_steps_in_step(c[0], c[i]))
 				best = i;
 		struct ss_steps_fn *b = c[best];
 		memmove(c + 1, c, best * sizeof(*c));
