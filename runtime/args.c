@@ -8,9 +8,9 @@
  * path goes through ss_args_hook_enter, an assembly stub that saves the
  * instrumented caller's callee-saved registers as they are at the hook
  * (the hooks before it only test and tail-call, so they are untouched) and
- * its stack pointer, reached only for a listed function (the hooks test the
- * set inline: ss_args_listed, internal.h), hands them to ss_args_take, and
- * jumps on to the ordinary slow path with every register as it found it.
+ * its stack pointer in its own frame, reached only for a listed function
+ * (the hooks test the set inline: ss_args_listed, internal.h), and calls
+ * the ordinary slow path with them (ss_hook_enter_args, hooks.c).
  * Right after a listed call's ENTER, ss_args_emit stores one SS_EV_ARGS
  * record (format.h) in the thread's block: the registers, the return
  * address of the hook call (where the DWARF locations are looked up
@@ -22,13 +22,14 @@
  * evaluates the locations (names/args-dw.c); nothing DWARF happens here.
  *
  * Must never: lock, allocate, make a system call or take stdio per call
- * (the thread's stack bounds are read once per thread); read outside the
+ * (the thread's stack bounds are read once per thread, when it is
+ * registered, with system calls only); keep any part of a capture where a
+ * signal handler's capture could change it; read outside the
  * thread's stack; write a record that does not fit its block whole; cost
  * a function that is not listed more than the set test, or anything at
  * all without record.args.
  */
 #include <fnmatch.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +42,6 @@
 #define SS_ARGS_NAME_MAX 256
 
 uintptr_t ss_args_set[SS_ARGS_SLOTS];
-__thread struct ss_args_pending ss_args_tls __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ start-up */
 
@@ -113,31 +113,20 @@ void ss_args_init(void)
 /* ------------------------------------------------------------ hook path */
 
 #if defined(__x86_64__)
-/* regs: rbx rbp r12 r13 r14 r15 as the caller left them, then its sp;
- * fn is listed (the hooks tested the set before the stub) */
-__attribute__((used)) SS_HIDDEN void ss_args_take(void *fn, void *site, const uint64_t *regs)
-{
-	struct ss_args_pending *a = &ss_args_tls;
-	(void)site;
-	memcpy(a->regs, regs, sizeof(a->regs));
-	a->sp = regs[SS_ARGS_NREGS];
-	a->pc = ((const uint64_t *)a->sp)[-1];
-	a->fn = (uintptr_t)fn;
-}
-
 /* Reached by a tail call from the hooks (hooks.c, ss_hook_enter_go), so
  * [rsp] is the return address into the instrumented function and every
- * callee-saved register still holds its value there. */
+ * callee-saved register still holds its value there.  They are saved,
+ * with the caller's sp, in this stub's own frame (rbx rbp r12 r13 r14 r15
+ * sp), and ss_hook_enter_args records the call from there: nothing of a
+ * capture is kept outside its own stack frame, so a signal handler that
+ * records a listed call at any instant of another's capture finds nothing
+ * half written, and nested handlers each have their own. */
 __asm__(".text\n"
 	".globl ss_args_hook_enter\n"
 	".hidden ss_args_hook_enter\n"
 	".type ss_args_hook_enter,@function\n"
 	"ss_args_hook_enter:\n"
 	".cfi_startproc\n"
-	"	pushq %rdi\n"
-	".cfi_adjust_cfa_offset 8\n"
-	"	pushq %rsi\n"
-	".cfi_adjust_cfa_offset 8\n"
 	"	subq $56, %rsp\n"
 	".cfi_adjust_cfa_offset 56\n"
 	"	movq %rbx, 0(%rsp)\n"
@@ -146,33 +135,44 @@ __asm__(".text\n"
 	"	movq %r13, 24(%rsp)\n"
 	"	movq %r14, 32(%rsp)\n"
 	"	movq %r15, 40(%rsp)\n"
-	"	leaq 80(%rsp), %rax\n" /* the caller's sp: above our 72 bytes
+	"	leaq 64(%rsp), %rax\n" /* the caller's sp: above our 56 bytes
 					* and its return address */
 	"	movq %rax, 48(%rsp)\n"
 	"	movq %rsp, %rdx\n"
-	"	call ss_args_take\n"
+	"	call ss_hook_enter_args\n"
 	"	addq $56, %rsp\n"
 	".cfi_adjust_cfa_offset -56\n"
-	"	popq %rsi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	popq %rdi\n"
-	".cfi_adjust_cfa_offset -8\n"
-	"	jmp ss_hook_enter_slow\n"
+	"	ret\n"
 	".cfi_endproc\n"
 	".size ss_args_hook_enter, .-ss_args_hook_enter\n");
+
+/* n words from the program's stack: a plain copy that no sanitizer sees
+ * (an ASan-built program's memcpy checks the caller's frame, whose red
+ * zones it poisons, and stopped the program at its first listed call). */
+static inline void ss_args_copy(uint64_t *dst, uintptr_t src, size_t n)
+{
+	__asm__ volatile("rep movsq" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
 #else
 void ss_args_hook_enter(void *fn, void *site)
 {
 	ss_hook_enter_slow(fn, site);
 }
+
+static inline void ss_args_copy(uint64_t *dst, uintptr_t src, size_t n)
+{
+	const volatile uint64_t *s = (const volatile uint64_t *)src;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = s[i];
+}
 #endif
 
 /* The payload of one record (format.h, struct ss_args_head): its length
  * in words, filled into out when out is not NULL. */
-static size_t ss_args_layout(const struct ss_args_pending *a, struct ss_thread *t,
-			     uintptr_t fn, uint64_t *out)
+static size_t ss_args_layout(const uint64_t *regs, struct ss_thread *t, uintptr_t fn,
+			     uint64_t *out)
 {
-	uintptr_t lo = a->sp, hi, fp = a->regs[1];
+	uintptr_t sp = regs[SS_ARGS_NREGS], lo = sp, hi, fp = regs[1];
 	uintptr_t w2lo = 0, w2hi = 0;
 	size_t n = 4 + SS_ARGS_NREGS;
 	/* stepscope-cc keeps frame pointers: the frame is [sp, fp + 16)
@@ -189,7 +189,7 @@ static size_t ss_args_layout(const struct ss_args_pending *a, struct ss_thread *
 		lo = hi = 0;
 	/* a frame pointer above the first window: -O0 locals below it */
 	if (hi && !(fp & 7) && fp + SS_ARGS_FP_ABOVE > hi &&
-	    fp + SS_ARGS_FP_ABOVE <= t->stack_hi && fp - a->sp < (1u << 20)) {
+	    fp + SS_ARGS_FP_ABOVE <= t->stack_hi && fp - sp < (1u << 20)) {
 		w2lo = fp - SS_ARGS_FP_BELOW < hi ? hi : fp - SS_ARGS_FP_BELOW;
 		w2hi = fp + SS_ARGS_FP_ABOVE;
 	}
@@ -197,74 +197,92 @@ static size_t ss_args_layout(const struct ss_args_pending *a, struct ss_thread *
 	n += 2 * nwin + (hi - lo) / 8 + (w2hi - w2lo) / 8 + 1;
 	if (!out)
 		return n;
-	struct ss_args_head h = { SS_ARGS_X86_64, SS_ARGS_NREGS, (uint16_t)nwin, fn, a->pc,
-				  a->sp };
+	/* pc: the return address of the hook call, just below sp */
+	struct ss_args_head h = { SS_ARGS_X86_64, SS_ARGS_NREGS, (uint16_t)nwin, fn,
+				  ((const uint64_t *)sp)[-1], sp };
 	memcpy(out, &h, sizeof(h));
 	uint64_t *o = out + 4;
-	memcpy(o, a->regs, sizeof(a->regs));
+	memcpy(o, regs, SS_ARGS_NREGS * sizeof(*regs));
 	o += SS_ARGS_NREGS;
 	if (hi > lo) {
 		*o++ = lo;
 		*o++ = hi - lo;
-		memcpy(o, (const void *)lo, hi - lo);
+		ss_args_copy(o, lo, (hi - lo) / 8);
 		o += (hi - lo) / 8;
 	}
 	if (w2hi > w2lo) {
 		*o++ = w2lo;
 		*o++ = w2hi - w2lo;
-		memcpy(o, (const void *)w2lo, w2hi - w2lo);
+		ss_args_copy(o, w2lo, (w2hi - w2lo) / 8);
 		o += (w2hi - w2lo) / 8;
 	}
 	*o = SS_ARGS_END;
 	return n;
 }
 
-/* Right after fn's ENTER was stored (hooks.c, which calls this only when
- * the stub left fn pending: ss_args_tls.fn == fn): its SS_EV_ARGS record. */
-void ss_args_emit(uintptr_t fn)
+/* Right after fn's ENTER was stored (hooks.c, for a call that came
+ * through the stub): its SS_EV_ARGS record, from the registers the stub
+ * saved.  The thread's stack bounds were found when it was registered
+ * (thread.c); without them (a thread registered before record.args was
+ * read, a handler that interrupted the lookup) they are looked up here,
+ * by system calls only, and a call whose bounds stay unknown keeps its
+ * registers and no stack. */
+void ss_args_emit(uintptr_t fn, const uint64_t *regs)
 {
-	struct ss_args_pending *a = &ss_args_tls;
 	struct ss_thread *t = &ss_tls;
-	a->fn = 0;
-	if (!t->stack_hi && !ss_thread_stack_bounds(t)) /* once a thread */
-		return;
-	size_t n = ss_args_layout(a, t, fn, NULL);
-	int refilled = 0;
-	uint64_t *e;
-	for (;;) {
-		e = t->pos;
-		if (!e || e + 1 + n >= t->end) {
-			/* the block is full: the next one takes a one-word
-			 * ARGS that says "none" (the reader ignores it) */
-			if (refilled || !e)
-				return;
-			ss_buf_refill(t, SS_EV_WORD(SS_EV_ARGS, 0));
-			refilled = 1;
-			continue;
+	if (ss_unlikely(!t->stack_hi))
+		ss_thread_stack_find(t);
+	size_t n = ss_args_layout(regs, t, fn, NULL);
+	/* A signal handler that records between the claim and the last
+	 * store changes t->pos (before the head: the words stay a PAD) or
+	 * moves the thread to a new block (after: the old one may be copied
+	 * out without the record); either way the record goes again after
+	 * the handler's events, up to 4 times.  The reader keeps the first
+	 * ARGS of a call (a copy that made it both times is one). */
+	for (int tries = 0; tries < 4; tries++) {
+		uint64_t *e, *blk;
+		int refilled = 0;
+		for (;;) {
+			blk = t->blk;
+			e = t->pos;
+			if (!e || e + 1 + n >= t->end) {
+				/* the block is full: the next one takes a
+				 * one-word ARGS that says "none" (the reader
+				 * ignores it) */
+				if (refilled || !e)
+					return;
+				ss_buf_refill(t, SS_EV_WORD(SS_EV_ARGS, 0));
+				refilled = 1;
+				continue;
+			}
+			if (ss_unlikely(e != t->done)) {
+				ss_buf_fill(t, e);
+				continue;
+			}
+			if (ss_likely(ss_claim(&t->pos, e, e + 1 + n)))
+				break;
 		}
-		if (ss_unlikely(e != t->done)) {
-			ss_buf_fill(t, e);
-			continue;
-		}
-		if (ss_likely(ss_claim(&t->pos, e, e + 1 + n)))
-			break;
-	}
-	atomic_signal_fence(memory_order_seq_cst);
-	uint64_t now = ss_clock_now(), tb = t->tbase;
-	atomic_signal_fence(memory_order_seq_cst);
-	e[0] = SS_CW_LONG(SS_EV_PAD, n, 0); /* until the head: skip it all */
-	atomic_signal_fence(memory_order_seq_cst);
-	if (ss_unlikely(t->pos != e + 1 + n))
-		return; /* a signal handler recorded after our words: they
-			 * stay a PAD, its events follow */
-	if (ss_unlikely(((now - tb) >> 32) != 0)) {
 		atomic_signal_fence(memory_order_seq_cst);
-		t->done = e + 1 + n;
-		return;
+		uint64_t now = ss_clock_now(), tb = t->tbase;
+		atomic_signal_fence(memory_order_seq_cst);
+		e[0] = SS_CW_LONG(SS_EV_PAD, n, 0); /* until the head: skip it all */
+		atomic_signal_fence(memory_order_seq_cst);
+		if (ss_unlikely(t->pos != e + 1 + n))
+			continue; /* the capture is in the stub's frame,
+				   * untouched by the handler */
+		if (ss_unlikely(((now - tb) >> 32) != 0)) {
+			atomic_signal_fence(memory_order_seq_cst);
+			t->done = e + 1 + n;
+			return;
+		}
+		ss_args_layout(regs, t, fn, e + 1);
+		atomic_signal_fence(memory_order_seq_cst);
+		e[0] = SS_CW_LONG(SS_EV_ARGS, n, now - tb);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (ss_likely(t->blk == blk)) {
+			if (t->done == e)
+				t->done = e + 1 + n;
+			return;
+		}
 	}
-	ss_args_layout(a, t, fn, e + 1);
-	atomic_signal_fence(memory_order_seq_cst);
-	e[0] = SS_CW_LONG(SS_EV_ARGS, n, now - tb);
-	atomic_signal_fence(memory_order_seq_cst);
-	t->done = e + 1 + n;
 }

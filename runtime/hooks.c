@@ -29,18 +29,24 @@
 #include "stats.h"
 
 /* Where the frame of the function that called the enter hook sits on the
- * stack: its frame pointer when it keeps one (stepscope-cc builds with
+ * stack: its frame pointer fp when it keeps one (stepscope-cc builds with
  * -fno-omit-frame-pointer; checked through the return address above it,
- * which must be `site`), else the stack pointer at the hook call.  Deeper
- * frames always get lower values; siblings called from one place get the
- * same value when they keep frame pointers. */
-static inline uintptr_t ss_hook_frame_key(void *site)
+ * which must be `site`), else sp, its stack pointer at the hook call.
+ * Deeper frames always get lower values; siblings called from one place
+ * get the same value when they keep frame pointers. */
+static inline uintptr_t ss_hook_frame_key_of(uintptr_t fp, uintptr_t sp, void *site)
 {
-	uintptr_t *own = __builtin_frame_address(0);
-	uintptr_t sp = (uintptr_t)own + 16, fp = own[0]; /* the caller's fp */
 	if (fp - sp < 65536 && !(fp & 7) && ((void **)fp)[1] == site)
 		return fp;
 	return sp;
+}
+
+/* The same from inside a function reached by a tail call from the hook:
+ * the frame above its own is the instrumented caller's. */
+static inline __attribute__((always_inline)) uintptr_t ss_hook_frame_key(void *site)
+{
+	uintptr_t *own = __builtin_frame_address(0);
+	return ss_hook_frame_key_of(own[0], (uintptr_t)own + 16, site);
 }
 
 /* A fence before an EXIT's clock read: the processor runs rdtsc as soon as
@@ -63,11 +69,15 @@ static inline uintptr_t ss_hook_frame_key(void *site)
 #define SS_HOOK_FENCE() atomic_signal_fence(memory_order_seq_cst)
 #endif
 
-/* Everything but the common "not recording" case of the enter hook.  It is
- * reached by a tail call from ss_hook_enter, which pushes nothing, so the
- * frame above this one is the instrumented caller's, as ss_hook_frame_key
- * expects. */
-__attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
+/* Everything but the common "not recording" case of the enter hook.
+ * regs: NULL, or for a function record.args lists, the instrumented
+ * caller's registers and stack pointer as the capture stub saved them on
+ * its own stack (args.c), where the call's SS_EV_ARGS record is made from
+ * right after its ENTER: each call's capture is its own, so a signal
+ * handler that records a listed call on top of this one shares nothing
+ * with it. */
+static inline __attribute__((always_inline)) void ss_hook_enter_body(void *fn, void *site,
+								       const uint64_t *regs)
 {
 	if (ss_unlikely(ss_hot.gate & SS_GATE_INIT))
 		ss_runtime_early(); /* before our constructor: start now */
@@ -91,7 +101,8 @@ __attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
 			return;
 		if (ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_skip_enter(fn))
 			return; /* filter: (filter.h) */
-		uintptr_t sp = ss_hook_frame_key(site);
+		uintptr_t sp = regs ? ss_hook_frame_key_of(regs[1], regs[SS_ARGS_NREGS], site)
+				    : ss_hook_frame_key(site);
 		uint32_t d = t->depth;
 		/* the top frame sits at or below ours: gone (longjmp) unless
 		 * it is our own inlined caller (frames.c decides) */
@@ -115,8 +126,8 @@ __attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
 				t->frames[d].site = (uintptr_t)site;
 			}
 			t->depth = d + 1;
-			if (ss_unlikely(ss_hot.args) && ss_args_tls.fn == (uintptr_t)fn)
-				ss_args_emit((uintptr_t)fn); /* record.args */
+			if (regs)
+				ss_args_emit((uintptr_t)fn, regs); /* record.args */
 			if (ss_unlikely(ss_hot.stacks))
 				ss_stack_capture();
 			return;
@@ -136,11 +147,26 @@ __attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
 		}
 		atomic_signal_fence(memory_order_seq_cst);
 		ss_emit_fn(SS_EV_ENTER, (uintptr_t)fn);
-		if (ss_unlikely(ss_hot.args) && ss_args_tls.fn == (uintptr_t)fn)
-			ss_args_emit((uintptr_t)fn); /* record.args: args.c */
+		if (regs)
+			ss_args_emit((uintptr_t)fn, regs); /* record.args: args.c */
 		if (ss_unlikely(ss_hot.stacks))
 			ss_stack_capture(); /* record.stack: stack.c */
 	}
+}
+
+/* It is reached by a tail call from ss_hook_enter, which pushes nothing,
+ * so the frame above this one is the instrumented caller's, as
+ * ss_hook_frame_key expects. */
+__attribute__((noinline, used)) void ss_hook_enter_slow(void *fn, void *site)
+{
+	ss_hook_enter_body(fn, site, NULL);
+}
+
+/* Called by record.args' capture stub (args.c) for a listed function. */
+__attribute__((noinline, used)) void ss_hook_enter_args(void *fn, void *site,
+							  const uint64_t *regs)
+{
+	ss_hook_enter_body(fn, site, regs);
 }
 
 __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)

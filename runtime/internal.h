@@ -58,6 +58,7 @@ struct ss_thread {
 	uint32_t range_depth;
 	uint64_t range_ids[SS_RANGE_DEPTH];
 	uintptr_t stack_lo, stack_hi;  /* for frame-pointer walks, 0 = unknown */
+	int stack_busy;                /* ss_thread_stack_find under way */
 	struct ss_thread *next;        /* registry of live threads */
 	/* shadow of the frames entered while recording (frames.c) */
 	struct ss_frame *frames;
@@ -304,6 +305,9 @@ static inline int ss_thread_stack_bounds(struct ss_thread *t)
 	}
 	return t->stack_hi != 0;
 }
+/* The same from /proc/self/maps with open, read and close only: no lock,
+ * no malloc, safe in a signal handler (record.args' capture path). */
+SS_HIDDEN int ss_thread_stack_find(struct ss_thread *t);
 SS_HIDDEN uint64_t ss_gettid(void);
 SS_HIDDEN void ss_thread_exit(void *arg);
 SS_HIDDEN void ss_thread_after_fork(void);
@@ -362,21 +366,11 @@ SS_HIDDEN void ss_gpu_stop(void);          /* lock not held */
 SS_HIDDEN void ss_gpu_alloc_load(void *cupti); /* lock held (gpu-alloc.c) */
 
 /* args.c: record.args (docs/shapes.md).  The hooks test the set inline
- * and go through the capture stub only for a listed function, and store
- * its record only when the stub left one pending for it: a function that
- * is not listed pays one probe of the set and one thread-local compare. */
+ * and go through the capture stub only for a listed function: a function
+ * that is not listed pays one probe of the set. */
 #define SS_ARGS_SLOTS 1024          /* listed addresses: at most half */
-#define SS_ARGS_NREGS 6
-/* What the stub saw at the last listed call of this thread, until its
- * ENTER is stored (fn 0: nothing pending). */
-struct ss_args_pending {
-	uintptr_t fn;
-	uint64_t regs[SS_ARGS_NREGS];
-	uint64_t sp, pc;
-};
+#define SS_ARGS_NREGS 6             /* rbx rbp r12 r13 r14 r15, then sp */
 SS_HIDDEN extern uintptr_t ss_args_set[SS_ARGS_SLOTS];
-SS_HIDDEN extern __thread struct ss_args_pending ss_args_tls
-	__attribute__((tls_model("initial-exec")));
 static inline size_t ss_args_hash(uintptr_t a)
 {
 	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 54) & (SS_ARGS_SLOTS - 1);
@@ -393,8 +387,10 @@ static inline int ss_args_listed(uintptr_t a)
 }
 SS_HIDDEN void ss_args_init(void);            /* before main */
 SS_HIDDEN void ss_args_hook_enter(void *fn, void *site); /* tail-called */
-SS_HIDDEN void ss_args_emit(uintptr_t fn);    /* right after fn's ENTER */
+/* right after fn's ENTER, from the registers the stub saved */
+SS_HIDDEN void ss_args_emit(uintptr_t fn, const uint64_t *regs);
 SS_HIDDEN void ss_hook_enter_slow(void *fn, void *site); /* hooks.c */
+SS_HIDDEN void ss_hook_enter_args(void *fn, void *site, const uint64_t *regs);
 
 /* sched.c: context switches of the recorded threads (record.sched) */
 SS_HIDDEN void ss_sched_thread_add(struct ss_thread *t);  /* lock held, own thread */

@@ -9,6 +9,7 @@
  * Called with ss_rt.lock held.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,8 +35,69 @@ void ss_thread_init(struct ss_thread *t)
 	ss_rt.threads = t;
 	pthread_setspecific(ss_rt.key, t);
 	ss_frames_alloc(t);
+	if (ss_rt.cfg.record_args[0])
+		ss_thread_stack_find(t); /* never in the capture path (args.c) */
 	ss_meta_thread_name(t->tid);
 	ss_sched_thread_add(t); /* record.sched: its switches */
+}
+
+/* The mapping of /proc/self/maps that holds the caller's stack pointer
+ * bounds the stack above (stack_hi: its end), and the end of the mapping
+ * below it bounds it below (stack_lo: the main thread's stack grows down
+ * to there; a thread's guard page ends where its stack starts).  Read a
+ * chunk at a time through a small state machine, no line buffer: the
+ * start address, the end address, then the rest of the line is skipped.
+ * pthread_getattr_np, which this replaces on record.args' path, takes
+ * the thread's lock and calls malloc (and reads the same file with stdio
+ * for the main thread): a signal handler that interrupted it there waited
+ * forever.  A handler that interrupts this finds it busy and goes without
+ * (returns 0). */
+int ss_thread_stack_find(struct ss_thread *t)
+{
+	if (t->stack_hi)
+		return 1;
+	if (t->stack_busy)
+		return 0;
+	t->stack_busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	int saved = errno;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t v[2] = { 0, 0 }, below = 0, lo = 0, hi = 0;
+	int field = 0, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	char buf[512];
+	ssize_t n;
+	while (fd >= 0 && !hi && ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))) {
+		for (ssize_t i = 0; i < n && !hi; i++) {
+			char c = buf[i];
+			if (c == '\n') {
+				if (field >= 1 && v[0] <= sp && sp < v[1]) {
+					lo = below;
+					hi = v[1];
+				}
+				below = v[1];
+				v[0] = v[1] = 0;
+				field = 0;
+			} else if (field < 2) {
+				int d = c >= '0' && c <= '9' ? c - '0'
+					: c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+				if (d >= 0)
+					v[field] = v[field] << 4 | (uintptr_t)d;
+				else
+					field++; /* '-' after the start, ' ' after the end */
+			}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	if (hi) {
+		t->stack_lo = lo;
+		atomic_signal_fence(memory_order_seq_cst);
+		t->stack_hi = hi;
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	t->stack_busy = 0;
+	return hi != 0;
 }
 
 static void unregister(struct ss_thread *t)
