@@ -454,9 +454,21 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			continue;
 		name = dwarf_diename(&child);
 		kind = param_type(&child, &size);
-		if (kind == K_SKIP)
+		if (kind == K_SKIP) {
 			abi_ok = 0;  /* a struct by value: the registers after it are unknown */
-		if (!name || kind == K_SKIP)
+			continue;
+		}
+		/* its argument register, taken whether it has a name or not:
+		 * `int pick(int, int b)` passes b in rsi */
+		int abi = ABI_NONE, abi_idx = 0;
+		if (abi_ok && kind == K_FLOAT) {
+			abi = nsse < 8 ? ABI_SSE : ABI_STACK;
+			abi_idx = nsse++;
+		} else if (abi_ok) {
+			abi = nint < 6 ? ABI_INT : ABI_STACK;
+			abi_idx = nint++;
+		}
+		if (!name)
 			continue;
 		p = &r->p[r->n];
 		p->kind = kind;
@@ -464,13 +476,8 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 		if (!(p->name = strdup(name)))
 			continue;
 		r->n++;
-		if (abi_ok && kind == K_FLOAT) {
-			p->abi = nsse < 8 ? ABI_SSE : ABI_STACK;
-			p->abi_idx = nsse++;
-		} else if (abi_ok) {
-			p->abi = nint < 6 ? ABI_INT : ABI_STACK;
-			p->abi_idx = nint++;
-		}
+		p->abi = abi;
+		p->abi_idx = abi_idx;
 		if (same)
 			conc = child;
 		else if (!concrete_param(&inst, &child, &conc))
