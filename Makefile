@@ -325,6 +325,7 @@ FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-group.c symbolize/rea
              symbolize/names/sym.c symbolize/names/sym-space.c \
              symbolize/names/sym-dw.c symbolize/names/sym-bfd.c \
              symbolize/names/args-dw.c symbolize/names/args-eval.c symbolize/names/args-prologue.c \
+             symbolize/names/args-views.c \
              runtime/flops-expr.c
 .PHONY: fuzz
 $(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS)))

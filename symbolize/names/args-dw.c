@@ -498,15 +498,15 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 		}
 		if (inl && !single && !local_range(&a, &inst, pc - 1))
 			continue;  /* a range begun in another copy's code */
-		if (dwarf_getlocation_addr(&a, pc, &ops, &n, 1) == 1 && n) {
-			p->after = ops;
+		if (ss_args_loc_at(&conc, &a, pc, &ops, &n)) {
+			p->after = ops;  /* at pc's view 0: where the hook returns */
 			p->nafter = n;
 		}
 		if (dwarf_getlocation_addr(&a, pc - 1, &ops, &n, 1) == 1 && n) {
 			p->ops = ops;
 			p->nops = n;
 		}
-		if (!inl && dwarf_getlocation_addr(&a, fn, &ops, &n, 1) == 1 && n) {
+		if (!inl && ss_args_loc_at(&conc, &a, fn, &ops, &n)) {
 			p->entry = ops;  /* its incoming slot: out-of-line only */
 			p->nentry = n;
 		}

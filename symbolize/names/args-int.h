@@ -1,9 +1,10 @@
 /*
- * args-int.h - what args-dw.c and args-prologue.c share: the argument
- * registers' spill slots an unoptimized prologue stores before the enter
- * hook call (x86-64 SysV: integer arguments rdi rsi rdx rcx r8 r9, then
- * xmm0..7); and the compiled recipe of one (function, pc): what
- * args-dw.c finds in DWARF once and args-eval.c evaluates per call.
+ * args-int.h - what args-dw.c, args-views.c and args-prologue.c share:
+ * the argument registers' spill slots an unoptimized prologue stores
+ * before the enter hook call (x86-64 SysV: integer arguments rdi rsi rdx
+ * rcx r8 r9, then xmm0..7); and the compiled recipe of one (function,
+ * pc): what args-dw.c finds in DWARF once and args-eval.c evaluates per
+ * call.
  */
 #ifndef SS_ARGS_INT_H
 #define SS_ARGS_INT_H
@@ -25,6 +26,12 @@ struct ss_prologue {
 /* Scan code[0..len) (the function from its entry) up to the hook call:
  * 1 and *out, or 0 when an instruction was not understood. */
 int ss_args_prologue(const uint8_t *code, size_t len, struct ss_prologue *out);
+
+/* The location loc (die's DW_AT_location) gives at addr's first view
+ * (args-views.c: gcc's DW_AT_GNU_locviews honoured): 1 and *ops, *n, or
+ * 0 when none holds there. */
+int ss_args_loc_at(Dwarf_Die *die, Dwarf_Attribute *loc, Dwarf_Addr addr, Dwarf_Op **ops,
+		   size_t *n);
 
 enum { K_SKIP, K_INT, K_UINT, K_BOOL, K_FLOAT, K_PTR };
 

@@ -1,0 +1,52 @@
+/*
+ * s-args-entry.cc - fixture: record.args where the value at the hook is
+ * easy to get wrong (issue 44, test-args-entry.c).  The callers log each
+ * call's arguments to a ledger before it: "shift N K", "pick B".
+ *   shift(long n, long k): changes n in its first statement; at gcc -O2
+ *     the register that held n holds n + k by the hook's return address,
+ *     and only DWARF location views say which value is the entry's
+ *   pick(int, int b): an unnamed parameter before a named one
+ *   s-args-entry LEDGER
+ */
+#include <cstdio>
+#include <cstdlib>
+
+#if defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE __attribute__((noinline, noclone))
+#endif
+
+volatile long sink;
+
+extern "C" NOINLINE long shift(long n, long k)
+{
+	n += k;
+	sink = sink + n;
+	for (long i = 0; i < k; i++)
+		sink = sink + i * n;
+	return n * 3;
+}
+
+extern "C" NOINLINE int pick(int, int b)
+{
+	sink = sink + b;
+	return b * 2;
+}
+
+int main(int argc, char **argv)
+{
+	FILE *f = argc > 1 ? fopen(argv[1], "w") : NULL;
+	if (!f)
+		return 2;
+	long acc = 0;
+	for (long i = 0; i < 3; i++) {
+		fprintf(f, "shift %ld %ld\n", 10 * i, i + 1);
+		acc += shift(10 * i, i + 1);
+		fprintf(f, "pick %d\n", (int)i + 1);
+		acc += pick(1001 + (int)i, (int)i + 1);
+	}
+	fclose(f);
+	printf("acc %ld\n", acc);
+	return 0;
+}
