@@ -35,18 +35,22 @@
 
 #include "internal.h"
 
-#define SS_ARGS_GLOBS 64
 #define SS_ARGS_LOW 512             /* bytes copied from sp up */
 #define SS_ARGS_FP_BELOW 256        /* and around a frame pointer above that */
 #define SS_ARGS_FP_ABOVE 48        /* saved fp, return address, 4 stack arguments */
-#define SS_ARGS_NAME_MAX 256
+#define SS_ARGS_GLOBS (SS_CONFIG_LIST_MAX / 2) /* as many as the list can hold */
 
 uintptr_t ss_args_set[SS_ARGS_SLOTS];
 
 /* ------------------------------------------------------------ start-up */
 
+/* The list's globs, each a NUL-terminated piece of a copy of it: every
+ * one is kept, whatever its length or place in the list (a 369-character
+ * mangled C++ name, the 65th glob). */
 struct ss_args_globs {
-	char pat[SS_ARGS_GLOBS][SS_ARGS_NAME_MAX];
+	char text[SS_CONFIG_LIST_MAX];
+	const char *pat[SS_ARGS_GLOBS];
+	unsigned char hit[SS_ARGS_GLOBS];
 	size_t n, used;
 };
 
@@ -57,43 +61,79 @@ static int ss_args_outlined(const char *name)
 	       strstr(name, "._omp_cpyfn.");
 }
 
+static void ss_args_add(struct ss_args_globs *g, uintptr_t addr)
+{
+	for (size_t s = ss_args_hash(addr);; s = (s + 1) & (SS_ARGS_SLOTS - 1)) {
+		if (ss_args_set[s] == addr)
+			return;
+		if (!ss_args_set[s]) {
+			ss_args_set[s] = addr;
+			g->used++;
+			return;
+		}
+	}
+}
+
+/* A symbol: listed when a glob matches it; every glob that matches it is
+ * marked as used (the others are tested only until they match once). */
 static int ss_args_match(uintptr_t addr, const char *name, void *ctx)
 {
 	struct ss_args_globs *g = ctx;
+	int listed = 0;
 	if (!addr || ss_args_outlined(name) || g->used >= SS_ARGS_SLOTS / 2)
 		return 0;
 	for (size_t i = 0; i < g->n; i++) {
-		if (fnmatch(g->pat[i], name, 0))
+		if ((listed && g->hit[i]) || fnmatch(g->pat[i], name, 0))
 			continue;
-		for (size_t s = ss_args_hash(addr);; s = (s + 1) & (SS_ARGS_SLOTS - 1)) {
-			if (ss_args_set[s] == addr)
-				break;
-			if (!ss_args_set[s]) {
-				ss_args_set[s] = addr;
-				g->used++;
-				break;
-			}
-		}
-		break;
+		g->hit[i] = 1;
+		if (!listed)
+			ss_args_add(g, addr);
+		listed = 1;
 	}
 	return 0;
+}
+
+/* One line naming the globs that matched nothing, as the list has them. */
+static void ss_args_say_unmatched(const struct ss_args_globs *g)
+{
+	char line[512];
+	size_t at = 0, left = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->hit[i])
+			continue;
+		size_t len = strlen(g->pat[i]);
+		if (at + len + 8 < sizeof(line) - 24)
+			at += (size_t)snprintf(line + at, sizeof(line) - at, "%s'%s'", at ? ", " : "",
+					       g->pat[i]);
+		else
+			left++;
+	}
+	if (!at)
+		return;
+	if (left)
+		snprintf(line + at, sizeof(line) - at, " and %zu more", left);
+	ss_warn("record.args: no instrumented function matches %s", line);
 }
 
 /* Before main, after the filter's calibration: names to addresses. */
 void ss_args_init(void)
 {
 	static struct ss_args_globs g;
-	const char *p = ss_rt.cfg.record_args;
+	char *p = g.text;
 
+	memcpy(g.text, ss_rt.cfg.record_args, sizeof(g.text));
+	g.text[sizeof(g.text) - 1] = 0;
 	g.n = g.used = 0;
 	while (*p && g.n < SS_ARGS_GLOBS) {
 		p += strspn(p, ", \t");
 		size_t n = strcspn(p, ", \t");
-		if (n && n < SS_ARGS_NAME_MAX) {
-			memcpy(g.pat[g.n], p, n);
-			g.pat[g.n++][n] = 0;
-		}
+		if (!n)
+			break;
+		g.hit[g.n] = 0;
+		g.pat[g.n++] = p;
 		p += n;
+		if (*p)
+			*p++ = 0;
 	}
 	if (!g.n)
 		return;
@@ -102,8 +142,8 @@ void ss_args_init(void)
 	if (g.used >= SS_ARGS_SLOTS / 2)
 		ss_warn("record.args matches more than %d functions; the others keep no arguments",
 			SS_ARGS_SLOTS / 2);
-	if (!g.used)
-		ss_warn("record.args: no instrumented function matches '%s'", ss_rt.cfg.record_args);
+	else
+		ss_args_say_unmatched(&g);
 	ss_hot.args = g.used != 0;
 #else
 	ss_warn("record.args works on x86-64 only; arguments are not recorded");

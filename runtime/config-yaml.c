@@ -189,6 +189,14 @@ static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
 					return load_fail(L, in ? in->start_mark : vn->start_mark, msg);
 				}
 				v = (const char *)in->data.scalar.value;
+				if (strlen(v) != in->data.scalar.length) {
+					char shown[SS_KEY_NAME_MAX];
+
+					ss_cfg_show_bytes(v, in->data.scalar.length, shown, sizeof(shown));
+					ss_cfg_fmt(msg, sizeof(msg), "%s must not contain a NUL byte, got '%s'",
+					    name, shown);
+					return load_fail(L, in->start_mark, msg);
+				}
 				if (used + strlen(v) + 2 > sizeof(list)) {
 					ss_cfg_fmt(msg, sizeof(msg), "%s is too long (at most %d characters)",
 					    name, SS_CONFIG_LIST_MAX - 1);
