@@ -2,7 +2,9 @@
  * chrome-args.c - record.args in trace.json: a listed function's slice
  * carries its parameters by source name in "args" (numbers; pointers as
  * "0x..." strings; "<optimized out>"), and "flops" when the run's flops:
- * config has an expression for it and every parameter it needs came back.
+ * config has an expression for it and every parameter it needs came back
+ * ("flops (computed)" when a parameter is named flops).  A function
+ * without named parameters writes nothing.
  *
  * Must never: write a value that is not valid JSON (nan and inf are
  * strings, names are escaped).
@@ -12,7 +14,7 @@
 
 #include "chrome.h"
 
-void ss_chrome_call_args(struct ss_chrome *c, const struct ss_slice *s)
+int ss_chrome_call_args(struct ss_chrome *c, const struct ss_slice *s)
 {
 	char v[64];
 
@@ -26,12 +28,14 @@ void ss_chrome_call_args(struct ss_chrome *c, const struct ss_slice *s)
 		ss_chrome_lit(c, v, strlen(v));
 	}
 	if (s->has_flops == 1) {
+		const char *key = ss_argv_flops_key(s->argv, s->nargv);
 		snprintf(v, sizeof(v), "%.17g", s->flops);
 		if (s->nargv)
 			SS_CHROME_LIT(c, ",");
-		SS_CHROME_LIT(c, "\"flops\":");
+		SS_CHROME_LIT(c, "\"");
+		ss_chrome_str(c, key);
+		SS_CHROME_LIT(c, "\":");
 		ss_chrome_lit(c, v, strlen(v));
 	}
-	if (!s->nargv && s->has_flops != 1)
-		SS_CHROME_LIT(c, "\"args\":\"\"");
+	return s->nargv || s->has_flops == 1;
 }

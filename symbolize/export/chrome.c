@@ -365,11 +365,10 @@ static void ss_chrome_slice_other(struct ss_chrome *c, uint64_t pid, uint64_t ti
 	} else if (s->cat == SS_SLICE_FUNCTION && (c->details || s->clone || s->argv)) {
 		char addr[24];
 		SS_CHROME_LIT(c, ",\"args\":{");
-		if (s->argv) {  /* record.args: chrome-args.c */
-			ss_chrome_call_args(c, s);
-			if (c->details || s->clone)
-				SS_CHROME_LIT(c, ",");
-		}
+		/* record.args: chrome-args.c (nothing for a function without
+		 * named parameters) */
+		if (s->argv && ss_chrome_call_args(c, s) && (c->details || s->clone))
+			SS_CHROME_LIT(c, ",");
 		if (c->details) {
 			if (s->file) {
 				SS_CHROME_LIT(c, "\"file\":\"");

@@ -92,8 +92,8 @@ static inline void ss_chrome_reserve(struct ss_chrome *c, size_t n)
 
 #define SS_CHROME_LIT(c, s) ss_chrome_lit((c), (s), sizeof(s) - 1)
 /* record.args: a call's parameters and flops, inside an open args object
- * (chrome-args.c) */
-void ss_chrome_call_args(struct ss_chrome *c, const struct ss_slice *s);
+ * (chrome-args.c); 1 when it wrote any */
+int ss_chrome_call_args(struct ss_chrome *c, const struct ss_slice *s);
 
 /* Decimal digits of v at p (room for 20); returns the count. */
 static inline unsigned ss_chrome_fmt_u64(char *p, uint64_t v)

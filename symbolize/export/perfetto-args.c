@@ -41,7 +41,7 @@ void ss_pf_call_args(struct ss_pf_msg *te, const struct ss_slice *s)
 		if (i == s->nargv) {
 			if (s->has_flops != 1)
 				break;
-			ss_pf_str(&da, DA_NAME, "flops");
+			ss_pf_str(&da, DA_NAME, ss_argv_flops_key(s->argv, s->nargv));
 			da_double(&da, DA_DOUBLE, s->flops);
 		} else {
 			const struct ss_argv *v = &s->argv[i];

@@ -403,6 +403,14 @@ void ss_argv_text(const struct ss_argv *v, char *buf, size_t len)
 		ss_argv_json(v, buf, len);
 }
 
+const char *ss_argv_flops_key(const struct ss_argv *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].name && !strcmp(v[i].name, "flops"))
+			return "flops (computed)";
+	return "flops";
+}
+
 int ss_argv_number(const struct ss_argv *v, double *out)
 {
 	switch (v->kind) {

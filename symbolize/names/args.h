@@ -61,6 +61,9 @@ int ss_args_dw_params(const char *path, const char *fn, char names[][64], size_t
 void ss_argv_json(const struct ss_argv *v, char *buf, size_t len);
 /* The same for the Args column (no quotes). */
 void ss_argv_text(const struct ss_argv *v, char *buf, size_t len);
+/* The key a call's FLOPs are written under beside its n parameters:
+ * "flops", or "flops (computed)" when one of them is named flops. */
+const char *ss_argv_flops_key(const struct ss_argv *v, size_t n);
 /* Its number for flops expressions: 0, or -1 when it has none. */
 int ss_argv_number(const struct ss_argv *v, double *out);
 

@@ -6,6 +6,9 @@
  *     the register that held n holds n + k by the hook's return address,
  *     and only DWARF location views say which value is the entry's
  *   pick(int, int b): an unnamed parameter before a named one
+ *   scale(long flops, long n): a parameter named like the key "flops"
+ *     (called with flops = 100 + i, n = i + 1, not in the ledger)
+ *   none(int, int): no parameter has a name (called with i, i)
  *   s-args-entry LEDGER
  */
 #include <cstdio>
@@ -34,6 +37,18 @@ extern "C" NOINLINE int pick(int, int b)
 	return b * 2;
 }
 
+extern "C" NOINLINE long scale(long flops, long n)
+{
+	sink = sink + flops * n;
+	return flops * n;
+}
+
+extern "C" NOINLINE int none(int, int)
+{
+	sink = sink + 1;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f = argc > 1 ? fopen(argv[1], "w") : NULL;
@@ -45,6 +60,7 @@ int main(int argc, char **argv)
 		acc += shift(10 * i, i + 1);
 		fprintf(f, "pick %d\n", (int)i + 1);
 		acc += pick(1001 + (int)i, (int)i + 1);
+		acc += scale(100 + i, i + 1) + none((int)i, (int)i);
 	}
 	fclose(f);
 	printf("acc %ld\n", acc);

@@ -8,6 +8,11 @@
  *     value; the one warning line names the globs that matched nothing
  *     and neither of the two that did (globs after the 64th were dropped,
  *     and globs of 256 characters or more, without a word).
+ *   test_keys: scale(long flops, long n) with flops: scale: "2*flops*n"
+ *     and none(int, int): each call of scale has its parameter flops and
+ *     the computed value under "flops (computed)", one key each (the two
+ *     were both "flops"), and none's args are empty (it had
+ *     "args":{"args":""}).
  *   test_nul: a list item with a NUL byte ("pi\0ck") stops record before
  *     the program runs: exit 2, one line with the file, line and column
  *     (it was cut to "pi" and matched nothing).
@@ -84,6 +89,32 @@ static void test_many(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_keys(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	build(t);
+	SS_E2E_SH_OK(t, "printf 'record:\\n  args: [scale, none]\\nflops:\\n  scale: \"2*flops*n\"\\n' "
+			"> keys.yaml");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -c keys.yaml -o run -- "
+			"./s-args-entry ledger");
+	ss_e2e_symbolize(t, "run");
+	for (long i = 0; i < 3; i++) {
+		long fl = 100 + i, n = i + 1;
+		SS_E2E_SH_OK(t, "grep -c '\"name\":\"scale\",[^}]*\"args\":{\"flops\":%ld,\"n\":%ld,"
+				"\"flops (computed)\":%ld,' run/trace.json", fl, n, 2 * fl * n);
+		SS_E2E_CHECK(t, atoi(t->out) == 1, "scale(flops=%ld, n=%ld): %d slices with both "
+			     "keys, expected 1", fl, n, atoi(t->out));
+	}
+	SS_E2E_SH_OK(t, "grep -o '\"name\":\"none\",[^}]*}' run/trace.json | grep -c "
+			"'\"args\":{\"file\"'");
+	SS_E2E_CHECK(t, atoi(t->out) == 3, "none: %d slices whose args start with file, expected 3",
+		     atoi(t->out));
+	SS_E2E_CHECK(t, ss_e2e_sh(t, "grep -q '\"args\":\"\"' run/trace.json") != 0,
+		     "trace.json has an \"args\":\"\" key");
+	ss_e2e_pass(t);
+}
+
 static void test_nul(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -107,6 +138,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		VARIANT(test_many, gcc_O0, "g++-O0"),
+		VARIANT(test_keys, gcc_O0, "g++-O0"),
 		VARIANT(test_nul, gcc_O0, "g++-O0"),
 	};
 
