@@ -127,6 +127,21 @@ static int ss_record_dm_match(const struct ss_record_dm *dm, const char *d)
 			i += 20;
 		}
 	}
+	/* what follows the parameters: a function's qualifiers, or for
+	 * "f(int)::{lambda(int)#1}::operator()(int) const" and other
+	 * entities local to f, more of the name: not f itself */
+	if (d[i] == '(') {
+		size_t j = i;
+		int depth = 0;
+		for (; d[j]; j++) {
+			if (d[j] == '(')
+				depth++;
+			else if (d[j] == ')' && --depth == 0)
+				break;
+		}
+		if (d[j] && strstr(d + j + 1, "::"))
+			return 0;
+	}
 	ss_record_squeeze(d + start, i - start, b, sizeof(b));
 	return !strcmp(b, dm->want);
 }

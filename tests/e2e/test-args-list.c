@@ -13,6 +13,10 @@
  *     the computed value under "flops (computed)", one key each (the two
  *     were both "flops"), and none's args are empty (it had
  *     "args":{"args":""}).
+ *   test_step_lambda: step.function: train_step, a C++ function with two
+ *     lambdas in its body (s-step-lambda.cc): record takes it (it was
+ *     refused as ambiguous with its lambdas' operator() as candidates),
+ *     and the trace has its 3 steps.
  *   test_nul: a list item with a NUL byte ("pi\0ck") stops record before
  *     the program runs: exit 2, one line with the file, line and column
  *     (it was cut to "pi" and matched nothing).
@@ -115,6 +119,22 @@ static void test_keys(void **state)
 	ss_e2e_pass(t);
 }
 
+static void test_step_lambda(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope-cc\" %s %s -o s-step-lambda "
+			"\"$SS_E2E_SRC/tests/e2e/s-step-lambda.cc\"", t->v->cc, t->v->opt);
+	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record --set step.function=train_step "
+			      "-o run -- ./s-step-lambda");
+	SS_E2E_CHECK(t, st == 0 && !strstr(t->err, "ambiguous"), "record: status %d: %s", st,
+		     t->err);
+	ss_e2e_symbolize(t, "run");
+	SS_E2E_SH_OK(t, "grep -o '\"cat\":\"step\"' run/trace.json | wc -l");
+	SS_E2E_CHECK(t, atoi(t->out) == 3, "%d steps, expected 3", atoi(t->out));
+	ss_e2e_pass(t);
+}
+
 static void test_nul(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -139,6 +159,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		VARIANT(test_many, gcc_O0, "g++-O0"),
 		VARIANT(test_keys, gcc_O0, "g++-O0"),
+		VARIANT(test_step_lambda, gcc_O0, "g++-O0"),
 		VARIANT(test_nul, gcc_O0, "g++-O0"),
 	};
 
