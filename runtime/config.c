@@ -576,6 +576,17 @@ static int config_check(const struct ss_config *c, char *err, size_t errlen)
 	/* flops given with --set (the YAML mapping was checked per entry) */
 	if (c->flops[0] && ss_flops_check_all(c->flops, msg, sizeof(msg)) >= 0)
 		return check_fail(c, I_FLOPS, err, errlen, msg);
+	/* flops of a function record.args does not list: its calls have no
+	 * arguments, so no FLOPs; said at the entry's line */
+	if (c->flops[0] && (at = ss_flops_check_listed(c->flops, c->record_args, msg,
+							sizeof(msg))) >= 0) {
+		if (at < SS_FLOPS_MAX && c->flops_line[at] && c->source[0] &&
+		    !c->mark[I_FLOPS].origin[0]) {
+			ss_cfg_fmt(err, errlen, "%s:%u: %s", c->source, c->flops_line[at], msg);
+			return -1;
+		}
+		return check_fail(c, I_FLOPS, err, errlen, msg);
+	}
 
 	/* a schedule needs active steps; say so before "must be > 0, got 0" */
 	if ((c->mode == SS_SCHED_TORCH || c->mode == SS_SCHED_EVERY_N) && c->active == 0) {

@@ -13,10 +13,18 @@
  *   expr := term (('+' | '-') term)*      term := unary (('*' | '/') unary)*
  *   unary := '-' unary | '(' expr ')' | NUMBER | NAME
  * NUMBER: decimal digits with an optional fraction; NAME: a C identifier.
+ * Bounded (flops-expr.h): SS_FLOPS_EXPR_MAX characters, SS_FLOPS_DEPTH_MAX
+ * levels of '(' and unary '-' (the recursion's depth: the runtime checks
+ * the config before main, on whatever stack the program starts with), and
+ * SS_FLOPS_NAME_MAX characters a name.  A divisor with no name in it that
+ * is 0 is refused at the check; one whose parameters make it 0 gives that
+ * call no value, as a missing name does.
  *
- * Must never: allocate, read past the text's end, or give a value for an
- * expression one of whose names has none (it says which).
+ * Must never: allocate, recurse deeper than SS_FLOPS_DEPTH_MAX, read past
+ * the text's end, or give a value for an expression one of whose names has
+ * none, or that divides by zero.
  */
+#include <fnmatch.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +38,9 @@ struct fx {
 	void *ctx;
 	ss_flops_name_fn *each;    /* NULL: names not wanted */
 	void *each_ctx;
-	int missing;               /* a name had no value */
+	int missing;               /* a name had no value, or a divisor was 0 */
+	int depth;                 /* '(' and unary '-' open now */
+	int named;                 /* a name was seen (since the caller cleared it) */
 	const char *why;           /* syntax error */
 	const char *at;
 };
@@ -67,17 +77,23 @@ static int fx_unary(struct fx *x, double *v)
 	fx_space(x);
 	if (x->p >= x->end)
 		return fx_fail(x, "the expression ends where a number, a name or '(' was expected");
+	if ((*x->p == '-' || *x->p == '(') && x->depth >= SS_FLOPS_DEPTH_MAX)
+		return fx_fail(x, "the expression nests deeper than " SS_FLOPS_STR(SS_FLOPS_DEPTH_MAX) " levels of '(' and '-'");
 	if (*x->p == '-') {
 		x->p++;
+		x->depth++;
 		if (fx_unary(x, v))
 			return -1;
+		x->depth--;
 		*v = -*v;
 		return 0;
 	}
 	if (*x->p == '(') {
 		x->p++;
+		x->depth++;
 		if (fx_expr(x, v))
 			return -1;
+		x->depth--;
 		fx_space(x);
 		if (x->p >= x->end || *x->p != ')')
 			return fx_fail(x, "a '(' is not closed");
@@ -105,6 +121,11 @@ static int fx_unary(struct fx *x, double *v)
 		const char *s = x->p;
 		while (x->p < x->end && (fx_is_alpha(*x->p) || fx_is_digit(*x->p)))
 			x->p++;
+		if (x->p - s > SS_FLOPS_NAME_MAX) {
+			x->p = s;
+			return fx_fail(x, "a name is longer than " SS_FLOPS_STR(SS_FLOPS_NAME_MAX) " characters");
+		}
+		x->named = 1;
 		*v = 0;
 		if (x->each)
 			x->each(x->each_ctx, s, (size_t)(x->p - s));
@@ -120,15 +141,30 @@ static int fx_term(struct fx *x, double *v)
 	if (fx_unary(x, v))
 		return -1;
 	for (;;) {
+		const char *at;
 		double r;
 		char op;
+		int named = x->named;
+
 		fx_space(x);
 		if (x->p >= x->end || (*x->p != '*' && *x->p != '/'))
 			return 0;
+		at = x->p;
 		op = *x->p++;
+		x->named = 0;
 		if (fx_unary(x, &r))
 			return -1;
-		*v = op == '*' ? *v * r : (r != 0 ? *v / r : 0);
+		if (op == '/' && !x->named && r == 0) {
+			x->p = at;
+			return fx_fail(x, "divides by zero");
+		}
+		x->named |= named;
+		if (op == '*')
+			*v *= r;
+		else if (r != 0)
+			*v /= r;
+		else
+			x->missing = 1;  /* this call's parameters make it 0 */
 	}
 }
 
@@ -153,6 +189,10 @@ static int fx_run(struct fx *x, const char *expr, size_t len, double *v)
 {
 	x->p = expr;
 	x->end = expr + len;
+	if (len > SS_FLOPS_EXPR_MAX) {
+		x->p = expr + SS_FLOPS_EXPR_MAX;
+		return fx_fail(x, "the expression is longer than " SS_FLOPS_STR(SS_FLOPS_EXPR_MAX) " characters");
+	}
 	if (fx_expr(x, v))
 		return -1;
 	fx_space(x);
@@ -233,6 +273,56 @@ int ss_flops_check_all(const char *flops, char *err, size_t errlen)
 		}
 		if (ss_flops_check(e.expr, e.exprlen, why, sizeof(why))) {
 			snprintf(err, errlen, "flops: %.*s: %s", (int)e.fnlen, e.fn, why);
+			return i;
+		}
+		i++;
+	}
+	return -1;
+}
+
+/* A plain C name (a C++ function's entry is its demangled name, which
+ * record.args's globs of symbols may not match as text: record judges it). */
+static int fx_plain(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fx_is_alpha(s[i]) && !fx_is_digit(s[i]))
+			return 0;
+	return n > 0;
+}
+
+int ss_flops_check_listed(const char *flops, const char *record_args, char *err,
+			  size_t errlen)
+{
+	struct ss_flops_entry e;
+	const char *p = flops;
+	int i = 0;
+
+	while (ss_flops_next(&p, &e)) {
+		char fn[SS_FLOPS_NAME_MAX + 1], pat[256];
+		const char *a = record_args;
+		int listed = 0;
+
+		if (!fx_plain(e.fn, e.fnlen) || e.fnlen > SS_FLOPS_NAME_MAX) {
+			i++;
+			continue;
+		}
+		memcpy(fn, e.fn, e.fnlen);
+		fn[e.fnlen] = 0;
+		while (*a && !listed) {
+			size_t n;
+
+			a += strspn(a, ", \t");
+			n = strcspn(a, ", \t");
+			if (n && n < sizeof(pat)) {
+				memcpy(pat, a, n);
+				pat[n] = 0;
+				listed = !fnmatch(pat, fn, 0);
+			}
+			a += n;
+		}
+		if (!listed) {
+			snprintf(err, errlen, "flops: %s: %s is not listed in record.args, so its calls keep no arguments to count FLOPs from (add it to record.args)",
+				 fn, fn);
 			return i;
 		}
 		i++;

@@ -5,9 +5,13 @@
  * A name that is not is a one-line error naming the config's file and the
  * entry's line, exit 2, and nothing runs.
  *
- * Must never: refuse a function it cannot find in the executable (it may
- * live in a shared library: then the expression is judged per call, and a
- * name with no value gives that call no FLOPs).
+ * A function it cannot find in the executable is said in one warning line
+ * and not refused: it may live in a shared library (then the expression
+ * is judged per call, and a name with no value gives that call no FLOPs).
+ * config.c already refused an entry for a function record.args does not
+ * list.
+ *
+ * Must never: refuse a function only because the executable lacks it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -51,12 +55,14 @@ int ss_record_check_flops(const struct ss_config *cfg, const char *prog_path)
 		fc.n = ss_args_dw_params(prog_path, fn, params, SS_ARGS_MAX);
 		if (fc.n >= 0)
 			ss_flops_names(e.expr, e.exprlen, flops_name, &fc);
+		if (idx < SS_FLOPS_MAX && cfg->flops_line[idx] && cfg->source[0])
+			snprintf(where, sizeof(where), "%s:%u: ", cfg->source, cfg->flops_line[idx]);
+		else
+			ss_config_where(cfg, "flops", where, sizeof(where));
+		if (fc.n < 0)
+			fprintf(stderr, "stepscope: warning: %sflops: %s: %s has no function %s with debug info (its calls have FLOPs only if a library defines it)\n",
+				where, fn, prog_path, fn);
 		if (fc.n >= 0 && fc.bad[0]) {
-			if (idx < SS_FLOPS_MAX && cfg->flops_line[idx] && cfg->source[0])
-				snprintf(where, sizeof(where), "%s:%u: ", cfg->source,
-					 cfg->flops_line[idx]);
-			else
-				ss_config_where(cfg, "flops", where, sizeof(where));
 			list[0] = 0;
 			for (int i = 0; i < fc.n && used + 1 < sizeof(list); i++)
 				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",

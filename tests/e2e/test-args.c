@@ -24,6 +24,9 @@
  *   test_flops_error: a flops: expression naming a parameter the function
  *     does not have stops record before the program runs: exit 2, one line
  *     with the config's file and the entry's line.
+ *   test_flops_hostile: 100,000 '-', a divisor that is 0, a function
+ *     record.args does not list: refused the same way by record and by the
+ *     runtime (STEPSCOPE_CONFIG); a function the program lacks: a warning.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -370,8 +373,8 @@ static void test_flops_error(void **state)
 	snprintf(path, sizeof(path), "%s/bad.yaml", t->dir);
 	FILE *f = fopen(path, "w");
 	SS_E2E_CHECK(t, f != NULL, "cannot write %s", path);
-	fputs("record:\n  args: [matmul_forward]\nflops:\n  attention_forward: \"2*b*t*t*c\"\n"
-	      "  matmul_forward: \"2*B*T*C*OC\"\n", f);
+	fputs("record:\n  args: [matmul_forward, attention_forward]\nflops:\n"
+	      "  attention_forward: \"2*b*t*t*c\"\n  matmul_forward: \"2*B*T*C*OC\"\n", f);
 	fclose(f);
 	int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -c bad.yaml -o run -- "
 			      "./s-args ledger 1");
@@ -381,6 +384,70 @@ static void test_flops_error(void **state)
 				       "of matmul_forward (its parameters: out inp weight bias b t c oc)"),
 		     "unexpected message: %s", t->err);
 	SS_E2E_CHECK(t, ss_e2e_sh(t, "test -e ledger") != 0, "the program ran");
+	ss_e2e_pass(t);
+}
+
+/* Hostile flops: entries (issue 45): each refused by record with one line
+ * at its place, exit 2, before the program runs; the deep one also by the
+ * runtime through STEPSCOPE_CONFIG (it overran the stack before main). */
+static void test_flops_hostile(void **state)
+{
+	static const struct {
+		const char *expr, *args, *msg;
+	} bad[] = {
+		{ NULL, "matmul_forward", "h.yaml:4:19: flops: matmul_forward: the expression is "
+		  "longer than 512 characters (at '--------------------')" },
+		{ "2*b*t/0", "matmul_forward", "h.yaml:4:19: flops: matmul_forward: divides by "
+		  "zero (at '/0')" },
+		{ "2*b*t*c*oc/(2 - 2)", "matmul_forward", "h.yaml:4:19: flops: matmul_forward: "
+		  "divides by zero (at '/(2 - 2)')" },
+		{ "2*b", "attention_forward", "h.yaml:4: flops: matmul_forward: matmul_forward is "
+		  "not listed in record.args, so its calls keep no arguments to count FLOPs from "
+		  "(add it to record.args)" },
+	};
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char path[4200], want[512];
+
+	ss_e2e_build(t, "args", "-fopenmp -lm");
+	snprintf(path, sizeof(path), "%s/h.yaml", t->dir);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		FILE *f = fopen(path, "w");
+		SS_E2E_CHECK(t, f != NULL, "cannot write %s", path);
+		fprintf(f, "record:\n  args: [%s]\nflops:\n  matmul_forward: \"", bad[i].args);
+		if (bad[i].expr)
+			fputs(bad[i].expr, f);
+		else
+			for (int k = 0; k < 100000; k++)
+				fputc('-', f);
+		fputs(bad[i].expr ? "\"\n" : "b\"\n", f);
+		fclose(f);
+		snprintf(want, sizeof(want), "stepscope: %s\n", bad[i].msg);
+		int st = ss_e2e_sh(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -c h.yaml -o run%zu -- "
+				   "./s-args ledger 1", i);
+		SS_E2E_EXPECT_STATUS(t, st, 2);
+		SS_E2E_CHECK(t, !strcmp(t->err, want), "entry %zu: expected\n%sgot\n%s", i, want,
+			     t->err);
+		SS_E2E_CHECK(t, ss_e2e_sh(t, "test -e ledger") != 0, "entry %zu: the program ran", i);
+		/* the runtime on its own: the same line, before main */
+		st = ss_e2e_sh(t, "STEPSCOPE_CONFIG=h.yaml STEPSCOPE_DIR=\"$PWD/rt%zu\" ./s-args ledger 1",
+			       i);
+		SS_E2E_EXPECT_STATUS(t, st, 2);
+		SS_E2E_CHECK(t, !strcmp(t->err, want), "entry %zu, runtime: expected\n%sgot\n%s", i,
+			     want, t->err);
+		SS_E2E_CHECK(t, ss_e2e_sh(t, "test -e ledger") != 0, "entry %zu: the program ran", i);
+	}
+	/* a function the program lacks (a library may define it): one warning
+	 * line, and the run goes on */
+	FILE *f = fopen(path, "w");
+	SS_E2E_CHECK(t, f != NULL, "cannot write %s", path);
+	fputs("record:\n  args: [matmul_forward, no_such_fn]\nflops:\n  no_such_fn: \"2*b\"\n", f);
+	fclose(f);
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -c h.yaml -o ok -- ./s-args ledger 1");
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "stepscope: warning: h.yaml:4: flops: no_such_fn: "
+					  "./s-args has no function no_such_fn with debug info (its "
+					  "calls have FLOPs only if a library defines it)") == 1,
+		     "no warning for the missing function: %s", t->err);
+	SS_E2E_SH_OK(t, "test -s ledger");
 	ss_e2e_pass(t);
 }
 
@@ -451,6 +518,7 @@ int main(void)
 		VARIANT(test_group, gcc_O2, "gcc-O2"),
 		VARIANT(test_group, clang_O3, "clang-O3-native-fast-math"),
 		VARIANT(test_flops_error, gcc_O2, "gcc-O2"),
+		VARIANT(test_flops_hostile, gcc_O2, "gcc-O2"),
 		VARIANT(test_cxx, gcc_O0, "gcc-O0"),
 		VARIANT(test_cxx, gcc_O2, "gcc-O2"),
 		VARIANT(test_cxx, clang_O0, "clang-O0"),

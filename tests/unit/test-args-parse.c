@@ -59,8 +59,11 @@ static void test_flops_eval(void **state)
 	assert_true(out == (4 + 64) * 0.5 + 768 / 2.0);
 	assert_int_equal(ss_flops_eval("B - T - C", 9, look, &vs, &out), 0); /* left to right */
 	assert_true(out == 4.0 - 64 - 768);
-	assert_int_equal(ss_flops_eval("C / 0", 5, look, &vs, &out), 0);
-	assert_true(out == 0);
+	/* a divisor the call's values make 0: no value, as a missing name */
+	assert_int_equal(ss_flops_eval("C / (B - 4)", 11, look, &vs, &out), 1);
+	assert_int_equal(ss_flops_eval("C / (T - T) + B", 15, look, &vs, &out), 1);
+	assert_int_equal(ss_flops_eval("C / B / 0.5", 11, look, &vs, &out), 0);
+	assert_true(out == 768 / 4.0 / 0.5);
 	/* a name without a value: 1, not a number */
 	assert_int_equal(ss_flops_eval("2*nh*T", 6, look, &vs, &out), 1);
 	assert_int_equal(ss_flops_eval("2*X", 3, look, &vs, &out), 1);
@@ -93,6 +96,47 @@ static void test_flops_syntax(void **state)
 	assert_int_equal(ss_flops_check_all("f=2*a;g=b)", err, sizeof(err)), 1);
 	assert_string_equal(err, "flops: g: a ')' has no '(' (at ')')");
 	assert_int_equal(ss_flops_check_all("f=2*a;g=b*c", err, sizeof(err)), -1);
+	/* a divisor that is 0 whatever the call: refused where it is */
+	assert_int_equal(ss_flops_check("C / 0", 5, err, sizeof(err)), -1);
+	assert_string_equal(err, "divides by zero (at '/ 0')");
+	assert_int_equal(ss_flops_check("C*2/(1 - 1.0)", 13, err, sizeof(err)), -1);
+	assert_string_equal(err, "divides by zero (at '/(1 - 1.0)')");
+	assert_int_equal(ss_flops_check("C / -(B - 0)", 12, err, sizeof(err)), 0);
+}
+
+/* Deep, long and wide expressions: refused with a reason, never a crash
+ * (100,000 '-' before a name overran the stack before the bound). */
+static void test_flops_bounds(void **state)
+{
+	static char deep[100002];
+	char err[256], name[SS_FLOPS_NAME_MAX + 3];
+	size_t i;
+	(void)state;
+
+	memset(deep, '-', 100000);
+	deep[100000] = 'B';
+	assert_int_equal(ss_flops_check(deep, 100001, err, sizeof(err)), -1);
+	assert_string_equal(err, "the expression is longer than 512 characters (at '--------------------')");
+	/* depth: 64 levels pass, 65 do not, for '-' and '(' alike */
+	assert_int_equal(ss_flops_check(deep + 100000 - 64, 65, err, sizeof(err)), 0);
+	assert_int_equal(ss_flops_check(deep + 100000 - 65, 66, err, sizeof(err)), -1);
+	assert_string_equal(err, "the expression nests deeper than 64 levels of '(' and '-' (at '-B')");
+	for (i = 0; i < 65; i++)
+		deep[i] = '(';
+	deep[65] = 'B';
+	for (i = 0; i < 65; i++)
+		deep[66 + i] = ')';
+	assert_int_equal(ss_flops_check(deep + 1, 129, err, sizeof(err)), 0);
+	assert_int_equal(ss_flops_check(deep, 131, err, sizeof(err)), -1);
+	assert_string_equal(err, "the expression nests deeper than 64 levels of '(' and '-' (at '(B))))))))))))))))))')");
+	name[0] = 0;
+	assert_int_equal(ss_flops_names(deep, 131, collect, name), -1);
+	assert_string_equal(name, "");
+	/* names: 63 characters pass, 64 do not */
+	memset(name, 'x', sizeof(name));
+	assert_int_equal(ss_flops_check(name, SS_FLOPS_NAME_MAX, err, sizeof(err)), 0);
+	assert_int_equal(ss_flops_check(name, SS_FLOPS_NAME_MAX + 1, err, sizeof(err)), -1);
+	assert_string_equal(err, "a name is longer than 63 characters (at 'xxxxxxxxxxxxxxxxxxxx')");
 }
 
 /* ------------------------------------------------------------ config */
@@ -275,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flops_eval),
 		cmocka_unit_test(test_flops_syntax),
+		cmocka_unit_test(test_flops_bounds),
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_record_parse),
 		cmocka_unit_test(test_prologue),
