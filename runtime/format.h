@@ -368,6 +368,9 @@ enum ss_meta_type {
 	 * only the calibration (SS_META_OVERHEAD).  51-54: issue 35. */
 	SS_META_COST = 50,
 };
+/* Every type, now and to come, is at most this: a reader takes a larger
+ * one for a damaged header (symbolize/read/reader-iter.c). */
+#define SS_META_TYPE_MAX 255
 
 struct ss_meta_cost {
 	uint64_t cpu_ns;             /* the process's CPU time (every thread)

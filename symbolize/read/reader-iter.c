@@ -106,9 +106,40 @@ uint64_t ss_reader_ns(const struct ss_reader *r, uint64_t ticks)
 
 void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it)
 {
+	memset(it, 0, sizeof(*it));
 	it->r = r;
-	it->chunk = 0;
-	it->pos = 0;
+}
+
+/* A header at pos of c that can start a record: a type (0 ends the
+ * records), reserved 0, a size inside the chunk. */
+static int ss_meta_plausible(const struct ss_rchunk *c, uint64_t pos)
+{
+	struct ss_meta m;
+
+	if (pos + sizeof(m) > c->len)
+		return 0;
+	memcpy(&m, c->data + pos, sizeof(m));
+	return m.type && m.type <= SS_META_TYPE_MAX && !m.reserved && m.size >= sizeof(m) &&
+	       m.size <= c->len - pos;
+}
+
+/* Past a damaged header at pos: the next 8-byte boundary where a record
+ * starts whose successor is one too (or the end), else the chunk's end. */
+static uint64_t ss_meta_resync(const struct ss_rchunk *c, uint64_t pos)
+{
+	for (uint64_t q = pos + 8; q + sizeof(struct ss_meta) <= c->len; q += 8) {
+		struct ss_meta m;
+		uint64_t after;
+
+		if (!ss_meta_plausible(c, q))
+			continue;
+		memcpy(&m, c->data + q, sizeof(m));
+		after = q + (((uint64_t)m.size + 7) & ~UINT64_C(7));
+		if (after + sizeof(m) > c->len || (!c->data[after] && !c->data[after + 1]) ||
+		    ss_meta_plausible(c, after))
+			return q;
+	}
+	return c->len;
 }
 
 int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out)
@@ -126,9 +157,25 @@ int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out)
 			continue;
 		}
 		memcpy(&m, c->data + it->pos, sizeof(m));
-		if (!m.type || m.size < sizeof(m) || m.size > c->len - it->pos) {
-			it->chunk++;  /* end of records, or a bad size */
+		if (!m.type) {
+			it->chunk++;  /* the end of the records */
 			it->pos = 0;
+			continue;
+		}
+		if (!ss_meta_plausible(c, it->pos)) {
+			/* a damaged header loses its own record only: go on
+			 * at the next place a record starts */
+			step = ss_meta_resync(c, it->pos);
+			if (step == c->len && c->data + c->len == r->map + r->size &&
+			    m.size > c->len - it->pos && !m.reserved && m.type <= SS_META_TYPE_MAX) {
+				it->chunk++;  /* cut off by a truncated file: */
+				it->pos = 0;  /* the truncation says so */
+				continue;
+			}
+			it->nbad++;
+			it->bad_off = (uint64_t)(c->data - r->map) + it->pos;
+			it->bad_skip = step - it->pos;
+			it->pos = step;
 			continue;
 		}
 		out->type = m.type;

@@ -597,6 +597,27 @@ static void ss_reader_check_end(struct ss_reader *r)
 		       (unsigned long long)e.events);
 }
 
+/* Damaged meta headers (reader-iter.c passes each): one warning each,
+ * with the offset; the records after them are read. */
+static void ss_reader_check_meta(struct ss_reader *r)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+	size_t seen = 0;
+	int more = 1;
+
+	ss_reader_meta_begin(r, &it);
+	while (more) {
+		more = ss_reader_meta_next(&it, &m);
+		if (it.nbad == seen)
+			continue;
+		seen = it.nbad;
+		ss_reader_warn(r, it.bad_off, "%s: damaged meta record at offset %llu: skipped %llu bytes to the next record, and read the metadata after it",
+			       r->path, (unsigned long long)it.bad_off,
+			       (unsigned long long)it.bad_skip);
+	}
+}
+
 /* "; also damaged at offsets A, B (and N more)" after the first warning. */
 static void ss_reader_warn_more(struct ss_reader *r)
 {
@@ -715,6 +736,7 @@ struct ss_reader *ss_reader_open(const char *path, char *err, size_t errlen)
 	if (!SS_READER_V2(r))
 		r->kinds = ~UINT64_C(0);  /* not scanned record by record */
 	ss_reader_damage_text(r);
+	ss_reader_check_meta(r);
 	ss_reader_check_end(r);
 	ss_reader_warn_more(r);
 	ss_reader_fit_clock(r);

@@ -122,9 +122,17 @@ struct ss_meta_iter {
 	const struct ss_reader *r;
 	size_t chunk;
 	uint64_t pos;
+	/* damaged headers passed so far (each loses its own record; the
+	 * next one found is read), the last one's file offset and the bytes
+	 * skipped there (ss_reader_open warns of them) */
+	size_t nbad;
+	uint64_t bad_off, bad_skip;
 };
 void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it);
-/* 1 and *out filled, or 0 at the end. */
+/* 1 and *out filled, or 0 at the end.  A damaged header (a size past
+ * its chunk, reserved bits set, a type past SS_META_TYPE_MAX) is passed:
+ * the iterator goes on at the next 8-byte boundary where a record starts
+ * whose successor does too. */
 int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out);
 
 /* Events of one thread, in order, timestamps in ns clamped to never
