@@ -138,7 +138,7 @@ int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks,
 	struct ss_run run;
 	struct leaks l = { 0 };
 	char err[8300];
-	size_t with = 0, without = 0, i;
+	size_t with = 0, without = 0, on_but_none = 0, i;
 	uint64_t untracked = 0;
 	int rc;
 
@@ -155,7 +155,9 @@ int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks,
 			rc = 1;
 			break;
 		}
-		if (!d.nev && !d.have_live) { /* not recorded with memory.allocations */
+		if (!d.nev && !d.have_live) { /* not recorded with memory.allocations, */
+			/* or with it on and nothing seen (its own malloc) */
+			on_but_none += ss_run_config_has(run.rs[i], "memory.allocations=true");
 			ss_alloc_release(&d);
 			continue;
 		}
@@ -182,7 +184,12 @@ int ss_memory_leaks(const char *dir, const char *backend, int quiet, int stacks,
 		}
 		ss_alloc_release(&d);
 	}
-	if (!rc && !with && !without) {
+	if (!rc && !with && !without && on_but_none) {
+		snprintf(err, sizeof(err), "%s: no recorded allocations although memory.allocations "
+			 "was on: the program's malloc is not one stepscope follows (its own, or a "
+			 "static link without stepscope-cc; the run's stderr said which at exit)", dir);
+		rc = 2;
+	} else if (!rc && !with && !without) {
 		snprintf(err, sizeof(err), "%s: no recorded allocations; record with --set "
 			 "memory.allocations=true", dir);
 		rc = 2;

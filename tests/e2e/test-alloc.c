@@ -465,7 +465,8 @@ static void test_own_library(void **state)
 }
 
 /* A program that defines malloc in its executable comes first: it runs as
- * without stepscope, and is told its allocations are not recorded. */
+ * without stepscope, and is told its allocations are not recorded; memory
+ * --leaks says why there is no verdict, not to turn the setting on. */
 static void test_own_executable(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -480,6 +481,15 @@ static void test_own_executable(void **state)
 		     "plain: %s\nrecorded: %s", plain, t->out);
 	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "memory.allocations: the program defines malloc "
 					  "itself") == 1, "no word of it: %s", t->err);
+	/* memory --leaks: not told to turn on what was on (issue 45) */
+	int st = ss_e2e_sh(t, SS " memory --leaks run");
+	SS_E2E_EXPECT_STATUS(t, st, 2);
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, "run: no recorded allocations although "
+					  "memory.allocations was on: the program's malloc is not one "
+					  "stepscope follows (its own, or a static link without "
+					  "stepscope-cc; the run's stderr said which at exit)") == 1 &&
+		     !strstr(t->err, "record with --set memory.allocations=true"),
+		     "memory --leaks said: %s", t->err);
 	free(plain);
 	ss_e2e_pass(t);
 }
