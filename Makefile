@@ -316,8 +316,10 @@ clean:
 	-$(MAKE) -C examples/mlp-mpi clean >/dev/null 2>&1
 
 # ---------------------------------------------------------------- fuzz
-# libFuzzer target for the raw reader and the slicer (clang); FUZZ_SECS of
-# fuzzing from the seeds in tests/fuzz/corpus, new inputs in build/fuzz/.
+# libFuzzer targets (clang, ASan and UBSan), FUZZ_SECS each from the seeds
+# in tests/fuzz/corpus*, new inputs in build/fuzz/: the raw reader and the
+# slicer (fuzz-reader), the flops: expressions (fuzz-flops), the records
+# of a META chunk (fuzz-meta).
 FUZZ_SECS ?= 60
 FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-group.c symbolize/read/reader-iter.c \
              symbolize/read/compact.c symbolize/read/reader-cache.c \
@@ -327,13 +329,24 @@ FUZZ_SRC  := symbolize/read/reader.c symbolize/read/reader-group.c symbolize/rea
              symbolize/names/args-dw.c symbolize/names/args-eval.c symbolize/names/args-prologue.c \
              symbolize/names/args-views.c \
              runtime/flops-expr.c
+FUZZ_CC   := clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+             -Iruntime $(addprefix -I,$(SYM_DIRS)) -Itests/lib
+FUZZ_RUN   = -max_total_time=$(FUZZ_SECS) -timeout=10 -artifact_prefix=$(B)/fuzz/
 .PHONY: fuzz
 $(B)/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FUZZ_SRC) $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS)))
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-		-Iruntime $(addprefix -I,$(SYM_DIRS)) -o $@ $< $(FUZZ_SRC) -ldw -lelf -lbfd
-fuzz: $(B)/fuzz/fuzz-reader
-	@mkdir -p $(B)/fuzz/corpus
-	$(Q)$(B)/fuzz/fuzz-reader -max_total_time=$(FUZZ_SECS) -timeout=10 \
-		-artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus tests/fuzz/corpus
+	$(Q)$(FUZZ_CC) -o $@ $< $(FUZZ_SRC) -ldw -lelf -lbfd
+$(B)/fuzz/fuzz-meta: tests/fuzz/fuzz-meta.c tests/lib/trace-writer.c $(FUZZ_SRC) $(wildcard runtime/*.h $(addsuffix /*.h,$(SYM_DIRS)))
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(FUZZ_CC) -o $@ $< tests/lib/trace-writer.c $(FUZZ_SRC) -ldw -lelf -lbfd
+$(B)/fuzz/fuzz-flops: tests/fuzz/fuzz-flops.c runtime/flops-expr.c runtime/flops-expr.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(FUZZ_CC) -o $@ $< runtime/flops-expr.c
+fuzz: $(B)/fuzz/fuzz-reader $(B)/fuzz/fuzz-flops $(B)/fuzz/fuzz-meta
+	@mkdir -p $(B)/fuzz/corpus $(B)/fuzz/corpus-flops $(B)/fuzz/corpus-meta
+	$(Q)$(B)/fuzz/fuzz-reader $(FUZZ_RUN) $(B)/fuzz/corpus tests/fuzz/corpus
+	$(Q)$(B)/fuzz/fuzz-flops $(FUZZ_RUN) -max_len=4096 $(B)/fuzz/corpus-flops tests/fuzz/corpus-flops
+	$(Q)$(B)/fuzz/fuzz-meta $(FUZZ_RUN) -max_len=16384 $(B)/fuzz/corpus-meta tests/fuzz/corpus-meta
