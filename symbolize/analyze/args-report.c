@@ -299,7 +299,8 @@ static void ss_args_json_str(FILE *f, const char *s)
 void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 			  size_t limit)
 {
-	qsort(r->g, r->n, sizeof(*r->g), ss_args_cmp);
+	if (r->n > 1)  /* r->g is NULL with no listed call */
+		qsort(r->g, r->n, sizeof(*r->g), ss_args_cmp);
 	if (!strcmp(format, "csv")) {
 		fprintf(f, "name,args,calls,total_ns,avg_ns,min_ns,max_ns,flops,gflops_per_s,calls_without_flops\n");
 		for (size_t i = 0, k = 0; i < r->n; i++) {
@@ -374,7 +375,8 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 		ss_args_report_free(r);
 		return;
 	}
-	qsort(r->g, r->n, sizeof(*r->g), ss_args_cmp);
+	if (r->n > 1)  /* r->g is NULL with no listed call */
+		qsort(r->g, r->n, sizeof(*r->g), ss_args_cmp);
 	fprintf(f, "<h2>Calls by arguments</h2>\n<p class=\"muted\">record.args: one row per "
 		"function and argument values (pointers left out)%s. Table: <code>stepscope "
 		"report DIR --group-by args</code></p>\n<table><tr><th>Name</th><th>Args</th>"

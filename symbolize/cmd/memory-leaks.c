@@ -109,7 +109,8 @@ static void print(FILE *f, struct leaks *l, int stacks)
 	char sp[48], b[48];
 	uint64_t count = 0, bytes = 0;
 	sort_ctx = l;
-	qsort(l->v, l->n, sizeof(*l->v), leak_cmp);
+	if (l->n > 1)  /* l->v is NULL with no leak */
+		qsort(l->v, l->n, sizeof(*l->v), leak_cmp);
 	fprintf(f, "%-14s  %8s  %14s  %12s  %s\n", "Space", "Blocks", "Bytes", "", "Allocated in");
 	for (size_t i = 0; i < l->n;) {
 		size_t j = i;

@@ -46,7 +46,8 @@ static struct ss_offcpu_thread *thread_get(struct ss_offcpu *d, size_t *cap,
 static int finish(struct ss_offcpu_thread *t)
 {
 	size_t k = 0;
-	qsort(t->iv, t->n, sizeof(*t->iv), by_begin);
+	if (t->n > 1)  /* t->iv is NULL when its records held no switch */
+		qsort(t->iv, t->n, sizeof(*t->iv), by_begin);
 	for (size_t i = 0; i < t->n; i++) {
 		struct ss_offcpu_iv v = t->iv[i];
 		if (k && v.begin_ns < t->iv[k - 1].end_ns)
