@@ -268,7 +268,7 @@ void ss_alloc_record_undo(uint64_t addr, uint64_t size, int known)
 {
 	if (!known)
 		return;
-	uint64_t p[3] = { addr, size, SS_SPACE_HEAP };
+	uint64_t p[3] = { addr, size, SS_SPACE_HEAP | SS_SPACE_AGAIN };
 	if (may_record())
 		emit(SS_EV_ALLOC, 3, p);
 	tab_insert(addr, size, SS_SPACE_HEAP);

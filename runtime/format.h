@@ -161,6 +161,10 @@ enum ss_alloc_space {
 	SS_SPACE_CUDA_PINNED = 2,    /* cudaMallocHost (pinned host) */
 	SS_SPACE_CUDA_MANAGED = 3,   /* cudaMallocManaged */
 };
+/* In an SS_EV_ALLOC's space: the ALLOC undoes the thread's FREE just
+ * before it (a realloc that failed: the block is still the program's).
+ * Neither is an allocation or a free; readers drop both. */
+#define SS_SPACE_AGAIN (UINT64_C(1) << 63)
 #define SS_SPACE_KIND(s) ((unsigned)((s) & 0xffu))
 #define SS_SPACE_DEVICE(s) ((unsigned)(((s) >> 8) & 0xffffffu))
 #define SS_SPACE(kind, dev) ((uint64_t)(kind) | ((uint64_t)(dev) & 0xffffffu) << 8)

@@ -302,6 +302,16 @@ static int walk_thread(struct walk *w, size_t t)
 			if (ev.kind == SS_EV_ALLOC) {
 				a.size = ss_reader_word(ev.payload + 8);
 				a.space = ss_reader_word(ev.payload + 16);
+				if (a.space & SS_SPACE_AGAIN) {
+					/* a failed realloc: its FREE, the thread's
+					 * last record, did not happen either */
+					struct ss_alloc_ev *f = w->nrecs ? &w->recs[w->nrecs - 1].ev : NULL;
+					a.space &= ~SS_SPACE_AGAIN;
+					if (f && f->is_free && f->tid == a.tid && f->addr == a.addr &&
+					    f->space == a.space)
+						w->nrecs--;
+					break;
+				}
 			} else {
 				a.is_free = 1;
 				a.space = ss_reader_word(ev.payload + 8);

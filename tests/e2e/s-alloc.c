@@ -21,7 +21,8 @@
  *                  own, not on_jump's; both freed by train_step
  *   log_metrics    realloc a history that grows every step (the block of
  *                  the step before freed, so in the first recorded step a
- *                  free of unknown size); freed in main after the steps
+ *                  free of unknown size); freed in main after the steps;
+ *                  then a realloc too large to succeed (the block stays)
  *   pack_weights   posix_memalign and aligned_alloc, both freed
  *   worker_alloc   on a worker thread (started before the steps, woken
  *                  by a semaphore, waited for): mallocs 512 and 256,
@@ -217,6 +218,11 @@ NOINLINE void log_metrics(void)
 		note('F', history.n, history.p, history.step);
 	void *p = realloc(history.p, n);
 	history = got(p, n);
+	/* a realloc that fails keeps the block: neither a free nor an
+	 * allocation, and not in the ledger */
+	static volatile size_t huge = SIZE_MAX / 2;
+	if (realloc(history.p, huge))
+		abort();
 	LEAVE();
 }
 
