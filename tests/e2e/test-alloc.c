@@ -22,7 +22,9 @@
  * allocation and free in its own trace, the parent's figures exact); a
  * -static build (libstepscope.a's wrappers, linked by --wrap) exact too;
  * C++ new and delete; a 20 us timer whose handler allocates at any
- * instant (thousands of interruptions, every record arrives once).
+ * instant (thousands of interruptions, every record arrives once); a
+ * trace whose first STEP record has a size of 0xfffffff0 gives the same
+ * leak list as intact, with one warning naming the record's offset.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +38,7 @@
 #include <cjson/cJSON.h>
 
 #include "e2e.h"
+#include "format.h"
 
 #define SS "\"$SS_E2E_BUILD/bin/stepscope\""
 #define SETS "--set step.function=train_step --set window.start_step=2 " \
@@ -517,6 +520,66 @@ static void test_fork(void **state)
 	ss_e2e_pass(t);
 }
 
+/* One damaged META record (issue 45): the first step's size set to
+ * 0xfffffff0 lost the later steps, the end record and the leak list, and
+ * memory --leaks said the process did not exit through exit().  Now the
+ * reader names the record's offset and reads the rest: the leak list is
+ * the intact run's. */
+static void test_damaged_meta(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	char path[4200], name[2048], want[512];
+	long at = -1;
+
+	ss_e2e_build(t, "alloc", NULL);
+	SS_E2E_SH_OK(t, SS " record -o run " SETS " -- ./s-alloc %d %d %d", STEPS, FIRST, END);
+	SS_E2E_SH_OK(t, SS " memory --leaks run");
+	char *intact = strdup(t->out);
+	SS_E2E_CHECK(t, intact && strstr(intact, "leak_small"), "no leak list: %s", t->out);
+	SS_E2E_SH_OK(t, "ls run/*.sstrace > name");
+	snprintf(path, sizeof(path), "%s/name", t->dir);
+	FILE *f = fopen(path, "r");
+	SS_E2E_CHECK(t, f && fgets(name, sizeof(name), f), "no trace");
+	fclose(f);
+	name[strcspn(name, "\n")] = 0;
+	snprintf(path, sizeof(path), "%s/%s", t->dir, name);
+	f = fopen(path, "r+b");
+	SS_E2E_CHECK(t, f != NULL, "cannot open %s", path);
+	/* the first STEP record of the first META chunk */
+	struct ss_chunk_header ch;
+	long off = 0;
+	uint32_t hsize = 0;
+	SS_E2E_CHECK(t, fseek(f, (long)offsetof(struct ss_file_header, header_size), SEEK_SET) == 0 && fread(&hsize, 4, 1, f) == 1, "no header");
+	for (off = hsize; at < 0 && !fseek(f, off, SEEK_SET) && fread(&ch, sizeof(ch), 1, f) == 1;
+	     off += (long)ch.size) {
+		SS_E2E_CHECK(t, ch.magic == SS_CHUNK_MAGIC && ch.size >= sizeof(ch), "chunk at %ld", off);
+		for (long pos = off + (long)sizeof(ch); ch.kind == SS_CHUNK_META &&
+		     pos + 16 <= off + (long)ch.size;) {
+			struct ss_meta m;
+			if (fseek(f, pos, SEEK_SET) || fread(&m, sizeof(m), 1, f) != 1 || !m.type)
+				break;
+			if (m.type == SS_META_STEP) {
+				at = pos;
+				break;
+			}
+			pos += (long)((m.size + 7) & ~7u);
+		}
+	}
+	SS_E2E_CHECK(t, at > 0, "no STEP record in %s", path);
+	uint32_t bad = 0xfffffff0u;
+	SS_E2E_CHECK(t, !fseek(f, at + 4, SEEK_SET) && fwrite(&bad, 4, 1, f) == 1, "cannot damage");
+	fclose(f);
+	SS_E2E_SH_OK(t, SS " memory --leaks run");
+	SS_E2E_CHECK(t, !strcmp(t->out, intact), "leak list:\n%s\nintact:\n%s", t->out, intact);
+	snprintf(want, sizeof(want), "damaged meta record at offset %ld: skipped %zu bytes to the "
+		 "next record, and read the metadata after it", at,
+		 sizeof(struct ss_meta) + sizeof(struct ss_meta_step));
+	SS_E2E_CHECK(t, ss_e2e_lines_with(t->err, want) == 1 && !strstr(t->err, "exit()"),
+		     "expected one warning naming offset %ld, got:\n%s", at, t->err);
+	free(intact);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +591,7 @@ int main(void)
 		SS_E2E_TEST(test_own_library),
 		SS_E2E_TEST(test_own_executable),
 		SS_E2E_TEST(test_fork),
+		SS_E2E_TEST(test_damaged_meta),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
