@@ -184,17 +184,17 @@ static void test_config(void **state)
 	char err[1024], buf[4096];
 	(void)state;
 
-	assert_string_equal(load(&c, "record:\n  args: [matmul_forward, 'adamw_*']\n"
+	assert_string_equal(load(&c, "record:\n  args: [matmul_forward, 'adamw_*', attention]\n"
 				  "flops:\n  matmul_forward: \"2*B*T*C*OC\"\n"
 				  "  attention: 4 * B * T\n"),
 			    "");
-	assert_string_equal(c.record_args, "matmul_forward,adamw_*");
+	assert_string_equal(c.record_args, "matmul_forward,adamw_*,attention");
 	assert_string_equal(c.flops, "matmul_forward=2*B*T*C*OC;attention=4 * B * T");
 	assert_int_equal(c.flops_line[0], 4);
 	assert_int_equal(c.flops_line[1], 5);
 	/* the dump carries both, and only when given */
 	ss_config_dump(&c, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "record.args=matmul_forward,adamw_*\n"));
+	assert_non_null(strstr(buf, "record.args=matmul_forward,adamw_*,attention\n"));
 	assert_non_null(strstr(buf, "flops=matmul_forward=2*B*T*C*OC;attention=4 * B * T\n"));
 	ss_config_defaults(&c);
 	ss_config_dump(&c, buf, sizeof(buf));
@@ -214,6 +214,36 @@ static void test_config(void **state)
 	assert_int_equal(ss_config_set(&c, "flops=f=2*(a", "--set", err, sizeof(err)), 0);
 	assert_int_equal(ss_config_check(&c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "flops: f: a '(' is not closed"));
+	/* record.args bounded: 64 names of < 256 characters (args.c kept no
+	 * more, silently) */
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "record.args=");
+	for (int i = 0; i < 65; i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%sfn%d", i ? "," : "", i);
+	ss_config_defaults(&c);
+	assert_int_equal(ss_config_set(&c, buf, "--set", err, sizeof(err)), 0);
+	assert_int_equal(ss_config_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "record.args lists more than 64 names (use globs, e.g. 'matmul_*')"));
+	memset(buf, 0, sizeof(buf));
+	n = (size_t)snprintf(buf, sizeof(buf), "record.args=ok,");
+	memset(buf + n, 'x', 256);
+	ss_config_defaults(&c);
+	assert_int_equal(ss_config_set(&c, buf, "--set", err, sizeof(err)), 0);
+	assert_int_equal(ss_config_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "record.args: a name is longer than 255 characters ('xxxxxxxxxxxxxxxxxxxx...')"));
+	buf[n + 255] = 0;  /* 255: kept */
+	ss_config_defaults(&c);
+	assert_int_equal(ss_config_set(&c, buf, "--set", err, sizeof(err)), 0);
+	assert_int_equal(ss_config_check(&c, err, sizeof(err)), 0);
+	/* flops only for a function record.args lists */
+	ss_config_defaults(&c);
+	assert_int_equal(ss_config_set(&c, "record.args=matmul_*", "--set", err, sizeof(err)), 0);
+	assert_int_equal(ss_config_set(&c, "flops=matmul_forward=2*b;attention=4*b", "--set", err,
+				       sizeof(err)), 0);
+	assert_int_equal(ss_config_check(&c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "flops: attention: attention is not listed in record.args"));
+	assert_int_equal(ss_config_set(&c, "record.args=matmul_*,attention", "--set", err,
+				       sizeof(err)), 0);
+	assert_int_equal(ss_config_check(&c, err, sizeof(err)), 0);
 }
 
 /* ------------------------------------------------------------ records */
