@@ -165,8 +165,11 @@ int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out)
 		if (!ss_meta_plausible(c, it->pos)) {
 			/* a damaged header loses its own record only: go on
 			 * at the next place a record starts */
+			struct ss_chunk_header ch;
+
+			memcpy(&ch, c->data - sizeof(ch), sizeof(ch));
 			step = ss_meta_resync(c, it->pos);
-			if (step == c->len && c->data + c->len == r->map + r->size &&
+			if (step == c->len && ch.size > r->size - c->offset &&
 			    m.size > c->len - it->pos && !m.reserved && m.type <= SS_META_TYPE_MAX) {
 				it->chunk++;  /* cut off by a truncated file: */
 				it->pos = 0;  /* the truncation says so */

@@ -122,6 +122,19 @@ static void test_size_past_chunk(void **state)
 	ss_tw_free(w);
 }
 
+/* the last record: nothing to resync to, but the file is whole, so it is
+ * damage, not a truncated file */
+static void test_last_record(void **state)
+{
+	size_t off[NREC];
+	struct ss_tw *w = six_records(off);
+	uint32_t size = 0xfffffff0u;
+	(void)state;
+	set_field(w, off[5] + offsetof(struct ss_meta, size), &size, 4);
+	check(w, off, 5, sizeof(struct ss_meta) + 40 + 16);
+	ss_tw_free(w);
+}
+
 static void test_size_small(void **state)
 {
 	size_t off[NREC];
@@ -179,6 +192,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_intact),
 		cmocka_unit_test(test_size_past_chunk),
+		cmocka_unit_test(test_last_record),
 		cmocka_unit_test(test_size_small),
 		cmocka_unit_test(test_reserved_set),
 		cmocka_unit_test(test_type_past_max),
