@@ -162,7 +162,7 @@ static void ss_filter_insert(uintptr_t a, unsigned kind)
 
 /* Before main (the runtime's constructor).  A filter file that cannot be
  * read is refused like a bad config. */
-void ss_filter_init(void)
+int ss_filter_init(void)
 {
 	const struct ss_config *c = &ss_rt.cfg;
 	struct ss_filter_globs g = { 0 };
@@ -172,9 +172,14 @@ void ss_filter_init(void)
 	ss_filter_add_list(&g, c->filter_include, SS_FILTER_INCLUDE);
 	if (c->filter_exclude_file[0] && ss_filter_add_file(&g, c->filter_exclude_file)) {
 		ss_config_where(c, "filter.exclude_file", where, sizeof(where));
-		fprintf(stderr, "stepscope: %scannot read %s (write one function name a line, "
-			"e.g. with stepscope filter RUN -o FILE)\n", where, c->filter_exclude_file);
-		exit(2);
+		char msg[SS_CONFIG_PATH_MAX * 2 + 160];
+		snprintf(msg, sizeof(msg), "%scannot read %s (write one function name a line, "
+			 "e.g. with stepscope filter RUN -o FILE)", where, c->filter_exclude_file);
+		for (size_t i = 0; i < g.n; i++)
+			ss_free(g.pat[i]);
+		ss_free(g.addr);
+		ss_rt_refuse(msg);
+		return -1;
 	}
 	ss_filter_has_include = c->filter_include[0] != 0;
 	ss_filter_max_depth = (uint32_t)c->filter_max_depth;
@@ -209,6 +214,7 @@ void ss_filter_init(void)
 	ss_hot.filter = (ss_filter_used || ss_filter_has_include || ss_filter_max_depth
 			 ? SS_FILTER_SKIP : 0) |
 			(ss_filter_min_ticks ? SS_FILTER_SHORT : 0);
+	return 0;
 }
 
 /* Lock held: a window opens (every thread starts from depth 0 again). */

@@ -432,7 +432,8 @@ SS_HIDDEN int ss_rank_launcher(const char *exe); /* mpirun & co: stay out */
 /* filter.c: the filter keys and the cost of a recorded call */
 #define SS_FILTER_SKIP 1               /* exclude, include or max_depth */
 #define SS_FILTER_SHORT 2              /* min_duration_us */
-SS_HIDDEN void ss_filter_init(void);   /* before main: sets ss_hot.filter */
+SS_HIDDEN int ss_filter_init(void);    /* before main: sets ss_hot.filter; -1: refused */
+SS_HIDDEN void ss_rt_refuse(const char *what); /* one line; the program runs unrecorded */
 SS_HIDDEN void ss_filter_calibrate(void); /* before main, one thread */
 SS_HIDDEN void ss_filter_write_meta(void);  /* lock held: SS_META_OVERHEAD */
 SS_HIDDEN void ss_filter_on_window(void);   /* lock held: a window opens */

@@ -47,6 +47,24 @@ struct ss_runtime ss_rt = {
 };
 __thread struct ss_thread ss_tls __attribute__((tls_model("initial-exec")));
 
+/* A run started without `record` whose config cannot be used (a bad
+ * file, a step.function the program lacks, an unreadable
+ * filter.exclude_file): one line, and the program runs unrecorded, as do
+ * the processes it starts (STEPSCOPE_DISABLE, so they say nothing more).
+ * A profiler never stops the program it was asked to watch; `record`
+ * refuses the same input, exit 2, before the program starts.  A run
+ * directory this process made for the run is removed (it holds nothing). */
+void ss_rt_refuse(const char *what)
+{
+	ss_warn("%s; the program runs unrecorded", what);
+	setenv("STEPSCOPE_DISABLE", "1", 1);
+	if (ss_rt.own_dir)
+		rmdir(ss_rt.dir);
+	ss_hot.gate = 0; /* the hooks record nothing from here */
+	ss_hot.watch = NULL;
+	ss_rt.disabled = 1;
+}
+
 void ss_warn(const char *fmt, ...)
 {
 	char buf[512];
@@ -412,9 +430,8 @@ static void runtime_start(void)
 		}
 	} else {
 		if (ss_config_resolve(&ss_rt.cfg, NULL, NULL, 0, err, sizeof(err))) {
-			fprintf(stderr, "stepscope: %s\n", err);
-			exit(2); /* the run's first process, before main: refuse
-				  * rather than run unprofiled */
+			ss_rt_refuse(err); /* never stop the program: it runs unrecorded */
+			return;
 		}
 		hand_on();
 		ss_direct_note_config(&ss_rt.cfg); /* for the exit line */
@@ -456,7 +473,8 @@ static void runtime_start(void)
 		ss_rt.disabled = 1;
 		return;
 	}
-	ss_filter_init(); /* filter: names to addresses */
+	if (ss_filter_init()) /* filter: names to addresses */
+		return;
 	ss_filter_calibrate();
 	ss_args_init(); /* record.args: names to addresses */
 	ss_stats_init(); /* stats: whole_run, log.every_n_steps */

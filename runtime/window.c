@@ -182,9 +182,10 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 }
 
 /* 0, or -1 when this process is not to be recorded (its step.function
- * is missing).  Only the first process of a run started without `record`
- * refuses (exit 2, before its main); any other process runs untouched,
- * with one line on stderr if it was built with instrumentation. */
+ * is missing).  The first process of a run started without `record` says
+ * so in one line (ss_rt_refuse) and runs unrecorded; any other process
+ * runs untouched, with one line on stderr if it was built with
+ * instrumentation. */
 int ss_window_init(void)
 {
 	const struct ss_config *c = &ss_rt.cfg;
@@ -205,9 +206,11 @@ int ss_window_init(void)
 					ss_warn("%s; this process runs unrecorded", err);
 				return -1;
 			}
+			char msg[sizeof(where) + sizeof(err)];
 			ss_config_where(c, "step.function", where, sizeof(where));
-			fprintf(stderr, "stepscope: %s%s\n", where, err);
-			exit(2);
+			snprintf(msg, sizeof(msg), "%s%s", where, err);
+			ss_rt_refuse(msg);
+			return -1;
 		}
 		ss_hot.watch = fn;
 	} else if (c->mode != SS_SCHED_ALL) {
