@@ -195,6 +195,36 @@ static Dwarf_Off origin_off(Dwarf_Die *d)
 	return dwarf_dieoffset(d);
 }
 
+/* Does the subprogram's code begin at pc?  Its entry pc, or, for a
+ * function split hot/cold (DW_AT_ranges and no low_pc, where
+ * dwarf_entrypc fails: gcc's f and f.cold), the start of one of its
+ * ranges: the hook's fn is the hot part's first byte. */
+static int begins_at(Dwarf_Die *d, uint64_t pc)
+{
+	Dwarf_Addr lo, base, ps, pe;
+	ptrdiff_t off = 0;
+
+	if (dwarf_entrypc(d, &lo) == 0)
+		return lo == pc;
+	while ((off = dwarf_ranges(d, off, &base, &ps, &pe)) > 0)
+		if (ps == pc)
+			return 1;
+	return 0;
+}
+
+/* The first byte of the subprogram's code: its entry pc, or the start of
+ * its first range (gcc lists the hot part, which holds the entry, first). */
+static int entry_of(Dwarf_Die *d, uint64_t *out)
+{
+	Dwarf_Addr lo, base, pe;
+
+	if (dwarf_entrypc(d, &lo) == 0 || dwarf_ranges(d, 0, &base, &lo, &pe) > 0) {
+		*out = lo;
+		return 1;
+	}
+	return 0;
+}
+
 /* The concrete subprogram under parent (through namespaces, classes and
  * modules: dwarf_getscopes does not enter a namespace) whose entry is fn
  * (entry 1), or that holds pc (entry 0). */
@@ -205,11 +235,9 @@ static int find_sub(Dwarf_Die *parent, uint64_t pc, int entry, Dwarf_Die *out)
 	if (dwarf_child(parent, &d) != 0)
 		return 0;
 	do {
-		Dwarf_Addr lo;
 		switch (dwarf_tag(&d)) {
 		case DW_TAG_subprogram:
-			if (entry ? dwarf_entrypc(&d, &lo) == 0 && lo == pc :
-				    dwarf_haspc(&d, pc) > 0) {
+			if (entry ? begins_at(&d, pc) : dwarf_haspc(&d, pc) > 0) {
 				*out = d;
 				return 1;
 			}
@@ -263,15 +291,21 @@ static int find_subprogram(Dwarf *dw, uint64_t fn, Dwarf_Die *out)
 	return cu_of(dw, fn, &cu) && find_sub(&cu, fn, 1, out);
 }
 
-/* The DIE of fn's instance that runs at pc - 1: its own body (*inl 0), or
- * a copy inlined into another function (*inl 1: -finstrument-functions
- * calls the hook with fn there too); *outer: the subprogram around
- * pc - 1, whose frame base the locations use. */
+/* The DIE of fn's instance that runs at pc - 1: its own body (*inl 0), a
+ * clone of it (*inl 0, *clone 1: gcc's f.constprop.N, f.isra.N, f.part.N
+ * call the hook with the original's address, and their parameters are
+ * not the original's registers), or a copy inlined into another function
+ * or into a clone of it (*inl 1: -finstrument-functions calls the hook
+ * with fn there too); *outer: the subprogram around pc - 1, whose frame
+ * base the locations use; *entry: the instance's first byte (fn, or the
+ * clone's). */
 static int find_instance(Dwarf *dw, uint64_t fn, uint64_t pc, Dwarf_Die *inst,
-			 Dwarf_Die *outer, int *inl)
+			 Dwarf_Die *outer, int *inl, int *clone, uint64_t *entry)
 {
 	Dwarf_Die sp, cu;
 
+	*clone = 0;
+	*entry = fn;
 	if (!find_subprogram(dw, fn, &sp))
 		return 0;
 	if (dwarf_haspc(&sp, pc - 1) > 0) {
@@ -279,10 +313,20 @@ static int find_instance(Dwarf *dw, uint64_t fn, uint64_t pc, Dwarf_Die *inst,
 		*inl = 0;
 		return 1;
 	}
-	/* inlined: the function around pc - 1, and the copy in it */
+	if (!cu_of(dw, pc - 1, &cu) || !find_sub(&cu, pc - 1, 0, outer))
+		return 0;
+	/* inlined: the innermost copy around pc - 1, in the function there
+	 * or in a clone of it */
 	*inl = 1;
-	return cu_of(dw, pc - 1, &cu) && find_sub(&cu, pc - 1, 0, outer) &&
-	       find_inlined(outer, pc - 1, origin_off(&sp), inst);
+	if (find_inlined(outer, pc - 1, origin_off(&sp), inst))
+		return 1;
+	/* a clone: another concrete body of the same abstract function */
+	if (origin_off(outer) != origin_off(&sp) || !entry_of(outer, entry))
+		return 0;
+	*inst = *outer;
+	*inl = 0;
+	*clone = 1;
+	return 1;
 }
 
 /* The concrete DIE of abstract parameter p among inst's children, or 0. */
@@ -395,6 +439,41 @@ static int param_type(Dwarf_Die *param, unsigned *size)
 	}
 }
 
+/* A parameter the compiler made a constant (gcc's f.constprop.N gives
+ * the clone's copy DW_AT_const_value): the value as ops, for integers,
+ * enums, bools and pointers (a float's bytes are left out). */
+static void const_param(Dwarf_Die *conc, struct recipe_param *p)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word u;
+	Dwarf_Sword v;
+
+	if (p->kind == K_FLOAT || !dwarf_attr(conc, DW_AT_const_value, &a))
+		return;
+	switch (dwarf_whatform(&a)) {
+	case DW_FORM_sdata:
+	case DW_FORM_implicit_const:
+		if (dwarf_formsdata(&a, &v) != 0)
+			return;
+		u = (Dwarf_Word)v;
+		break;
+	case DW_FORM_data1:
+	case DW_FORM_data2:
+	case DW_FORM_data4:
+	case DW_FORM_data8:
+	case DW_FORM_udata:
+		if (dwarf_formudata(&a, &u) != 0)
+			return;
+		break;
+	default:
+		return;  /* blocks, strings */
+	}
+	p->cval[0] = (Dwarf_Op){ .atom = DW_OP_constu, .number = u };
+	p->cval[1] = (Dwarf_Op){ .atom = DW_OP_stack_value };
+	p->ops = p->after = p->cval;
+	p->nops = p->nafter = 2;
+}
+
 static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 {
 	struct recipe *r = calloc(1, sizeof(*r));
@@ -402,7 +481,8 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 	Dwarf_Attribute a;
 	Dwarf_Frame *fr = NULL;
 	const char *fname;
-	int inl = 0;
+	uint64_t entry = fn;
+	int inl = 0, clone = 0;
 
 	if (!r)
 		return NULL;
@@ -410,7 +490,7 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 	r->pc = pc;
 	r->next = m->recipes;
 	m->recipes = r;
-	if (!m->dw || !find_instance(m->dw, fn, pc, &inst, &sp, &inl))
+	if (!m->dw || !find_instance(m->dw, fn, pc, &inst, &sp, &inl, &clone, &entry))
 		return r;
 	/* declaration order: the abstract DIE's parameters, when there is one */
 	if (!dwarf_attr(&inst, DW_AT_abstract_origin, &a) || !dwarf_formref_die(&a, &abs))
@@ -439,8 +519,10 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 	}
 	if (dwarf_child(&abs, &child) != 0)
 		return r;
-	int clang = !inl && is_clang(&sp), nint = 0, nsse = 0, pro = 0;
-	int abi_ok = !inl && !returns_memory(&abs);
+	/* a clone's registers are its own (parameters dropped or split):
+	 * only its DWARF says where each one is */
+	int clang = !inl && !clone && is_clang(&sp), nint = 0, nsse = 0, pro = 0;
+	int abi_ok = !inl && !clone && !returns_memory(&abs);
 	int same = dwarf_dieoffset(&abs) == dwarf_dieoffset(&inst);
 	do {
 		struct recipe_param *p;
@@ -482,8 +564,10 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			conc = child;
 		else if (!concrete_param(&inst, &child, &conc))
 			continue;  /* this instance has no trace of it */
-		if (!dwarf_attr(&conc, DW_AT_location, &a))
+		if (!dwarf_attr(&conc, DW_AT_location, &a)) {
+			const_param(&conc, p);
 			continue;
+		}
 		int single = dwarf_whatform(&a) != DW_FORM_sec_offset &&
 			     dwarf_whatform(&a) != DW_FORM_loclistx;
 		if (inl && single && is_clang(&sp) && single_memory(&a))
@@ -506,7 +590,7 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			p->ops = ops;
 			p->nops = n;
 		}
-		if (!inl && ss_args_loc_at(&conc, &a, fn, &ops, &n)) {
+		if (!inl && ss_args_loc_at(&conc, &a, entry, &ops, &n)) {
 			p->entry = ops;  /* its incoming slot: out-of-line only */
 			p->nentry = n;
 		}
@@ -553,10 +637,10 @@ int ss_args_dw_params(const char *path, const char *fn, char names[][64], size_t
 			do {
 				const char *name;
 				Dwarf_Die child;
-				Dwarf_Addr lo;
+				uint64_t lo;
 				if (dwarf_tag(&d) != DW_TAG_subprogram ||
 				    !(name = dwarf_diename(&d)) || strcmp(name, fn) ||
-				    dwarf_entrypc(&d, &lo) != 0)
+				    !entry_of(&d, &lo))
 					continue;
 				n = 0;
 				if (dwarf_child(&d, &child) == 0) {

@@ -48,6 +48,8 @@ struct recipe_param {
 	int pro;                  /* clang, one location for the whole
 	                           * function: args-prologue.c says where */
 	int abi, abi_idx;         /* ABI_INT rdi.., ABI_SSE xmm.., ABI_STACK */
+	Dwarf_Op cval[2];         /* DW_AT_const_value as ops (a clone's
+	                           * constant parameter) */
 };
 
 enum { ABI_NONE, ABI_INT, ABI_SSE, ABI_STACK };
