@@ -46,6 +46,12 @@ struct ss_args_group {
 	uint64_t flops_run_ns;     /* ... less the time they were preempted */
 	uint64_t flops_calls, no_flops;  /* with; needed value missing */
 	int fn_row;                /* a per-function total */
+	/* per-function rows: calls with a value <optimized out>, and which
+	 * parameters, in the order first seen */
+	uint64_t out_calls;
+	size_t nout;
+	char *out_name[SS_ARGS_MAX];
+	uint64_t out_n[SS_ARGS_MAX];
 };
 
 struct ss_args_report {
@@ -124,6 +130,28 @@ void ss_args_key(const struct ss_slice *s, char *buf, size_t len)
 	}
 }
 
+/* Count the call's <optimized out> values in its function's row. */
+static void ss_args_count_out(struct ss_args_group *g, const struct ss_slice *s)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < s->nargv; i++) {
+		size_t k;
+		if (s->argv[i].kind != SS_ARGV_OUT || !s->argv[i].name)
+			continue;
+		any = 1;
+		for (k = 0; k < g->nout && strcmp(g->out_name[k], s->argv[i].name); k++)
+			;
+		if (k == g->nout) {
+			if (k == SS_ARGS_MAX || !(g->out_name[k] = strdup(s->argv[i].name)))
+				continue;
+			g->nout++;
+		}
+		g->out_n[k]++;
+	}
+	g->out_calls += any;
+}
+
 static void ss_args_report_slice(void *ctx, uint64_t pid, uint64_t tid,
 				 const struct ss_slice *s)
 {
@@ -140,8 +168,10 @@ static void ss_args_report_slice(void *ctx, uint64_t pid, uint64_t tid,
 	ss_args_key(s, key, sizeof(key));
 	if ((g = ss_args_group_get(r, s->name, key, 0)))
 		ss_args_group_add(g, s, off);
-	if ((g = ss_args_group_get(r, s->name, "", 1)))
+	if ((g = ss_args_group_get(r, s->name, "", 1))) {
 		ss_args_group_add(g, s, off);
+		ss_args_count_out(g, s);
+	}
 	if (s->has_flops)
 		r->have_flops = 1;
 	if (s->has_flops == 2)
@@ -186,6 +216,8 @@ void ss_args_report_free(struct ss_args_report *r)
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->g[i].fn);
 		free(r->g[i].key);
+		for (size_t k = 0; k < r->g[i].nout; k++)
+			free(r->g[i].out_name[k]);
 	}
 	free(r->g);
 	free(r);
@@ -226,6 +258,23 @@ void ss_args_report_footer(FILE *f, const struct ss_args_report *r)
 {
 	if (ss_args_report_flops_shown(r))
 		fprintf(f, "FLOPs: from flops: in the config; %s\n", ss_args_gflops_basis(r));
+}
+
+/* One line per function with values <optimized out>: how many of its
+ * calls, and each parameter with the calls it was missing from
+ * ("forward: 3 of 3 calls with a value <optimized out>: B 3"). */
+static void ss_args_out_footer(FILE *f, const struct ss_args_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ss_args_group *g = &r->g[i];
+		if (!g->fn_row || !g->out_calls)
+			continue;
+		fprintf(f, "%s: %" PRIu64 " of %" PRIu64 " call%s with a value <optimized out>:", g->fn,
+			g->out_calls, g->calls, g->calls == 1 ? "" : "s");
+		for (size_t k = 0; k < g->nout; k++)
+			fprintf(f, "%s %s %" PRIu64, k ? "," : "", g->out_name[k], g->out_n[k]);
+		fputc('\n', f);
+	}
 }
 
 static void ss_args_table(FILE *f, const struct ss_args_report *r, int fn_rows, size_t limit)
@@ -341,7 +390,18 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 			if (ss_args_gflops(r, g) >= 0)
 				fprintf(f, ",\"flops\":%.17g,\"gflops_per_s\":%.6f", g->flops,
 					ss_args_gflops(r, g));
-			fprintf(f, ",\"calls_without_flops\":%" PRIu64 "}", g->no_flops);
+			fprintf(f, ",\"calls_without_flops\":%" PRIu64, g->no_flops);
+			if (g->fn_row) {
+				fprintf(f, ",\"calls_with_optimized_out\":%" PRIu64
+					   ",\"optimized_out\":{", g->out_calls);
+				for (size_t k = 0; k < g->nout; k++) {
+					fputs(k ? "," : "", f);
+					ss_args_json_str(f, g->out_name[k]);
+					fprintf(f, ":%" PRIu64, g->out_n[k]);
+				}
+				fputc('}', f);
+			}
+			fputc('}', f);
 		}
 		fprintf(f, "\n],\"calls_without_flops\":%" PRIu64 ",\"gflops_time\":\"%s\"}\n",
 			r->missing, r->have_off ? "wall_less_preempted" : "wall");
@@ -356,6 +416,7 @@ void ss_args_report_print(FILE *f, struct ss_args_report *r, const char *format,
 	if (r->missing)
 		fprintf(f, "%" PRIu64 " call%s without FLOPs: a parameter its flops: expression needs was <optimized out>\n",
 			r->missing, r->missing == 1 ? "" : "s");
+	ss_args_out_footer(f, r);
 }
 
 /* ------------------------------------------------------------ html */
@@ -408,6 +469,21 @@ void ss_args_html(FILE *f, const char *dir, const char *backend)
 	if (r->missing)
 		fprintf(f, "<p class=\"muted\">%" PRIu64 " calls without FLOPs: a parameter their "
 			"expression needs was &lt;optimized out&gt;</p>\n", r->missing);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ss_args_group *g = &r->g[i];
+		if (!g->fn_row || !g->out_calls)
+			continue;
+		fputs("<p class=\"muted\">", f);
+		ss_svg_text(f, g->fn);
+		fprintf(f, ": %" PRIu64 " of %" PRIu64 " calls with a value &lt;optimized out&gt;:",
+			g->out_calls, g->calls);
+		for (size_t k = 0; k < g->nout; k++) {
+			fputs(k ? ", " : " ", f);
+			ss_svg_text(f, g->out_name[k]);
+			fprintf(f, " %" PRIu64, g->out_n[k]);
+		}
+		fputs("</p>\n", f);
+	}
 	ss_args_report_free(r);
 }
 

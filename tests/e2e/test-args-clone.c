@@ -225,6 +225,51 @@ static void test_shapes(void **state)
 				     fn, c->gname[k], mine, c->gval[k]);
 		}
 	}
+	/* the report's footer: per function, the calls with a value
+	 * <optimized out> and each such parameter's count, as the trace has them */
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report run --group-by args");
+	char *report = strdup(t->out);
+	for (size_t r = 0; r < sizeof(params) / sizeof(params[0]); r++) {
+		const char *fn = params[r][0];
+		size_t calls = 0, with = 0, per[MAXP] = { 0 };
+		char head[160], item[64], *line;
+		for (size_t i = 0; i < n; i++) {
+			const cJSON *a = cJSON_GetObjectItemCaseSensitive(evs[i], "args");
+			int any = 0;
+			if (strcmp(cJSON_GetObjectItemCaseSensitive(evs[i], "name")->valuestring, fn))
+				continue;
+			calls++;
+			for (int k = 1; k < MAXP && params[r][k]; k++) {
+				const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, params[r][k]);
+				if (cJSON_IsString(v) && !strcmp(v->valuestring, "<optimized out>"))
+					per[k]++, any = 1;
+			}
+			with += any;
+		}
+		snprintf(head, sizeof(head), "\n%s: %zu of %zu calls with a value <optimized out>:", fn,
+			 with, calls);
+		line = strstr(report, head);
+		if (!with) {
+			snprintf(head, sizeof(head), "\n%s: ", fn);
+			SS_E2E_CHECK(t, !strstr(report, head), "report: a footer line for %s, whose "
+				     "calls have every value:\n%s", fn, report);
+			continue;
+		}
+		SS_E2E_CHECK(t, line != NULL, "report: no line '%s' in:\n%s", head + 1, report);
+		char *eol = strchr(line + 1, '\n');
+		if (eol)
+			*eol = 0;
+		for (int k = 1; k < MAXP && params[r][k]; k++) {
+			snprintf(item, sizeof(item), " %s %zu", params[r][k], per[k]);
+			if (per[k])
+				SS_E2E_CHECK(t, strstr(line, item) != NULL, "report: '%s' lacks '%s'",
+					     line + 1, item);
+		}
+		print_message("e2e: footer: %s\n", line + 1);
+		if (eol)
+			*eol = '\n';
+	}
+	free(report);
 	cJSON_Delete(root);
 	print_message("e2e: %zu values exact, %zu <optimized out>; %zu equal to gdb's, %zu gdb "
 		      "has only from the caller (entry values)\n", exact, out, compared, entry);
