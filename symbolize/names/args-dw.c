@@ -482,7 +482,7 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 	Dwarf_Frame *fr = NULL;
 	const char *fname;
 	uint64_t entry = fn;
-	int inl = 0, clone = 0;
+	int inl = 0, clone = 0, names_only = 0;
 
 	if (!r)
 		return NULL;
@@ -490,8 +490,17 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 	r->pc = pc;
 	r->next = m->recipes;
 	m->recipes = r;
-	if (!m->dw || !find_instance(m->dw, fn, pc, &inst, &sp, &inl, &clone, &entry))
+	if (!m->dw)
 		return r;
+	if (!find_instance(m->dw, fn, pc, &inst, &sp, &inl, &clone, &entry)) {
+		/* fn is known, the code around the hook is not one of its
+		 * instances: its parameters by name, each <optimized out>,
+		 * never an empty args */
+		if (!find_subprogram(m->dw, fn, &inst))
+			return r;
+		sp = inst;
+		inl = names_only = 1;
+	}
 	/* declaration order: the abstract DIE's parameters, when there is one */
 	if (!dwarf_attr(&inst, DW_AT_abstract_origin, &a) || !dwarf_formref_die(&a, &abs))
 		abs = inst;
@@ -560,6 +569,8 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 		r->n++;
 		p->abi = abi;
 		p->abi_idx = abi_idx;
+		if (names_only)
+			continue;
 		if (same)
 			conc = child;
 		else if (!concrete_param(&inst, &child, &conc))
