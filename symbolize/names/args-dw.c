@@ -351,8 +351,12 @@ static int concrete_param(Dwarf_Die *inst, Dwarf_Die *p, Dwarf_Die *out)
  * registers would then hold for another copy too, so no).  clang gives the
  * copies of an unrolled loop one DIE, and a location can run on from one
  * copy into the next with the first one's value (s-args' residual at -O3:
- * a = 0.5 still at the second copy's hook, whose a is 1.5). */
-static int local_range(Dwarf_Attribute *a, Dwarf_Die *inst, uint64_t pc)
+ * a = 0.5 still at the second copy's hook, whose a is 1.5).  gcc gives each
+ * copy a DIE of its own (own_die), its code scattered in pieces among the
+ * caller's: there a location may begin in any piece of the copy (the
+ * constant C = 64 set in the copy's first piece, 0x1617, is the value at
+ * the hook in its third, 0x1628: s-args-clone's matmul at gcc -O2). */
+static int local_range(Dwarf_Attribute *a, Dwarf_Die *inst, uint64_t pc, int own_die)
 {
 	Dwarf_Addr base, start, end, piece = 0, ps, pe;
 	Dwarf_Op *ops;
@@ -365,9 +369,17 @@ static int local_range(Dwarf_Attribute *a, Dwarf_Die *inst, uint64_t pc)
 	if (!piece)
 		return 0;
 	off = 0;
-	while ((off = dwarf_getlocations(a, off, &base, &start, &end, &ops, &n)) > 0)
-		if (pc >= start && pc < end)
+	while ((off = dwarf_getlocations(a, off, &base, &start, &end, &ops, &n)) > 0) {
+		if (pc < start || pc >= end)
+			continue;
+		if (start >= piece || !own_die)
 			return start >= piece;
+		off = 0;  /* in an earlier piece of the same copy */
+		while ((off = dwarf_ranges(inst, off, &base, &ps, &pe)) > 0)
+			if (start >= ps && start < pe)
+				return 1;
+		return 0;
+	}
 	return 0;
 }
 
@@ -591,7 +603,7 @@ static struct recipe *recipe_build(struct dwmod *m, uint64_t fn, uint64_t pc)
 			}
 			continue;
 		}
-		if (inl && !single && !local_range(&a, &inst, pc - 1))
+		if (inl && !single && !local_range(&a, &inst, pc - 1, !is_clang(&sp)))
 			continue;  /* a range begun in another copy's code */
 		if (ss_args_loc_at(&conc, &a, pc, &ops, &n)) {
 			p->after = ops;  /* at pc's view 0: where the hook returns */

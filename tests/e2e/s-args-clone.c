@@ -11,10 +11,13 @@
  *   forward   a clone: static, mode 1 at every call site, so gcc -O3
  *             calls forward.constprop.N (the hook still gets forward's
  *             address; mode is a DW_AT_const_value of the clone)
- *   matmul    inlined into that clone (forward's first statement)
+ *   matmul    inlined twice into that clone, around a call of sgemm (at
+ *             gcc -O3 gdb reads the copies' B as 256, B*T: a register
+ *             the location names holds the product by then)
  *   sgemm     split hot/cold: its error path calls a cold function, so gcc
  *             -O2 moves it to sgemm.cold (DW_AT_ranges, no low_pc)
  *
+ * forward(m, B, T, mode) runs matmul, sgemm(0, 1, 64, 64, T, m), matmul.
  * Lines: "forward model B T", "matmul out B T C OC",
  * "sgemm trans_A trans_B M N K c": pointers %p, integers decimal.
  */
@@ -29,8 +32,12 @@ static inline void matmul(float *out, int B, int T, int C, int OC)
 		out[i % 16] += (float)OC;
 }
 
+void sgemm(int trans_A, int trans_B, int M, int N, int K, float *c);
+
 static __attribute__((noinline)) void forward(float *model, int B, int T, int mode)
 {
+	matmul(model, B, T, 64, 192 * mode);
+	sgemm(0, 1, 64, 64, T, model);
 	matmul(model, B, T, 64, 192 * mode);
 	for (int i = 0; i < B * T; i++)
 		sink += (long)(model[i % 8] * mode) + i;
@@ -64,11 +71,15 @@ int main(int argc, char **argv)
 		forward(m, B, T, 1);
 		printf("forward %p %d %d\n", (void *)m, B, T);
 		printf("matmul %p %d %d 64 192\n", (void *)m, B, T);
+		printf("sgemm 0 1 64 64 %d %p\n", T, (void *)m);
+		printf("matmul %p %d %d 64 192\n", (void *)m, B, T);
 		sgemm(0, 1, 64, 64, 2 + s, m);
 		printf("sgemm 0 1 64 64 %d %p\n", 2 + s, (void *)m);
 	}
 	forward(m, B + 1, T, 1);
 	printf("forward %p %d %d\n", (void *)m, B + 1, T);
+	printf("matmul %p %d %d 64 192\n", (void *)m, B + 1, T);
+	printf("sgemm 0 1 64 64 %d %p\n", T, (void *)m);
 	printf("matmul %p %d %d 64 192\n", (void *)m, B + 1, T);
 	printf("sink %ld\n", sink);
 	return 0;
