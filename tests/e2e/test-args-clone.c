@@ -12,7 +12,8 @@
  * second copy at -O3), except those gdb computes from the caller's registers (DW_OP_entry_value,
  * "B=B@entry=4" in its frame line: issue 44's entry-value item), counted.
  * nm says which shapes the compiler made; a build with none of them is
- * skipped with the reason.
+ * skipped with the reason.  test_cxx_cold: a C++ method split hot/cold by
+ * g++ -O2 (s-args-cold.cc), its this, B and T against main's printout.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,6 +292,52 @@ static void test_shapes(void **state)
 	ss_e2e_pass(t);
 }
 
+/* A C++ method split hot/cold (s-args-cold.cc): every call's this, B and
+ * T, as main printed them. */
+static void test_cxx_cold(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	static const char name[] = "Layer::forward(int, int)";
+	char want[3][64], mine[64], *save = NULL;
+	const char *pn[] = { "this", "B", "T" };
+	size_t n = 0;
+	cJSON *ev;
+
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope-cc\" g++ %s -o s-args-cold "
+			"\"$SS_E2E_SRC/tests/e2e/s-args-cold.cc\"", t->v->opt);
+	if (ss_e2e_sh(t, "nm -C s-args-cold | grep -qF 'Layer::forward(int, int) [clone .cold]'"))
+		ss_e2e_skip(t, "g++ %s made no Layer::forward [clone .cold] (nm)", t->v->opt);
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record --set 'record.args=*Layer*forward*' "
+			"-o run -- ./s-args-cold 3 > printed");
+	ss_e2e_symbolize(t, "run");
+	SS_E2E_SH_OK(t, "cat printed");
+	char *printed = strdup(t->out);
+	char *line = strtok_r(printed, "\n", &save);
+	cJSON *root = ss_e2e_load_json(t, "run/trace.json");
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents")) {
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(ev, "name");
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(ev, "args");
+		if (!cJSON_IsString(nm) || strcmp(nm->valuestring, name))
+			continue;
+		SS_E2E_CHECK(t, line && sscanf(line, "forward %63s %63s %63s", want[0], want[1],
+					       want[2]) == 3, "call %zu: no line printed for it", n);
+		for (int k = 0; k < 3; k++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, pn[k]);
+			SS_E2E_CHECK(t, v != NULL, "call %zu: no %s in the trace", n, pn[k]);
+			text_of(v, mine, sizeof(mine));
+			SS_E2E_CHECK(t, same(mine, want[k]), "call %zu: %s: stepscope %s, program %s", n,
+				     pn[k], mine, want[k]);
+		}
+		n++;
+		line = strtok_r(NULL, "\n", &save);
+	}
+	free(printed);
+	cJSON_Delete(root);
+	SS_E2E_CHECK(t, n == 3, "trace: %zu calls of %s, expected 3", n, name);
+	print_message("e2e: %s (hot/cold): 3 calls, this B T exact on each\n", name);
+	ss_e2e_pass(t);
+}
+
 #define VARIANT(var, tag) { "test_shapes/" tag, test_shapes, ss_e2e_setup, ss_e2e_teardown, (void *)&(var) }
 
 int main(void)
@@ -299,6 +346,7 @@ int main(void)
 		VARIANT(gcc_O2, "gcc-O2"),
 		VARIANT(gcc_O3, "gcc-O3"),
 		VARIANT(clang_O2, "clang-O2"),
+		{ "test_cxx_cold/gcc-O2", test_cxx_cold, ss_e2e_setup, ss_e2e_teardown, (void *)&gcc_O2 },
 	};
 
 	ss_e2e_filter_from_env();
