@@ -62,6 +62,7 @@ static int open_ev(struct ss_ring *r, int have_lock)
 	int fd;
 	r->spare_off = 0;
 	if (off) { /* reserved ahead: no lock to take while holding mu */
+		size = r->spare_size;
 		fd = ev_fd(have_lock);
 	} else {
 		if (!have_lock)
@@ -217,12 +218,47 @@ void ss_ring_write_lost_locked(struct ss_ring *r, int have_lock)
 	}
 }
 
+/* The owner is gone: its EVENTS chunk ends where its events end, and what
+ * it had left becomes the next owner's chunk (the ring's spare), so a
+ * thread costs the file the bytes it wrote, not a whole chunk: threads
+ * created and joined one at a time used to take a fresh chunk each, and
+ * reached max_trace_mb on reservations alone.  The part left gets its own
+ * header (unassigned, serial 0) before the first chunk is cut, so a reader
+ * finds a chain of headers at every moment.  A part smaller than a ring
+ * is given back to the file system instead (close_ev).  r->mu held. */
+static void split_ev(struct ss_ring *r, int have_lock)
+{
+	const uint64_t hsz = sizeof(struct ss_chunk_header);
+	uint64_t keep = hsz + r->ev_used, rest = r->ev_size - keep;
+	int fd = r->ev_off && !r->spare_off && rest >= ss_rt.chunk_bytes + hsz
+			 ? ev_fd(have_lock) : -1;
+	if (fd < 0) {
+		close_ev(r, have_lock);
+		return;
+	}
+	struct ss_chunk_header h = {
+		.magic = SS_CHUNK_MAGIC,
+		.kind = SS_CHUNK_EVENTS,
+		.size = rest,
+	};
+	if (pwrite(fd, &h, sizeof(h), (off_t)(r->ev_off + keep)) != (ssize_t)sizeof(h) ||
+	    pwrite(fd, &keep, sizeof(keep),
+		   (off_t)(r->ev_off + offsetof(struct ss_chunk_header, size))) !=
+		    (ssize_t)sizeof(keep)) {
+		close_ev(r, have_lock); /* the first chunk keeps its size, or is cut */
+		return;
+	}
+	r->spare_off = r->ev_off + keep;
+	r->spare_size = rest;
+	r->ev_off = 0;
+}
+
 /* A ring whose owner is gone and whose blocks are all copied: free it
  * for the next thread.  r->mu held. */
-static void release_locked(struct ss_ring *r)
+static void release_locked(struct ss_ring *r, int have_lock)
 {
-	ss_ring_write_lost_locked(r, 0);
-	close_ev(r, 0);
+	ss_ring_write_lost_locked(r, have_lock);
+	split_ev(r, have_lock);
 	r->c->serial = 0;
 	r->c->tid = 0;
 	r->begun = 0;
@@ -253,15 +289,26 @@ uint64_t ss_ring_drain_all(int have_lock)
 			continue;
 		/* the owner's next EVENTS chunk is reserved here, without
 		 * the ring's lock: a thread whose ring is full never finds
-		 * it held during a file-system call that may take long */
-		if (!r->spare_off && !ss_rt.stopped) {
-			uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS, off;
+		 * it held during a file-system call that may take long.
+		 * Only when the chunk it fills has less than a ring's worth
+		 * of room left (a whole ring is what a thread copies itself
+		 * at once): a chunk reserved for each owner of a ring would
+		 * cost every short-lived thread a chunk */
+		uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS;
+		pthread_mutex_lock(&r->mu);
+		int want = !r->spare_off &&
+			   (!r->ev_off || r->ev_size - sizeof(struct ss_chunk_header) -
+						      r->ev_used < ss_rt.chunk_bytes);
+		pthread_mutex_unlock(&r->mu);
+		if (want && !ss_rt.stopped) {
 			pthread_mutex_lock(&ss_rt.lock);
-			off = ss_buf_reserve(size);
+			uint64_t off = ss_buf_reserve(size);
 			pthread_mutex_unlock(&ss_rt.lock);
 			pthread_mutex_lock(&r->mu);
-			if (!r->spare_off)
-				r->spare_off = off; /* else left unassigned */
+			if (!r->spare_off) { /* else left unassigned */
+				r->spare_off = off;
+				r->spare_size = size;
+			}
 			pthread_mutex_unlock(&r->mu);
 		}
 		/* one block per hold of the lock: a thread whose ring is
@@ -273,12 +320,29 @@ uint64_t ss_ring_drain_all(int have_lock)
 			       atomic_load(&r->consumed) != atomic_load(&r->produced);
 			if (!more && !r->free && atomic_load(&r->closing) &&
 			    atomic_load(&r->consumed) == atomic_load(&r->produced))
-				release_locked(r);
+				release_locked(r, have_lock);
 			pthread_mutex_unlock(&r->mu);
 		}
 		n += atomic_load(&r->consumed) - before;
 	}
 	return n;
+}
+
+/* The owner is gone (ss_ring_close, on its way out, ss_rt.lock held): what
+ * it left is copied and the ring freed at once when nobody holds it, so
+ * the next thread takes this ring and the rest of its chunk.  Left to the
+ * background thread, threads created one after another while it was
+ * behind each took a new ring and chunk (54 rings for 2,000 threads on a
+ * busy machine).  Never waits: a ring someone holds is the background
+ * thread's to finish. */
+void ss_ring_release_gone(struct ss_ring *r)
+{
+	if (ss_ring_stalled() || pthread_mutex_trylock(&r->mu))
+		return;
+	if (!r->free && !ss_ring_drain_locked(r, 1, UINT64_MAX) &&
+	    atomic_load(&r->consumed) == atomic_load(&r->produced))
+		release_locked(r, 1);
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* Whether a ring has blocks waiting to be copied. */
@@ -312,12 +376,13 @@ void ss_ring_trim_tail(struct ss_thread *self, int last)
 		if (pthread_mutex_trylock(&r->mu))
 			continue;
 		if (r->spare_off) { /* reserved, never used: unassigned */
-			uint64_t size = ss_rt.chunk_bytes * SS_EV_CHUNK_RINGS;
+			uint64_t size = r->spare_size;
 			if (r->spare_off + size == ss_rt.file_off &&
 			    ftruncate(fd, (off_t)r->spare_off) == 0)
 				ss_rt.file_off = r->spare_off;
-			else
-				punch(fd, r->spare_off + 4096, size - 4096);
+			else /* its header stays */
+				punch(fd, r->spare_off + sizeof(struct ss_chunk_header),
+				      size - sizeof(struct ss_chunk_header));
 			r->spare_off = 0;
 		}
 		if (r->ev_off && r->ev_off + r->ev_size == ss_rt.file_off) {

@@ -425,8 +425,9 @@ void ss_buf_mark_stop(struct ss_thread *t)
 	errno = saved;
 }
 
-/* The thread is done with its ring (it exits): its last block is finished
- * and the background thread copies what is left, then frees the ring. */
+/* The thread is done with its ring (it exits), ss_rt.lock held: its last
+ * block is finished, what is left copied out and the ring freed, by this
+ * thread when nobody holds the ring, else by the background thread. */
 void ss_ring_close(struct ss_thread *t)
 {
 	struct ss_ring *r = t->ring;
@@ -440,6 +441,7 @@ void ss_ring_close(struct ss_thread *t)
 	r->hdr->lost_seq = r->lost_seq; /* the block the copier writes */
 	r->hdr->lost = r->lost;
 	atomic_store(&r->closing, 1);
+	ss_ring_release_gone(r); /* else the background thread does */
 	ss_pool_start(ss_rt.chunk_bytes); /* wake it */
 }
 

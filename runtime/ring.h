@@ -35,6 +35,8 @@ struct ss_ring {
 	uint64_t ev_off;                /* 0: none */
 	uint64_t spare_off;             /* a chunk reserved for the next one,
 	                                 * outside mu (0: none) */
+	uint64_t spare_size;            /* its bytes: a whole chunk, or what a
+	                                 * gone owner's chunk had left */
 	uint64_t ev_size, ev_used;      /* chunk bytes, payload bytes */
 	uint64_t evseq;
 	uint64_t hole_seq, hole_ns;     /* block (seq + 1) seen with a hole */
@@ -73,6 +75,8 @@ static inline int ss_ring_block_free(struct ss_ring *r, uint64_t seq)
 /* ring-copy.c, r->mu held: */
 SS_HIDDEN int ss_ring_drain_locked(struct ss_ring *r, int have_lock, uint64_t most);
 SS_HIDDEN void ss_ring_write_lost_locked(struct ss_ring *r, int have_lock);
+/* ring-copy.c, r->mu not held, ss_rt.lock held: the owner is gone */
+SS_HIDDEN void ss_ring_release_gone(struct ss_ring *r);
 /* Events in the first n words of a block (ring-copy.c). */
 SS_HIDDEN uint64_t ss_ring_block_events(const uint64_t *b, uint64_t n);
 
