@@ -138,7 +138,7 @@ $(LIBDIR_STAMP):
 $(OBJ)/tool/symbolize/cmd/record.o: $(LIBDIR_STAMP)
 $(OBJ)/tool/symbolize/cmd/record.o: TOOL_CFLAGS += -DSS_LIBDIR_REL='"$(LIBDIR_REL)"'
 
-# exec.c (execve/posix_spawn wrappers) and context.c (swapcontext) only
+# exec.c (execve/posix_spawn wrappers), exit-wrap.c (_exit) and context.c (swapcontext) only
 # make sense preloaded or shared, alloc-wrap.c is built again for it; dl.c is built without dlopen for the
 # archive (runtime/dl.c: the static dlopen's link warning)
 $(OBJ)/runtime-static/dl.o: runtime/dl.c $(wildcard runtime/*.h) | $(DEPS_OK)
@@ -154,7 +154,7 @@ $(OBJ)/runtime-static/alloc-wrap.o: runtime/alloc-wrap.c $(wildcard runtime/*.h)
 $(B)/lib/libstepscope.a: $(RT_OBJ) $(OBJ)/runtime-static/dl.o $(OBJ)/runtime-static/alloc-wrap.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o $(OBJ)/runtime/context.o $(OBJ)/runtime/dl.o $(OBJ)/runtime/alloc-wrap.o,$(RT_OBJ)) \
+	$(Q)rm -f $@ && ar rcs $@ $(filter-out $(OBJ)/runtime/exec.o $(OBJ)/runtime/exit-wrap.o $(OBJ)/runtime/context.o $(OBJ)/runtime/dl.o $(OBJ)/runtime/alloc-wrap.o,$(RT_OBJ)) \
 		$(OBJ)/runtime-static/dl.o $(OBJ)/runtime-static/alloc-wrap.o
 
 $(OBJ)/runtime-exe/hooks-exe.o: runtime/exe/hooks-exe.c $(wildcard runtime/*.h) | $(DEPS_OK)

@@ -398,6 +398,7 @@ SS_HIDDEN void ss_sched_thread_gone(struct ss_thread *t); /* lock held */
 SS_HIDDEN void ss_sched_on_window(int open); /* lock held: each step boundary */
 SS_HIDDEN void ss_sched_drain(void);         /* lock not held: pool thread */
 SS_HIDDEN void ss_sched_stop(void);          /* lock held: at exit */
+SS_HIDDEN void ss_sched_exit_now(void);      /* lock not held: _exit */
 SS_HIDDEN void ss_sched_after_fork(void);
 
 /* cost.c: what recording costs the process as it runs (SS_META_COST) */
