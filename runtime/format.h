@@ -357,6 +357,12 @@ enum ss_meta_type {
 	 * switches").  Times are CLOCK_MONOTONIC ns (perf's clock), not the
 	 * file clock.  Readers that do not know the type skip it. */
 	SS_META_SWITCH = 40,
+	/* struct ss_meta_switch with n 0: this thread has no switch ring
+	 * (the kernel refused to map one, kernel.perf_event_mlock_kb, or
+	 * more threads than the runtime watches at once): its time is not
+	 * split into on and off the CPU.  Readers that do not know it skip
+	 * it. */
+	SS_META_SWITCH_NONE = 41,
 	/* struct ss_meta_alloc_live + n struct ss_alloc_block: the blocks
 	 * allocated while recording (SS_EV_ALLOC) that were still not freed
 	 * when the process exited, written once at exit (memory.allocations,

@@ -121,6 +121,7 @@ struct ss_agg {
 	 * while its slices come), and whether any process had some */
 	const struct ss_offcpu *off;
 	uint64_t off_pid, off_lost;
+	uint64_t off_unwatched;         /* threads with no switch ring */
 	int have_off;
 	/* the first stop (SS_EV_STOP marker) of the run */
 	int stopped, stop_has_step;

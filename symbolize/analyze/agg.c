@@ -210,6 +210,21 @@ static void ss_agg_offcpu_cb(void *ctx, uint64_t pid, const struct ss_offcpu *d)
 	a->off_pid = pid;
 	a->have_off = 1;
 	a->off_lost += d->lost;
+	a->off_unwatched += d->unwatched;
+}
+
+/* Thread tid of pid had no switch ring: its time is not known on or off
+ * the CPU. */
+static int ss_agg_off_unwatched(const struct ss_agg *a, uint64_t pid, uint64_t tid)
+{
+	const struct ss_offcpu_thread *t =
+		a->off && a->off_pid == pid ? ss_offcpu_find(a->off, tid) : NULL;
+	return t && t->unwatched;
+}
+
+uint64_t ss_agg_offcpu_unwatched(const struct ss_agg *a)
+{
+	return a->off_unwatched;
 }
 
 /* Time thread tid of pid was switched out in [b, e) (0: not known). */
@@ -542,6 +557,7 @@ static void ss_agg_slice(void *ctx, uint64_t pid, uint64_t tid,
 		st->end_ns = s->end_ns > s->begin_ns ? s->end_ns : s->begin_ns;
 		st->off_ns = ss_agg_off_in(a, pid, tid, st->begin_ns, st->end_ns,
 					   &st->off_preempted_ns);
+		st->off_unknown = ss_agg_off_unwatched(a, pid, tid);
 		return;
 	}
 	t = ss_agg_thread_get(a, pid, tid);

@@ -111,6 +111,7 @@ struct ss_agg_step {
 	/* record.sched: its thread's time switched out in it, and how much
 	 * of that it was preempted (runnable) rather than blocked */
 	uint64_t off_ns, off_preempted_ns;
+	int off_unknown;            /* its thread had no switch ring */
 };
 
 /* Samples of one counter track of one process, in time order. */
@@ -137,6 +138,9 @@ size_t ss_agg_rows(struct ss_agg *a, int per_thread, struct ss_agg_row **rows);
  * off-CPU fields of rows, nodes and steps mean something.  *lost (may be
  * NULL): switch records the kernel dropped, all processes. */
 int ss_agg_have_offcpu(const struct ss_agg *a, uint64_t *lost);
+/* Threads that had no switch ring (record.sched refused them one): their
+ * calls' Off-CPU is not known and counts 0. */
+uint64_t ss_agg_offcpu_unwatched(const struct ss_agg *a);
 /* Sum of the self time of every function slice (the table's 100%). */
 uint64_t ss_agg_self_sum(const struct ss_agg *a);
 /* Threads and processes that had slices. */

@@ -61,6 +61,12 @@ void ss_offcpu_report_footer(FILE *f, const struct ss_agg *a,
 		fprintf(f, "switch records lost: %llu (the kernel's ring of a thread filled before "
 			"it was read): the off-CPU time around them is missing\n",
 			(unsigned long long)lost);
+	uint64_t unw = ss_agg_offcpu_unwatched(a);
+	if (unw)
+		fprintf(f, "threads without a switch ring: %llu (the kernel refused one: "
+			"kernel.perf_event_mlock_kb, or over 512 threads at once): their calls' "
+			"time is not known on or off the CPU, Off-CPU counts them 0\n",
+			(unsigned long long)unw);
 }
 
 void ss_offcpu_report_minmax(const struct ss_agg_row *r, char *min, char *max, size_t len)
@@ -95,6 +101,12 @@ void ss_offcpu_report_steps(FILE *f, const struct ss_agg *a)
 		uint64_t d = s->end_ns - s->begin_ns;
 		uint64_t off = s->off_ns < d ? s->off_ns : d;
 		uint64_t pre = s->off_preempted_ns < off ? s->off_preempted_ns : off;
+		if (s->off_unknown) { /* no switch ring: not known */
+			fprintf(f, "  %8llu  %5llu  %10s  %10s  %10s  %10s  %10s\n",
+				(unsigned long long)s->pid, (unsigned long long)s->step,
+				ss_agg_fmt_time(d, b[0], 32), "-", "-", "-", "-");
+			continue;
+		}
 		fprintf(f, "  %8llu  %5llu  %10s  %10s  %10s  %10s  %10s\n",
 			(unsigned long long)s->pid, (unsigned long long)s->step,
 			ss_agg_fmt_time(d, b[0], 32), ss_agg_fmt_time(d - off, b[1], 32),
@@ -113,14 +125,20 @@ void ss_offcpu_report_json(FILE *f, const struct ss_agg *a,
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].kind == SS_AGG_FUNCTION)
 			most += rows[i].off_most;
-	fprintf(f, ",\"off_cpu\":{\"lost\":%llu,\"calls_off_longer\":%llu}",
-		(unsigned long long)lost, (unsigned long long)most);
+	fprintf(f, ",\"off_cpu\":{\"lost\":%llu,\"calls_off_longer\":%llu,"
+		"\"threads_without_ring\":%llu}",
+		(unsigned long long)lost, (unsigned long long)most,
+		(unsigned long long)ss_agg_offcpu_unwatched(a));
 }
 
 void ss_offcpu_report_json_step(FILE *f, const struct ss_agg_step *s)
 {
 	uint64_t d = s->end_ns - s->begin_ns;
 	uint64_t off = s->off_ns < d ? s->off_ns : d;
+	if (s->off_unknown) { /* no switch ring: neither is known */
+		fprintf(f, ",\"on_cpu_ns\":null,\"off_cpu_ns\":null,\"preempted_ns\":null");
+		return;
+	}
 	fprintf(f, ",\"on_cpu_ns\":%llu,\"off_cpu_ns\":%llu,\"preempted_ns\":%llu",
 		(unsigned long long)(d - off), (unsigned long long)off,
 		(unsigned long long)(s->off_preempted_ns < off ? s->off_preempted_ns : off));

@@ -77,9 +77,19 @@ int ss_offcpu_read(const struct ss_reader *r, struct ss_offcpu *d)
 	ss_reader_meta_begin(r, &it);
 	while (ss_reader_meta_next(&it, &m)) {
 		struct ss_meta_switch h;
-		if (m.type != SS_META_SWITCH || m.len < sizeof(h))
+		if ((m.type != SS_META_SWITCH && m.type != SS_META_SWITCH_NONE) ||
+		    m.len < sizeof(h))
 			continue;
 		memcpy(&h, m.data, sizeof(h));
+		if (m.type == SS_META_SWITCH_NONE) {
+			struct ss_offcpu_thread *u = thread_get(d, &cap, h.tid);
+			if (!u)
+				goto oom;
+			d->unwatched += !u->unwatched;
+			u->unwatched = 1;
+			d->nrecords++;
+			continue;
+		}
 		size_t n = (m.len - sizeof(h)) / sizeof(struct ss_switch);
 		if (h.n < n)
 			n = (size_t)h.n;

@@ -23,12 +23,15 @@ struct ss_offcpu_thread {
 	size_t n;
 	uint64_t *before;           /* n + 1: off-CPU ns of iv[0 .. i) */
 	uint64_t lost;              /* switch records the kernel dropped */
+	int unwatched;              /* no switch ring (SS_META_SWITCH_NONE):
+	                             * its time is not known on or off the CPU */
 };
 
 struct ss_offcpu {
 	struct ss_offcpu_thread *th; /* by tid */
 	size_t n;
 	uint64_t lost;              /* all threads */
+	uint64_t unwatched;         /* threads with no switch ring */
 	uint64_t nrecords;          /* SS_META_SWITCH records read (0: the
 	                             * process recorded no switches) */
 };
