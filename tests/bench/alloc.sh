@@ -15,6 +15,11 @@
 #            64 blocks of step 1 live: each free looks in the table
 #   inside   memory.allocations true, the loop in recorded step 1: an
 #            ALLOC and a FREE record per pair, the table kept
+# Then reading (issue 45): `stepscope report` of a step with
+# SS_BENCH_ALLOC_READ_PAIRS (10^7) malloc/free pairs recorded, against
+# report of as many plain calls (b-calls, instrumented): the best of
+# SS_BENCH_ALLOC_READ_RUNS runs' time, and the largest max RSS (GNU time).
+# Goals: <= 3x the plain calls' time, <= 64 MB.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
@@ -22,6 +27,7 @@ SRC=$top/tests/bench
 . "$SRC/lib.sh"
 if [ -n "${SS_BENCH_SMOKE:-}" ]; then
 	: "${SS_BENCH_ALLOC_PAIRS:=20000}" "${SS_BENCH_ALLOC_IN_PAIRS:=20000}" "${SS_BENCH_ALLOC_RUNS:=1}"
+	: "${SS_BENCH_ALLOC_READ_PAIRS:=20000}" "${SS_BENCH_ALLOC_READ_RUNS:=1}"
 fi
 N=${SS_BENCH_ALLOC_PAIRS:-2000000}
 NI=${SS_BENCH_ALLOC_IN_PAIRS:-200000} # inside: 56 bytes of trace a pair
@@ -64,3 +70,31 @@ END {
 	goal_row("memory.allocations on, outside a step: ns added per pair", b["outside"] - p, "<= 5", b["outside"] - p <= 5)
 	goal_row("memory.allocations on, inside a step: ns added per pair", b["inside"] - p, "<= 100", b["inside"] - p <= 100)
 }' "$W/r"
+
+# Reading: report's time and memory on allocation records against plain calls
+NR=${SS_BENCH_ALLOC_READ_PAIRS:-10000000}
+RR=${SS_BENCH_ALLOC_READ_RUNS:-3}
+"$B/bin/stepscope-cc" $CC -O2 -o "$W/b-calls" "$SRC/b-calls.c"
+"$B/bin/stepscope" record -o "$W/rc" --set max_trace_mb=0 -- "$W/b-calls" "$NR" \
+	>/dev/null 2>&1
+"$B/bin/stepscope" record -o "$W/ra" --set window.start_step=1 --set window.end_step=2 \
+	--set max_trace_mb=0 --set memory.allocations=true -- "$W/b-alloc" inside "$NR" 1 \
+	>/dev/null 2>&1
+: > "$W/rr"
+for i in $(seq "$RR"); do
+	for v in rc ra; do # seconds, max RSS KB
+		/usr/bin/time -f "$v %e %M" -o "$W/t" "$B/bin/stepscope" report "$W/$v" >/dev/null 2>&1
+		cat "$W/t" >> "$W/rr"
+	done
+done
+rm -rf "$W/rc" "$W/ra"
+awk -v n="$NR" "$SS_BENCH_ROW_AWK"'
+{ if (!($1 in t) || $2 < t[$1]) t[$1] = $2; if ($3 > m[$1]) m[$1] = $3 }
+END {
+	r = dv(t["ra"], t["rc"]); mb = m["ra"] / 1024
+	printf "\nreport: %d malloc/free pairs against %d plain calls (best of '"$RR"' runs)\n", n, n
+	printf "  plain calls                   %7.2f s  %8.1f MB max RSS\n", t["rc"], m["rc"] / 1024
+	printf "  malloc/free pairs             %7.2f s  %8.1f MB max RSS  (%.2fx; target <= 3x, <= 64 MB)\n", t["ra"], mb, r
+	goal_row("report of allocation pairs: time / as many plain calls", r, "<= 3", r <= 3)
+	goal_row("report of allocation pairs: max RSS (MB)", mb, "<= 64", mb <= 64)
+}' "$W/rr"
