@@ -363,6 +363,12 @@ enum ss_meta_type {
 	 * split into on and off the CPU.  Readers that do not know it skip
 	 * it. */
 	SS_META_SWITCH_NONE = 41,
+	/* struct ss_meta_switch, all 0 but lost (the process's count): the
+	 * rings were read to the process's end (exit(), _exit, _Exit).  A
+	 * trace with SWITCH records and none of these ended otherwise (a
+	 * fatal signal, exit_group): the switches since the rings were last
+	 * read are missing.  Readers that do not know it skip it. */
+	SS_META_SWITCH_END = 42,
 	/* struct ss_meta_alloc_live + n struct ss_alloc_block: the blocks
 	 * allocated while recording (SS_EV_ALLOC) that were still not freed
 	 * when the process exited, written once at exit (memory.allocations,

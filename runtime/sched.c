@@ -388,7 +388,10 @@ void ss_sched_drain(void)
 	pthread_mutex_unlock(&ss_rt.lock);
 }
 
-/* At exit (ss_rt.lock held): the rest, and how many records were lost. */
+/* At exit (ss_rt.lock held): the rest, and how many records were lost;
+ * last SS_META_SWITCH_END, which says the rings were read to the end (a
+ * process without it died otherwise), even when the kernel refused them
+ * all. */
 void ss_sched_stop(void)
 {
 	pthread_mutex_lock(&sc.mu);
@@ -407,7 +410,12 @@ void ss_sched_stop(void)
 				"times around them are missing",
 				(unsigned long long)sc.lost);
 	}
+	uint64_t lost = sc.pid == getpid() ? sc.lost : 0;
 	pthread_mutex_unlock(&sc.mu);
+	if (ss_rt.cfg.record_sched && ss_rt.fd >= 0 && ss_rt.pid == getpid()) {
+		struct ss_meta_switch h = { 0, 0, 0, lost };
+		ss_meta_write(SS_META_SWITCH_END, &h, sizeof(h), NULL, 0);
+	}
 }
 
 /* _exit or _Exit (exit-wrap.c): the process ends without its destructor,
@@ -421,8 +429,7 @@ void ss_sched_stop(void)
  * parent's memory). */
 void ss_sched_exit_now(void)
 {
-	if (!ss_rt.cfg.record_sched || ss_rt.pid != getpid() ||
-	    __atomic_load_n(&sc.pid, __ATOMIC_RELAXED) != getpid())
+	if (!ss_rt.cfg.record_sched || ss_rt.pid != getpid())
 		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);

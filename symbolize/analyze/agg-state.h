@@ -122,6 +122,8 @@ struct ss_agg {
 	const struct ss_offcpu *off;
 	uint64_t off_pid, off_lost;
 	uint64_t off_unwatched;         /* threads with no switch ring */
+	uint64_t off_cut;               /* processes whose rings were not read
+	                                 * to their end (no SWITCH_END) */
 	int have_off;
 	/* the first stop (SS_EV_STOP marker) of the run */
 	int stopped, stop_has_step;

@@ -211,6 +211,7 @@ static void ss_agg_offcpu_cb(void *ctx, uint64_t pid, const struct ss_offcpu *d)
 	a->have_off = 1;
 	a->off_lost += d->lost;
 	a->off_unwatched += d->unwatched;
+	a->off_cut += (d->nrecords || d->cut) && !d->ended;
 }
 
 /* Thread tid of pid had no switch ring: its time is not known on or off
@@ -225,6 +226,11 @@ static int ss_agg_off_unwatched(const struct ss_agg *a, uint64_t pid, uint64_t t
 uint64_t ss_agg_offcpu_unwatched(const struct ss_agg *a)
 {
 	return a->off_unwatched;
+}
+
+uint64_t ss_agg_offcpu_cut(const struct ss_agg *a)
+{
+	return a->off_cut;
 }
 
 /* Time thread tid of pid was switched out in [b, e) (0: not known). */

@@ -141,6 +141,9 @@ int ss_agg_have_offcpu(const struct ss_agg *a, uint64_t *lost);
 /* Threads that had no switch ring (record.sched refused them one): their
  * calls' Off-CPU is not known and counts 0. */
 uint64_t ss_agg_offcpu_unwatched(const struct ss_agg *a);
+/* Processes that ended without exit(), _exit or _Exit (a fatal signal,
+ * exit_group): their last switches may be missing. */
+uint64_t ss_agg_offcpu_cut(const struct ss_agg *a);
 /* Sum of the self time of every function slice (the table's 100%). */
 uint64_t ss_agg_self_sum(const struct ss_agg *a);
 /* Threads and processes that had slices. */

@@ -67,6 +67,12 @@ void ss_offcpu_report_footer(FILE *f, const struct ss_agg *a,
 			"kernel.perf_event_mlock_kb, or over 512 threads at once): their calls' "
 			"time is not known on or off the CPU, Off-CPU counts them 0\n",
 			(unsigned long long)unw);
+	uint64_t cut = ss_agg_offcpu_cut(a);
+	if (cut)
+		fprintf(f, "switches cut short: %llu process%s ended without exit() or _exit() "
+			"(a fatal signal, exit_group): the switches since its rings were last "
+			"read (10 ms at most, while a window was open) are missing\n",
+			(unsigned long long)cut, cut == 1 ? "" : "es");
 }
 
 void ss_offcpu_report_minmax(const struct ss_agg_row *r, char *min, char *max, size_t len)
@@ -126,9 +132,10 @@ void ss_offcpu_report_json(FILE *f, const struct ss_agg *a,
 		if (rows[i].kind == SS_AGG_FUNCTION)
 			most += rows[i].off_most;
 	fprintf(f, ",\"off_cpu\":{\"lost\":%llu,\"calls_off_longer\":%llu,"
-		"\"threads_without_ring\":%llu}",
+		"\"threads_without_ring\":%llu,\"processes_cut\":%llu}",
 		(unsigned long long)lost, (unsigned long long)most,
-		(unsigned long long)ss_agg_offcpu_unwatched(a));
+		(unsigned long long)ss_agg_offcpu_unwatched(a),
+		(unsigned long long)ss_agg_offcpu_cut(a));
 }
 
 void ss_offcpu_report_json_step(FILE *f, const struct ss_agg_step *s)

@@ -77,6 +77,10 @@ int ss_offcpu_read(const struct ss_reader *r, struct ss_offcpu *d)
 	ss_reader_meta_begin(r, &it);
 	while (ss_reader_meta_next(&it, &m)) {
 		struct ss_meta_switch h;
+		if (m.type == SS_META_SWITCH_END) {
+			d->ended = 1;
+			continue;
+		}
 		if ((m.type != SS_META_SWITCH && m.type != SS_META_SWITCH_NONE) ||
 		    m.len < sizeof(h))
 			continue;

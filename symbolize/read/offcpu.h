@@ -32,6 +32,9 @@ struct ss_offcpu {
 	size_t n;
 	uint64_t lost;              /* all threads */
 	uint64_t unwatched;         /* threads with no switch ring */
+	int ended;                  /* SS_META_SWITCH_END: read to the end */
+	int cut;                    /* recorded with record.sched, no record
+	                             * at all and no SWITCH_END (run.c) */
 	uint64_t nrecords;          /* SS_META_SWITCH records read (0: the
 	                             * process recorded no switches) */
 };

@@ -347,7 +347,13 @@ void ss_run_feed(struct ss_run *run, size_t i, struct ss_exporter **ex, size_t n
 	/* record.sched: off-CPU intervals, which consumers sum per slice */
 	struct ss_offcpu off;
 	int have_off = !ss_offcpu_read(r, &off);
-	for (e = 0; have_off && off.nrecords && e < nex; e++)
+	/* a process recorded with record.sched that wrote no SWITCH_END died
+	 * before its rings were read to the end: consumers say so even when
+	 * nothing was read at all (three 3 ms sleeps, then SIGKILL) */
+	if (have_off && !off.nrecords && !off.ended &&
+	    ss_run_config_has(r, "record.sched=true"))
+		off.cut = 1;
+	for (e = 0; have_off && (off.nrecords || off.cut) && e < nex; e++)
 		if (ex[e]->offcpu)
 			ex[e]->offcpu(ex[e]->ctx, r->hdr.pid, &off);
 	/* memory.allocations: read only when an exporter takes them */

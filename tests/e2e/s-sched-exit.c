@@ -8,13 +8,17 @@
  *   s-sched-exit STEPS fork      a forked child runs the steps and calls
  *                                _exit(0); the parent waits for it and
  *                                returns 0
+ *   s-sched-exit STEPS exit_group  the exit_group system call, raw
+ *   s-sched-exit STEPS kill        raise(SIGKILL)
  * Prints "pid P" (the process that runs the steps) before the steps.
  * Functions: main, train_step.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,5 +49,9 @@ int main(int argc, char **argv)
 		train_step(i);
 	if (!strcmp(argv[2], "_Exit"))
 		_Exit(0);
+	if (!strcmp(argv[2], "exit_group"))
+		syscall(SYS_exit_group, 0);
+	if (!strcmp(argv[2], "kill"))
+		raise(SIGKILL);
 	_exit(0);
 }

@@ -10,7 +10,12 @@
  * with the process: steps reported on the CPU the whole 3 ms, no loss
  * said.  Now, for each way out, report --steps json of the process that
  * ran the steps has 3 steps, each at least MIN_OFF_NS off the CPU (usleep
- * blocks 3 ms at least), and says no record lost.
+ * blocks 3 ms at least), says no record lost and no process cut short
+ * (off_cpu.processes_cut 0).
+ *
+ * A raw exit_group or SIGKILL after the steps cannot be caught: the
+ * report says so (off_cpu.processes_cut 1, the footer's "switches cut
+ * short: 1 process" line) instead of nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,6 +51,9 @@ static void run_exit(void **state, const char *how)
 	cJSON *lost = off ? cJSON_GetObjectItem(off, "lost") : NULL;
 	SS_E2E_CHECK(t, cJSON_IsNumber(lost) && lost->valuedouble == 0,
 		     "%s: off_cpu.lost must be 0 (no Off-CPU data at all?)", how);
+	cJSON *cut = cJSON_GetObjectItem(off, "processes_cut");
+	SS_E2E_CHECK(t, cJSON_IsNumber(cut) && cut->valuedouble == 0,
+		     "%s: off_cpu.processes_cut must be 0", how);
 	int n = 0;
 	cJSON *s;
 	cJSON_ArrayForEach(s, cJSON_GetObjectItem(j, "step_list")) {
@@ -65,6 +73,37 @@ static void run_exit(void **state, const char *how)
 		     pid, STEPS);
 	cJSON_Delete(j);
 	ss_e2e_pass(t);
+}
+
+/* exit_group or SIGKILL: what was not read is said missing */
+static void run_cut(void **state, const char *how)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	ss_e2e_build(t, "sched-exit", NULL);
+	ss_e2e_sh(t, SS " record -o run --set step.function=train_step "
+		     "--set record.sched=true --set schedule.active=%d -- "
+		     "./s-sched-exit %d %s", STEPS, STEPS, how);
+	SS_E2E_SH_OK(t, SS " report --format json run > report.json");
+	cJSON *j = ss_e2e_load_json(t, "report.json");
+	cJSON *off = cJSON_GetObjectItem(j, "off_cpu");
+	cJSON *cut = off ? cJSON_GetObjectItem(off, "processes_cut") : NULL;
+	SS_E2E_CHECK(t, cJSON_IsNumber(cut) && cut->valuedouble == 1,
+		     "%s: off_cpu.processes_cut must be 1", how);
+	cJSON_Delete(j);
+	SS_E2E_SH_OK(t, SS " report run");
+	SS_E2E_CHECK(t, strstr(t->out, "switches cut short: 1 process ended without exit()"),
+		     "%s: the footer must say the switches were cut short: %s", how, t->out);
+	ss_e2e_pass(t);
+}
+
+static void test_exit_group(void **state)
+{
+	run_cut(state, "exit_group");
+}
+
+static void test_kill(void **state)
+{
+	run_cut(state, "kill");
 }
 
 static void test_exit_(void **state)
@@ -88,6 +127,8 @@ int main(void)
 		SS_E2E_TEST(test_exit_),
 		SS_E2E_TEST(test_Exit),
 		SS_E2E_TEST(test_fork_exit),
+		SS_E2E_TEST(test_exit_group),
+		SS_E2E_TEST(test_kill),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
