@@ -80,6 +80,8 @@ static const char *const figures[] = {
 	"memory.allocations off: ns added per malloc/free pair",
 	"memory.allocations on, outside a step: ns added per pair",
 	"memory.allocations on, inside a step: ns added per pair",
+	"report of allocation pairs: time / as many plain calls",
+	"report of allocation pairs: max RSS (MB)",
 	"hot path: b-calls recording / floor",
 	"hot path: b-calls uftrace / recording",
 	"hot path: b-calls outside window - empty hooks (ns)",
