@@ -652,7 +652,9 @@ int ss_diff_load(struct ss_diff_run *r, const char *dir, const char *backend,
 		ss_agg_free(a);
 		return 2;
 	}
-	rc = ss_run_open(&run, dir, sym, SS_RUN_MARKERS, err, errlen);
+	/* a damaged or cut trace is said once, by diff: the steps it compared,
+	 * or its refusal with the offset (cmd/diff.c) */
+	rc = ss_run_open(&run, dir, sym, SS_RUN_MARKERS | SS_RUN_OWN_DAMAGE, err, errlen);
 	if (!rc) {
 		ss_diff_config(run.rs[0], "step.function", r->stepfn, sizeof(r->stepfn));
 		snprintf(r->prog, sizeof(r->prog), "%s", ss_reader_prog(run.rs[0]));

@@ -485,6 +485,17 @@ int cmd_record(int argc, char **argv)
 		free(sets);
 		return 2;
 	}
+	/* the runtime would say this and run the program unrecorded */
+	if (cfg.enabled && cfg.filter_exclude_file[0] && access(cfg.filter_exclude_file, R_OK)) {
+		char where[SS_CONFIG_PATH_MAX + 80];
+		ss_config_where(&cfg, "filter.exclude_file", where, sizeof(where));
+		fprintf(stderr, "stepscope: %scannot read %s: %s (write one function name a line, "
+			"e.g. with stepscope filter RUN -o FILE)\n", where, cfg.filter_exclude_file,
+			strerror(errno));
+		free(prog_path);
+		free(sets);
+		return 2;
+	}
 	if (cfg.enabled && cfg.flops[0] && ss_record_check_flops(&cfg, prog_path)) {
 		free(prog_path);  /* flops: names its parameters (record-flops.c) */
 		free(sets);

@@ -201,7 +201,16 @@ void ss_run_peek_drop(void)
 	ss_run_nkept = ss_run_capkept = 0;
 }
 
+static struct ss_reader *ss_run_reader_as(const char *path, int say, char *err, size_t errlen);
+
 struct ss_reader *ss_run_reader(const char *path, char *err, size_t errlen)
+{
+	return ss_run_reader_as(path, 1, err, errlen);
+}
+
+/* `say`: print the reader's warning (a damaged or truncated trace); 0 for
+ * a command that says in its own words what the damage cost it. */
+static struct ss_reader *ss_run_reader_as(const char *path, int say, char *err, size_t errlen)
 {
 	struct ss_reader *r = NULL;
 	size_t i;
@@ -214,7 +223,7 @@ struct ss_reader *ss_run_reader(const char *path, char *err, size_t errlen)
 		}
 	if (!r)
 		r = ss_reader_open(path, err, errlen);
-	if (r && r->warning[0])
+	if (r && r->warning[0] && say)
 		fprintf(stderr, "stepscope: warning: %s\n", r->warning);
 	return r;
 }
@@ -235,7 +244,7 @@ int ss_run_open(struct ss_run *run, const char *dir, struct ss_sym *sym,
 	if (!run->rs || !run->sps || !run->sls)
 		goto oom;
 	for (i = 0; i < run->n; i++) {
-		run->rs[i] = ss_run_reader(run->paths[i], err, errlen);
+		run->rs[i] = ss_run_reader_as(run->paths[i], !(flags & SS_RUN_OWN_DAMAGE), err, errlen);
 		if (!run->rs[i])
 			return 2;
 	}

@@ -73,6 +73,7 @@ void ss_run_peek_drop(void);
 enum ss_run_flags {
 	SS_RUN_MARKERS = 1 << 0,  /* slicers hand out stop/lost markers too */
 	SS_RUN_FORCE = 1 << 1,    /* read files not of the run's build (warned) */
+	SS_RUN_OWN_DAMAGE = 1 << 2, /* the caller says what a damaged trace cost (diff) */
 };
 
 struct ss_run {

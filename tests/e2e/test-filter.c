@@ -254,7 +254,11 @@ static void test_filter_cmd(void **state)
 		     "filter of a stats run: expected tiny of 200008 calls, got:\n%s", t->out);
 	/* a missing file is refused before main, naming the key */
 	int st = ss_e2e_sh(t, SS " record -o bad -c c.yaml --set filter.exclude_file=nope.txt -- ./s-filter 2 2 1");
-	SS_E2E_CHECK(t, st != 0 && strstr(t->err, "nope.txt"), "a missing exclude file: expected a refusal");
+	SS_E2E_CHECK(t, st == 2 && ss_e2e_lines_with(t->err, "") == 1 &&
+			     strstr(t->err, "filter.exclude_file=nope.txt: cannot read nope.txt: "),
+		     "a missing exclude file: expected a one-line refusal, status 2; got %d:\n%s", st,
+		     t->err);
+	SS_E2E_CHECK(t, ss_e2e_sh(t, "test -e bad") != 0, "a refused run left a directory");
 	ss_e2e_pass(t);
 }
 

@@ -652,6 +652,9 @@ static void test_bad_configs_runtime(void **state)
 		 "function in this program (did you mean 'train_step'?)"},
 		{"window: {start_step: 3, end_step: 2}\\n", "STEPSCOPE_CONFIG=c.yaml", "",
 		 "c.yaml:1:25: window.end_step must be > window.start_step (3), got 2"},
+		{NULL, "STEPSCOPE_SET=filter.exclude_file=nope.txt", "",
+		 "STEPSCOPE_SET filter.exclude_file=nope.txt: cannot read nope.txt (write one function "
+		 "name a line, e.g. with stepscope filter RUN -o FILE)"},
 	};
 	ss_e2e_build(t, "steps", NULL);
 	for (size_t i = 0; i < sizeof(bad_rt) / sizeof(bad_rt[0]); i++) {
