@@ -350,36 +350,29 @@ size_t ss_sym_check_files(struct ss_sym *s, int force, char *err, size_t errlen)
 	return bad;
 }
 
+struct ss_keep_walk {
+	const char *dir;
+	uint64_t run_ns;
+	int warned;
+};
+
+static void ss_sym_keep_one(void *ctx, const char *path, const uint8_t *id, size_t len)
+{
+	struct ss_keep_walk *w = ctx;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char err[600];
+
+	if (!strncmp(base, "libstepscope.", 13))
+		return;
+	if (ss_sym_keep(w->dir, path, id, len, w->run_ns, err, sizeof(err)) < 0 && err[0] &&
+	    !w->warned++)
+		fprintf(stderr, "stepscope: warning: %s; a rebuilt %s will make this run "
+			"unreadable\n", err, path);
+}
+
 void ss_sym_keep_trace(const char *dir, const struct ss_reader *r)
 {
-	struct ss_meta_iter it;
-	struct ss_meta_rec m;
-	char err[600];
-	int warned = 0;
+	struct ss_keep_walk w = { dir, r->hdr.realtime_ns, 0 };
 
-	ss_reader_meta_begin(r, &it);
-	while (ss_reader_meta_next(&it, &m)) {
-		struct ss_meta_module mod;
-		char *path;
-		if (m.type != SS_META_MODULE || m.len <= sizeof(mod))
-			continue;
-		memcpy(&mod, m.data, sizeof(mod));
-		path = strndup((const char *)m.data + sizeof(mod), m.len - sizeof(mod));
-		if (!path)
-			continue;
-		if (mod.build_id_len <= sizeof(mod.build_id) &&
-		    strncmp(strrchr(path, '/') ? strrchr(path, '/') + 1 : path,
-			    "libstepscope.", 13) &&
-		    ss_sym_keep(dir, path, mod.build_id, mod.build_id_len,
-				r->hdr.realtime_ns, err, sizeof(err)) < 0 && err[0] &&
-		    !warned++)
-			fprintf(stderr, "stepscope: warning: %s; a rebuilt %s will make "
-				"this run unreadable\n", err, path);
-		free(path);
-	}
-	if (r->hdr.exe_path[0] && r->hdr.build_id_len <= sizeof(r->hdr.build_id) &&
-	    ss_sym_keep(dir, r->hdr.exe_path, r->hdr.build_id, r->hdr.build_id_len,
-			r->hdr.realtime_ns, err, sizeof(err)) < 0 && err[0] && !warned++)
-		fprintf(stderr, "stepscope: warning: %s; a rebuilt %s will make this run "
-			"unreadable\n", err, r->hdr.exe_path);
+	ss_reader_each_module(r, ss_sym_keep_one, &w);
 }

@@ -486,27 +486,20 @@ void ss_sym_space_expect(struct ss_sym_space *sp, const char *path,
 	m->want_len = (uint32_t)len;
 }
 
+struct ss_expect_walk {
+	struct ss_sym_space *sp;
+	uint64_t run_ns;
+};
+
+static void ss_sym_space_expect_one(void *ctx, const char *path, const uint8_t *id, size_t len)
+{
+	struct ss_expect_walk *w = ctx;
+	ss_sym_space_expect(w->sp, path, id, len, w->run_ns);
+}
+
 void ss_sym_space_expect_trace(struct ss_sym_space *sp, const struct ss_reader *r)
 {
-	struct ss_meta_iter it;
-	struct ss_meta_rec m;
+	struct ss_expect_walk w = { sp, r->hdr.realtime_ns };
 
-	ss_reader_meta_begin(r, &it);
-	while (ss_reader_meta_next(&it, &m)) {
-		struct ss_meta_module mod;
-		char *path;
-		if (m.type != SS_META_MODULE || m.len <= sizeof(mod))
-			continue;
-		memcpy(&mod, m.data, sizeof(mod));
-		path = strndup((const char *)m.data + sizeof(mod), m.len - sizeof(mod));
-		if (!path)
-			continue;
-		if (mod.build_id_len <= sizeof(mod.build_id))
-			ss_sym_space_expect(sp, path, mod.build_id, mod.build_id_len,
-					    r->hdr.realtime_ns);
-		free(path);
-	}
-	if (r->hdr.exe_path[0] && r->hdr.build_id_len <= sizeof(r->hdr.build_id))
-		ss_sym_space_expect(sp, r->hdr.exe_path, r->hdr.build_id,
-				    r->hdr.build_id_len, r->hdr.realtime_ns);
+	ss_reader_each_module(r, ss_sym_space_expect_one, &w);
 }

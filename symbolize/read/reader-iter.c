@@ -299,3 +299,28 @@ const char *ss_reader_prog(const struct ss_reader *r)
 	s = s ? s + 1 : r->hdr.exe_path;
 	return *s ? s : "?";
 }
+
+void ss_reader_each_module(const struct ss_reader *r,
+			   void (*fn)(void *ctx, const char *path, const uint8_t *id, size_t len),
+			   void *ctx)
+{
+	struct ss_meta_iter it;
+	struct ss_meta_rec m;
+
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_module mod;
+		char *path;
+		if (m.type != SS_META_MODULE || m.len <= sizeof(mod))
+			continue;
+		memcpy(&mod, m.data, sizeof(mod));
+		path = strndup((const char *)m.data + sizeof(mod), m.len - sizeof(mod));
+		if (!path)
+			continue;
+		if (mod.build_id_len <= sizeof(mod.build_id))
+			fn(ctx, path, mod.build_id, mod.build_id_len);
+		free(path);
+	}
+	if (r->hdr.exe_path[0] && r->hdr.build_id_len <= sizeof(r->hdr.build_id))
+		fn(ctx, r->hdr.exe_path, r->hdr.build_id, r->hdr.build_id_len);
+}

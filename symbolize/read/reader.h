@@ -135,6 +135,13 @@ void ss_reader_meta_begin(const struct ss_reader *r, struct ss_meta_iter *it);
  * whose successor does too. */
 int ss_reader_meta_next(struct ss_meta_iter *it, struct ss_meta_rec *out);
 
+/* Each module the trace names with its build-id (len 0: none): its MODULE
+ * records, then the executable from the header; a record whose build-id
+ * length is out of range is passed over. */
+void ss_reader_each_module(const struct ss_reader *r,
+			   void (*fn)(void *ctx, const char *path, const uint8_t *id, size_t len),
+			   void *ctx);
+
 /* Events of one thread, in order, timestamps in ns clamped to never
  * decrease. */
 struct ss_revent {
