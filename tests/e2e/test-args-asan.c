@@ -33,13 +33,6 @@ enum { CALLS = 10 };
 static const struct ss_e2e_variant clang_O0 = { "clang", "-O0" },
 				    clang_O2 = { "clang", "-O2" };
 
-static int by_ts(const void *a, const void *b)
-{
-	double x = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "ts")->valuedouble;
-	double y = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "ts")->valuedouble;
-	return x < y ? -1 : x > y;
-}
-
 static size_t exact, out;
 
 /* The call's value of `name`: `want` exactly, or <optimized out> */
@@ -84,8 +77,8 @@ static void test_asan(void **state)
 	}
 	SS_E2E_CHECK(t, nf == CALLS && np == CALLS, "%zu calls of frame, %zu of pick, expected %d",
 		     nf, np, CALLS);
-	qsort(fr, nf, sizeof(fr[0]), by_ts);
-	qsort(pk, np, sizeof(pk[0]), by_ts);
+	qsort(fr, nf, sizeof(fr[0]), ss_e2e_cmp_ts);
+	qsort(pk, np, sizeof(pk[0]), ss_e2e_cmp_ts);
 	exact = out = 0;
 	for (long i = 0; i < CALLS; i++) {
 		arg(t, fr[i], "n", i);

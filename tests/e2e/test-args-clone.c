@@ -129,13 +129,6 @@ static int same(const char *a, const char *b)
 	       strchr("-0123456789", *b);
 }
 
-static int by_ts(const void *a, const void *b)
-{
-	double x = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "ts")->valuedouble;
-	double y = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "ts")->valuedouble;
-	return x < y ? -1 : x > y;
-}
-
 static void test_shapes(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -186,7 +179,7 @@ static void test_shapes(void **state)
 		}
 	}
 	SS_E2E_CHECK(t, n == NCALLS, "trace: %zu listed calls, expected %d", n, NCALLS);
-	qsort(evs, n, sizeof(evs[0]), by_ts);
+	qsort(evs, n, sizeof(evs[0]), ss_e2e_cmp_ts);
 	for (size_t i = 0; i < n; i++) {
 		const struct call *c = &calls[i];
 		const char *fn = cJSON_GetObjectItemCaseSensitive(evs[i], "name")->valuestring;

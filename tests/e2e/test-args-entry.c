@@ -30,13 +30,6 @@ static const struct ss_e2e_variant gcc_O0 = { "g++", "-O0" }, gcc_O2 = { "g++", 
 	gcc_O3 = { "g++", "-O3" }, gcc_Os = { "g++", "-Os" }, clang_O0 = { "clang++", "-O0" },
 	clang_O2 = { "clang++", "-O2" };
 
-static int by_ts(const void *a, const void *b)
-{
-	double x = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "ts")->valuedouble;
-	double y = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "ts")->valuedouble;
-	return x < y ? -1 : x > y;
-}
-
 static void test_entry(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -58,7 +51,7 @@ static void test_entry(void **state)
 			evs[n++] = ev;
 	}
 	SS_E2E_CHECK(t, n == CALLS, "expected %d calls of shift and pick, got %zu", CALLS, n);
-	qsort(evs, n, sizeof(evs[0]), by_ts);
+	qsort(evs, n, sizeof(evs[0]), ss_e2e_cmp_ts);
 	snprintf(path, sizeof(path), "%s/ledger", t->dir);
 	FILE *f = fopen(path, "r");
 	SS_E2E_CHECK(t, f != NULL, "no ledger");

@@ -135,13 +135,6 @@ static int same(const char *a, const char *b)
 	return !memcmp(&x, &y, sizeof(x));
 }
 
-static int by_ts(const void *a, const void *b)
-{
-	double x = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "ts")->valuedouble;
-	double y = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "ts")->valuedouble;
-	return x < y ? -1 : x > y;
-}
-
 static void test_gdb(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -176,7 +169,7 @@ static void test_gdb(void **state)
 			evs[n++] = ev;
 	}
 	SS_E2E_CHECK(t, n == nstops, "trace: %zu calls, gdb: %zu stops", n, nstops);
-	qsort(evs, n, sizeof(evs[0]), by_ts);
+	qsort(evs, n, sizeof(evs[0]), ss_e2e_cmp_ts);
 	for (size_t i = 0; i < n; i++) {
 		const struct stop *s = &stops[i];
 		const char *fn = cJSON_GetObjectItemCaseSensitive(evs[i], "name")->valuestring;

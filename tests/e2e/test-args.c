@@ -174,13 +174,6 @@ static void run_args(struct ss_e2e *t)
 			"record -c args.yaml -o run -- ./s-args ledger %d", STEPS);
 }
 
-static int by_ts(const void *a, const void *b)
-{
-	double x = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "ts")->valuedouble;
-	double y = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "ts")->valuedouble;
-	return x < y ? -1 : x > y;
-}
-
 static void test_ledger(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -215,7 +208,7 @@ static void test_ledger(void **state)
 	SS_E2E_CHECK(t, n == ncalls, "trace: %zu calls of the listed functions, ledger: %zu", n,
 		     ncalls);
 	size_t exact = 0, out = 0;
-	qsort(evs, n, sizeof(evs[0]), by_ts);
+	qsort(evs, n, sizeof(evs[0]), ss_e2e_cmp_ts);
 	for (i = 0; i < n; i++) {
 		const struct call *c = &calls[i];
 		const char *fn = cJSON_GetObjectItemCaseSensitive(evs[i], "name")->valuestring;
@@ -479,7 +472,7 @@ static void test_cxx(void **state)
 			evs[n++] = ev;
 	}
 	SS_E2E_CHECK(t, n == 8, "expected 8 calls of Layer::forward and nn::gemm, got %zu", n);
-	qsort(evs, n, sizeof(evs[0]), by_ts);
+	qsort(evs, n, sizeof(evs[0]), ss_e2e_cmp_ts);
 	snprintf(path, sizeof(path), "%s/ledger", t->dir);
 	FILE *f = fopen(path, "r");
 	SS_E2E_CHECK(t, f != NULL, "no ledger");

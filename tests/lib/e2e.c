@@ -1020,6 +1020,13 @@ void ss_e2e_show_chain(char *buf, size_t len, const char **names, int n)
 
 /* ------------------------------------------------------------ helpers */
 
+int ss_e2e_cmp_ts(const void *a, const void *b)
+{
+	double x = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "ts")->valuedouble;
+	double y = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "ts")->valuedouble;
+	return x < y ? -1 : x > y;
+}
+
 struct cJSON *ss_e2e_load_json(struct ss_e2e *t, const char *rel)
 {
 	char path[4200];

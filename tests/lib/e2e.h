@@ -290,6 +290,8 @@ void ss_e2e_show_chain(char *buf, size_t len, const char **names, int n);
 /* The whole file `rel` (relative to t->dir, or absolute) parsed as JSON;
  * fails the test when it cannot be read or is not JSON.  cJSON_Delete it. */
 struct cJSON *ss_e2e_load_json(struct ss_e2e *t, const char *rel);
+/* qsort comparator of trace.json events (cJSON * elements) by their "ts". */
+int ss_e2e_cmp_ts(const void *a, const void *b);
 
 /* How many lines of `text` contain `what`. */
 int ss_e2e_lines_with(const char *text, const char *what);
