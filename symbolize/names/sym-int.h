@@ -94,6 +94,8 @@ struct ss_sym_space {
 int ss_sym_once(struct ss_sym *s, const char *path);
 struct ss_sym_module *ss_sym_module_get(struct ss_sym *s, const char *path);
 size_t ss_sym_elf_build_id(Elf *e, uint8_t *id, size_t max);
+/* A build-id as lowercase hex into out (2 * len + 1 bytes). */
+void ss_sym_build_id_hex(const uint8_t *id, size_t len, char *out);
 void ss_sym_module_open(struct ss_sym *s, struct ss_sym_module *m);
 /* The file read for m: its kept copy, else its path. */
 #define SS_SYM_FILE(m) ((m)->file ? (m)->file : (m)->path)

@@ -46,15 +46,6 @@
 
 #define SS_SYM_KEEP_COPY_MAX (64 << 20)  /* bytes copied at most per file */
 
-static void ss_sym_hex(const uint8_t *id, size_t len, char *out)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
-	out[2 * len] = 0;
-}
-
 /* The build-id of the file at path: its length (0: none), -1 when the
  * file cannot be opened. */
 static long ss_sym_file_build_id(const char *path, uint8_t *id, size_t max)
@@ -103,7 +94,7 @@ static char *ss_sym_kept_path(const char *dir, const char *path,
 	char hex[129], *p;
 
 	if (len) {
-		ss_sym_hex(id, len, hex);
+		ss_sym_build_id_hex(id, len, hex);
 	} else {
 		uint64_t h = UINT64_C(0xcbf29ce484222325);
 		for (const char *c = path; *c; c++)
@@ -280,9 +271,9 @@ static void ss_sym_refusal(const struct ss_sym *s, const struct ss_sym_module *m
 			 s->rundir ? s->rundir : "the run");
 		return;
 	}
-	ss_sym_hex(m->want_id, m->want_len, want);
+	ss_sym_build_id_hex(m->want_id, m->want_len, want);
 	if (n > 0)
-		ss_sym_hex(now, (size_t)n, got);
+		ss_sym_build_id_hex(now, (size_t)n, got);
 	if (n < 0)
 		snprintf(err, errlen, "%s: missing since the run (build-id %s) and no copy "
 			 "of it kept in %s/" SS_SYM_KEEP_DIR "; restore that build",

@@ -185,6 +185,15 @@ size_t ss_sym_elf_build_id(Elf *e, uint8_t *id, size_t max)
 	return 0;
 }
 
+void ss_sym_build_id_hex(const uint8_t *id, size_t len, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+	out[2 * len] = 0;
+}
+
 /* The file name in .gnu_debuglink, or NULL. */
 static char *ss_sym_elf_debuglink(Elf *e)
 {
@@ -221,15 +230,14 @@ static char *ss_sym_find_debug(struct ss_sym *s, const struct ss_sym_module *m,
 {
 	static const char *const sysdir = "/usr/lib/debug";
 	uint8_t id[64];
-	size_t idlen = ss_sym_elf_build_id(e, id, sizeof(id)), i, k;
+	size_t idlen = ss_sym_elf_build_id(e, id, sizeof(id)), i;
 	char *link, *dir, *p = NULL;
 	const char *slash;
 
 	for (i = 0; idlen >= 2 && i <= s->ndirs; i++) {
 		const char *d = i < s->ndirs ? s->dirs[i] : sysdir;
 		char hex[129];
-		for (k = 0; k < idlen; k++)
-			snprintf(hex + 2 * k, 3, "%02x", id[k]);
+		ss_sym_build_id_hex(id, idlen, hex);
 		if (asprintf(&p, "%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) < 0)
 			return NULL;
 		if (ss_sym_is_file(p))
