@@ -27,7 +27,7 @@
 
 /* ------------------------------------------------------------ statistics */
 
-static int ss_diff_cmp_d(const void *x, const void *y)
+int ss_diff_cmp_d(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
 

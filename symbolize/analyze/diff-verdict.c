@@ -48,13 +48,6 @@ double *ss_diff_work(const struct ss_diff_run *r)
 	return w;
 }
 
-static int ss_diff_cmp_dbl(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 void ss_diff_yard_release(struct ss_diff_yard *y)
 {
 	free(y->wa);
@@ -126,7 +119,7 @@ int ss_diff_yard_init(struct ss_diff_yard *y, const struct ss_diff_run *a,
 			sorted[j++] = ratio[i];
 	y->ncand = j;
 	if (j >= 2) {
-		qsort(sorted, j, sizeof(*sorted), ss_diff_cmp_dbl);
+		qsort(sorted, j, sizeof(*sorted), ss_diff_cmp_d);
 		y->machine = j % 2 ? sorted[j / 2] : (sorted[j / 2 - 1] + sorted[j / 2]) / 2;
 	}
 	for (i = 0; !isnan(y->machine) && i < a->ns; i++) {

@@ -224,6 +224,8 @@ size_t ss_diff_gone_callees(const struct ss_diff_run *a, const struct ss_diff_ro
 /* Two-sided p of the Mann-Whitney U test of x (n) against y (m), normal
  * approximation with tie correction; 1 when all values are equal. */
 double ss_diff_mann_whitney(const double *x, size_t n, const double *y, size_t m);
+/* qsort comparator of doubles, ascending. */
+int ss_diff_cmp_d(const void *x, const void *y);
 /* Median of n values (sorts a copy); 0 for n 0. */
 double ss_diff_median(const double *v, size_t n);
 
