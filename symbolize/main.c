@@ -32,6 +32,7 @@ static const struct ss_main_cmd ss_main_cmds[] = {
 	{ "memory", cmd_memory, "SVG of host and CUDA memory over steps and time, with a leak hint" },
 	{ "merge", cmd_merge, "merge the run directories of several hosts (MPI) into one run" },
 	{ "filter", cmd_filter, "cost per function and a list of hot tiny functions to leave out" },
+	{ "advise", cmd_advise, "where each step's time went, and what to do about it" },
 };
 
 #define SS_MAIN_NCMDS (sizeof(ss_main_cmds) / sizeof(ss_main_cmds[0]))
@@ -40,7 +41,7 @@ static const struct ss_main_cmd ss_main_cmds[] = {
  * tables, then each panel): each trace is indexed once while they run
  * (read/reader-cache.c). */
 static const char *const ss_main_readers[] = { "symbolize", "report", "diff", "flame",
-					       "html" };
+					       "html", "advise" };
 
 static int ss_main_run(size_t i, int argc, char **argv)
 {

@@ -29,6 +29,7 @@
 
 struct ss_alloc_report;
 struct ss_args_report;
+struct ss_adv_core;
 
 /* Where a step's time went.  The categories of a step add up to its
  * duration (end - begin) exactly: SS_ADV_OPS takes what no other
@@ -81,7 +82,14 @@ struct ss_adv_run {
 	size_t nsteps;
 	uint64_t median_step_ns;     /* over steps */
 	uint64_t cat_mean[SS_ADV_NCAT];  /* mean per step */
+	struct ss_adv_core *core;    /* the core's own (advise.c) */
 };
+
+/* Recorded calls in step s on its own thread (what the hooks category
+ * charges pair_ns for), and in *all_threads (may be NULL) those of every
+ * thread of its process that began in that step (worker threads too). */
+uint64_t ss_adv_calls(const struct ss_adv_run *run, const struct ss_adv_step *s,
+		      uint64_t *all_threads);
 
 #define SS_ADV_FUNCS 4
 
@@ -113,7 +121,8 @@ struct ss_adv_check {
 	const char *name;            /* "omp-oversubscribed", ... */
 	const char *looks_at;        /* for "nothing found": what it judged */
 	/* Optional: an exporter to feed in the core's walk, its state in
-	 * *state (NULL: the check needs none). */
+	 * *state (NULL: the check needs none).  The core feeds it and calls
+	 * its end; release(state) frees the exporter with the state. */
 	struct ss_exporter *(*exporter)(const char *dir, void **state);
 	/* Judge the run: add findings to out and return 0; or return 1 when
 	 * it cannot judge this run, with the reason in why ("the run has no
@@ -129,7 +138,8 @@ extern const struct ss_adv_check *const ss_adv_checks[];
 extern const size_t ss_adv_nchecks;
 
 /* The result: the run, the findings sorted by save_ns descending, and
- * per check whether it judged (0), could not (1, why[i]). */
+ * per check whether it judged (0), could not (1, why[i]), or is not
+ * built in (-1: its ss_adv_checks entry is NULL). */
 struct ss_adv_result {
 	struct ss_adv_run run;
 	struct ss_adv_list found;
@@ -143,7 +153,15 @@ int ss_adv_build(const char *dir, const char *backend, int quiet, struct ss_adv_
 		 char *err, size_t errlen);
 void ss_adv_release(struct ss_adv_result *r);
 
-/* The breakdown and the findings, as text, csv or json. */
+/* The breakdown and the findings, as text, csv or json (advise-print.c;
+ * csv: the per-step table only).  0, -1 on a write error or an unknown
+ * format. */
 int ss_adv_print(FILE *f, const struct ss_adv_result *r, const char *format);
+/* ... with flags: SS_ADV_PRINT_STEPS adds a row per step to the text */
+enum ss_adv_print_flags {
+	SS_ADV_PRINT_STEPS = 1 << 0,
+};
+int ss_adv_print_opts(FILE *f, const struct ss_adv_result *r, const char *format,
+		      unsigned flags);
 
 #endif /* SS_ADVISE_H */

@@ -16,6 +16,7 @@ int cmd_memory(int argc, char **argv);
 int cmd_steps(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 /* diff.c: `stepscope html --diff BASE NEW` (cmd_html hands it over) */
 int cmd_diff_html(int argc, char **argv);
 
