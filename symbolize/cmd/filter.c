@@ -49,12 +49,8 @@
 #include "overhead.h"
 #include "run.h"
 #include "stats-read.h"
+#include "filter-pick.h"
 
-struct ss_filter_opts {
-	uint64_t min_calls, max_call_ns;
-	double max_share;
-	int limit;
-};
 
 static void ss_filter_usage(FILE *f)
 {
@@ -121,126 +117,6 @@ static enum ss_cli_took ss_filter_option(struct ss_cli *c, void *ctx, int argc,
 	return SS_CLI_TAKEN;
 }
 
-/* a name a compiler list and the runtime can take: a plain identifier */
-static int ss_filter_plain(const char *s)
-{
-	if (!*s || !strncmp(s, "0x", 2))
-		return 0;
-	for (; *s; s++)
-		if (!(*s == '_' || *s == '.' || *s == ':' || (*s >= '0' && *s <= '9') ||
-		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-			return 0;
-	return 1;
-}
-
-static double ss_filter_pct(double v, double sum)
-{
-	return sum > 0 ? 100.0 * v / sum : 0.0;
-}
-
-struct ss_filter_rows {
-	struct ss_agg_row *rows;
-	size_t n;
-	uint64_t self_sum, calls;
-	uint64_t *below;         /* per row: recorded calls under its calls */
-	uint64_t own_sum;        /* self_sum less the hooks' calibrated cost */
-	const char *source;      /* "recorded steps" or "whole run" */
-};
-
-/* The part of a function's own recorded call inside its measured time:
- * the calibration's (an empty call's ENTER to EXIT), or for a trace that
- * predates it half a recorded call. */
-static uint64_t ss_filter_inside(const struct ss_overhead *ov)
-{
-	return ov->inside_known ? ov->inside_ns : ov->pair_ns / 2;
-}
-
-/* The function's time without stepscope, the table's Own %: calls times
- * its fastest call (the least disturbed one) less the hooks inside it: the
- * part of its own recorded call inside its times, and the whole cost of
- * each recorded call below it (spent inside it); or, without single calls
- * (whole-run counts, no calls recorded below), its mean call less that
- * part of its own.  Never below zero. */
-static uint64_t ss_filter_own(const struct ss_filter_rows *r, size_t i,
-			      const struct ss_overhead *ov)
-{
-	const struct ss_agg_row *w = &r->rows[i];
-	uint64_t per = w->max_ns ? w->min_ns : w->total_ns / w->calls;
-	double hooks = (double)ss_filter_inside(ov) +
-		       (r->below ? (double)ov->pair_ns * (double)r->below[i] / (double)w->calls
-				 : 0.0);
-	return (double)per > hooks ? w->calls * (uint64_t)((double)per - hooks) : 0;
-}
-
-/* Own/call: the function's time without stepscope per call. */
-static uint64_t ss_filter_own_call(const struct ss_filter_rows *r, size_t i,
-				   const struct ss_overhead *ov)
-{
-	return r->rows[i].calls ? ss_filter_own(r, i, ov) / r->rows[i].calls : 0;
-}
-
-/* Recording one call of it costs more than its own work. */
-static int ss_filter_cheap(const struct ss_filter_rows *r, size_t i, const struct ss_overhead *ov)
-{
-	return ov->known && ov->pair_ns && ss_filter_own_call(r, i, ov) < ov->pair_ns;
-}
-
-static double ss_filter_own_pct(const struct ss_filter_rows *r, size_t i,
-				const struct ss_overhead *ov)
-{
-	return ss_filter_pct((double)ss_filter_own(r, i, ov), (double)r->own_sum);
-}
-
-/* Recorded calls below each row (r->below), from the compensation of a
- * copy of the rows, and the recorded time without the hooks. */
-static int ss_filter_below(struct ss_filter_rows *r, struct ss_agg *a,
-			   const struct ss_overhead *ov)
-{
-	uint64_t hooks = r->calls * ov->pair_ns;
-	r->own_sum = r->self_sum > hooks ? r->self_sum - hooks : 1;
-	if (!a || !ov->pair_ns || !r->n)
-		return 0;
-	struct ss_agg_row *c = malloc(r->n * sizeof(*c));
-	r->below = calloc(r->n, sizeof(*r->below));
-	if (!c || !r->below) {
-		free(c);
-		return -1;
-	}
-	memcpy(c, r->rows, r->n * sizeof(*c));
-	ss_overhead_compensate(a, c, r->n, 0, ov->pair_ns);
-	for (size_t i = 0; i < r->n; i++)
-		r->below[i] = (r->rows[i].total_ns - c[i].total_ns) / ov->pair_ns;
-	free(c);
-	return 0;
-}
-
-/* which rows get proposed: out[i] = 1 */
-static size_t ss_filter_pick(const struct ss_filter_rows *r, const struct ss_overhead *ov,
-			     const struct ss_filter_opts *o, char *out)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		const struct ss_agg_row *w = &r->rows[i];
-		if (!w->calls) {
-			out[i] = 0;
-			continue;
-		}
-		out[i] = w->kind == SS_AGG_FUNCTION && ss_filter_plain(w->name) &&
-			 w->calls >= o->min_calls && w->total_ns / w->calls <= o->max_call_ns &&
-			 (ss_filter_cheap(r, i, ov) || ss_filter_own_pct(r, i, ov) < o->max_share);
-		k += out[i];
-	}
-	return k;
-}
-
-static int ss_filter_by_calls(const void *a, const void *b)
-{
-	const struct ss_agg_row *x = a, *y = b;
-	if (x->calls != y->calls)
-		return x->calls < y->calls ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
 static void ss_filter_table(FILE *f, const struct ss_filter_rows *r, const struct ss_overhead *ov,
 			    const char *pick, int limit)
 {
@@ -304,16 +180,6 @@ static void ss_filter_rule(FILE *f, const struct ss_filter_rows *r, const struct
 			"without the hooks; Time %% is the measured self time, hooks included\n",
 			in, ov->inside_known ? "" : " (half a recorded call: this run predates the "
 			"measure)", pair, sum);
-}
-
-/* gcc's list matches substrings: is `name` inside another kept name? */
-static const char *ss_filter_clash(const struct ss_filter_rows *r, const char *pick, size_t i)
-{
-	for (size_t k = 0; k < r->n; k++)
-		if (k != i && !pick[k] && r->rows[k].kind == SS_AGG_FUNCTION &&
-		    strstr(r->rows[k].name, r->rows[i].name))
-			return r->rows[k].name;
-	return NULL;
 }
 
 /* The proposed names a rebuild cannot take (gcc would leave out more),
@@ -426,7 +292,7 @@ int cmd_filter(int argc, char **argv)
 {
 	struct ss_cli c = { "filter", ss_filter_usage, SS_CLI_SYMBOLS | SS_CLI_EQUALS,
 			    NULL, NULL, NULL, 0 };
-	struct ss_filter_opts o = { 1000, 1000, 5.0, 30 };
+	struct ss_filter_opts o = SS_FILTER_OPTS_DEFAULT;
 	struct ss_filter_rows r = { 0 };
 	struct ss_stats_result res = { 0 };
 	struct ss_overhead ov;
