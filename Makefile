@@ -64,6 +64,9 @@ SHARED_RT := runtime/config.c runtime/config-yaml.c runtime/schedule.c runtime/f
 TOOL_SRC  := $(filter-out symbolize/main.c,$(wildcard $(addsuffix /*.c,$(SYM_DIRS)))) $(wildcard $(SHARED_RT))
 TOOL_OBJ  := $(patsubst %.c,$(OBJ)/tool/%.o,$(TOOL_SRC))
 TOOL_LIB  := $(OBJ)/libss-tool.a
+# advise's checks are found through weak references (advise-checks.c),
+# which take no member out of an archive: their objects are linked as they are
+ADV_OBJ   := $(filter $(OBJ)/tool/symbolize/analyze/advise%.o,$(TOOL_OBJ))
 
 RT_SO   := $(B)/lib/libstepscope.so.$(VERSION)
 # the hooks stepscope-cc links into an executable (runtime/exe/hooks-exe.c)
@@ -170,7 +173,7 @@ $(RT_EXE_HOOKS): $(OBJ)/runtime-exe/hooks-exe.o
 $(TOOL_LIB): $(TOOL_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $(TOOL_OBJ)
 
-$(B)/bin/stepscope: $(OBJ)/tool/symbolize/main.o $(TOOL_LIB)
+$(B)/bin/stepscope: $(OBJ)/tool/symbolize/main.o $(ADV_OBJ) $(TOOL_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -o $@ $^ $(TOOL_LIBS)
@@ -208,12 +211,12 @@ TEST_CFLAGS := $(TOOL_CFLAGS) -Itests/lib -DSS_SOURCE_DIR='"$(abspath .)"' -DSS_
 $(B)/tests/%: tests/unit/%.c $(TEST_HELPERS) $(TOOL_LIB) $(RT_OBJ) $(wildcard tests/lib/*.h) | $(DEPS_TEST_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(ADV_OBJ) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
 $(B)/tests/%: tests/e2e/%.c $(TEST_HELPERS) $(TOOL_LIB) $(wildcard tests/lib/*.h) | $(DEPS_TEST_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
+	$(Q)$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_HELPERS) $(ADV_OBJ) $(TOOL_LIB) -lcmocka $(TOOL_LIBS) -lz
 
 # test-export's speedscope check runs node on speedscope and ajv, the
 # versions tests/lib/npm pins: npm ci installs them into build/npm once
