@@ -65,10 +65,10 @@ struct sp_level {
 	size_t n, cap;
 };
 
-/* the outermost calls of one step: depth d0 in l[0], d0 + 1 in l[1] */
+/* the outermost calls of one step: depth d in l[0], d + 1 in l[1] */
 struct sp_stepops {
 	uint64_t step;
-	unsigned d0;
+	unsigned d1;                /* d + 1; 0 while it has none */
 	struct sp_level l[2];
 };
 
@@ -219,25 +219,53 @@ static void sp_level_add(struct ss_adv_split *sp, struct sp_level *l, uint32_t n
 	l->v[l->n++] = (struct sp_op){ name, ns, 1 };
 }
 
-static struct sp_stepops *sp_stepops(struct ss_adv_split *sp, struct sp_thread *t,
-				     uint64_t step)
+/* Arrays kept by step number (sp_count, sp_stepops: the step first):
+ * where step is or goes.  Steps come mostly in order: the last one first. */
+static size_t sp_lower(const void *v, size_t n, size_t size, uint64_t step)
 {
-	size_t k;
+	size_t a = 0, z = n;
 
-	for (k = t->nso; k > 0 && t->nso - k < 4; k--) /* the latest few */
-		if (t->so[k - 1].step == step)
-			return &t->so[k - 1];
-	for (; k > 0; k--)
-		if (t->so[k - 1].step == step)
-			return &t->so[k - 1];
-	if (ss_grow((void **)&t->so, &t->capso, t->nso, sizeof(*t->so), 16)) {
+#define SP_STEP_AT(i) (*(const uint64_t *)((const char *)v + (i) * size))
+	if (n && SP_STEP_AT(n - 1) < step)
+		return n;
+	if (n && SP_STEP_AT(n - 1) == step)
+		return n - 1;
+	while (a < z) {
+		size_t m = a + (z - a) / 2;
+		if (SP_STEP_AT(m) < step)
+			a = m + 1;
+		else
+			z = m;
+	}
+	return a;
+#undef SP_STEP_AT
+}
+
+/* element of step `step` in *v (n of them), made (zeroed) if missing */
+static void *sp_at_step(struct ss_adv_split *sp, void **v, size_t *n, size_t *cap, size_t size,
+			uint64_t step)
+{
+	size_t i = sp_lower(*v, *n, size, step);
+	char *p;
+
+	if (i < *n && *(const uint64_t *)((char *)*v + i * size) == step)
+		return (char *)*v + i * size;
+	if (ss_grow(v, cap, *n, size, 16)) {
 		sp->oom = 1;
 		return NULL;
 	}
-	memset(&t->so[t->nso], 0, sizeof(t->so[0]));
-	t->so[t->nso].step = step;
-	t->so[t->nso].d0 = UINT32_MAX;
-	return &t->so[t->nso++];
+	p = (char *)*v + i * size;
+	memmove(p + size, p, (*n - i) * size);
+	memset(p, 0, size);
+	*(uint64_t *)p = step;
+	(*n)++;
+	return p;
+}
+
+static struct sp_stepops *sp_stepops(struct ss_adv_split *sp, struct sp_thread *t,
+				     uint64_t step)
+{
+	return sp_at_step(sp, (void **)&t->so, &t->nso, &t->capso, sizeof(*t->so), step);
 }
 
 /* an outermost-so-far call of a step (see the opening comment) */
@@ -248,47 +276,32 @@ static void sp_outer(struct ss_adv_split *sp, struct sp_thread *t, const struct 
 
 	if (!o)
 		return;
-	if (o->d0 != UINT32_MAX && s->depth > o->d0 + 1)
+	if (o->d1 && s->depth > o->d1) /* deeper than d + 1 */
 		return;
 	name = sp_intern(sp, s->name ? s->name : "?");
 	if (name == UINT32_MAX)
 		return;
-	if (o->d0 == UINT32_MAX || s->depth < o->d0) {
+	if (!o->d1 || s->depth + 1 < o->d1) { /* a new outermost level */
 		free(o->l[1].v);
-		if (o->d0 != UINT32_MAX && s->depth + 1 == o->d0) {
+		if (o->d1 && s->depth + 2 == o->d1) { /* one up: l[0] are its callees */
 			o->l[1] = o->l[0];
 		} else {
 			free(o->l[0].v);
 			memset(&o->l[1], 0, sizeof(o->l[1]));
 		}
 		memset(&o->l[0], 0, sizeof(o->l[0]));
-		o->d0 = s->depth;
+		o->d1 = s->depth + 1;
 	}
-	sp_level_add(sp, &o->l[s->depth == o->d0 ? 0 : 1], name, s->end_ns - s->begin_ns);
+	sp_level_add(sp, &o->l[s->depth + 1 == o->d1 ? 0 : 1], name, s->end_ns - s->begin_ns);
 }
 
 static void sp_count(struct ss_adv_split *sp, struct sp_thread *t, const struct ss_slice *s)
 {
-	struct sp_count *c = NULL;
+	struct sp_count *c = sp_at_step(sp, (void **)&t->cnt, &t->ncnt, &t->capcnt, sizeof(*c),
+					s->step);
 
-	for (size_t k = t->ncnt; k > 0 && t->ncnt - k < 4; k--)
-		if (t->cnt[k - 1].step == s->step) {
-			c = &t->cnt[k - 1];
-			break;
-		}
-	if (!c) {
-		for (size_t k = 0; k < t->ncnt; k++)
-			if (t->cnt[k].step == s->step)
-				c = &t->cnt[k];
-	}
-	if (!c) {
-		if (ss_grow((void **)&t->cnt, &t->capcnt, t->ncnt, sizeof(*c), 16)) {
-			sp->oom = 1;
-			return;
-		}
-		c = &t->cnt[t->ncnt++];
-		*c = (struct sp_count){ s->step, 0, 0 };
-	}
+	if (!c)
+		return;
 	c->calls++;
 	c->in += s->in_step != 0;
 }
@@ -621,10 +634,9 @@ static int sp_sweep(const struct sp_thread *t, uint64_t lo, uint64_t hi, uint64_
 
 static const struct sp_count *sp_count_of(const struct sp_thread *t, uint64_t step)
 {
-	for (size_t k = 0; k < t->ncnt; k++)
-		if (t->cnt[k].step == step)
-			return &t->cnt[k];
-	return NULL;
+	size_t i = sp_lower(t->cnt, t->ncnt, sizeof(*t->cnt), step);
+
+	return i < t->ncnt && t->cnt[i].step == step ? &t->cnt[i] : NULL;
 }
 
 uint64_t ss_adv_split_calls(const struct ss_adv_split *sp, const struct ss_adv_step *s,
@@ -667,12 +679,10 @@ static double sp_alloc_ns(const struct sp_thread *t, uint64_t lo, uint64_t hi)
 /* the step's operators from its outermost calls */
 static int sp_ops(const struct ss_adv_split *sp, const struct sp_thread *t, struct ss_adv_step *s)
 {
-	const struct sp_stepops *o = NULL;
+	size_t i = sp_lower(t->so, t->nso, sizeof(*t->so), s->step);
+	const struct sp_stepops *o = i < t->nso && t->so[i].step == s->step ? &t->so[i] : NULL;
 	const struct sp_level *l;
 
-	for (size_t k = 0; k < t->nso; k++)
-		if (t->so[k].step == s->step)
-			o = &t->so[k];
 	if (!o)
 		return 0;
 	l = &o->l[0];
