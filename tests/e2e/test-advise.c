@@ -15,6 +15,8 @@
  *     the off-CPU time have their categories, which add up.
  *   test_alloc: s-alloc with memory.allocations: allocation calls have
  *     time in every recorded step, and the sums hold.
+ *   test_gpu: the CUDA stand-in (lib-cupti-fake): the GPU wait and CUDA
+ *     API categories have time in every recorded step, and the sums hold.
  *   test_bad_input: no such directory, no traces, a cut trace, a run
  *     without steps, an unknown format, a second directory: one line on
  *     stderr naming what is wrong, exit 2, nothing on stdout.
@@ -209,6 +211,36 @@ static void test_alloc(void **state)
 	ss_e2e_pass(t);
 }
 
+/* the CUDA stand-in (lib-cupti-fake as libcudart.so, test-cuda-fake):
+ * the host waits in cudaDeviceSynchronize and cudaMemcpy (GPU wait) and
+ * launches (CUDA API) in every recorded step, and the sums hold */
+static void test_gpu(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	SS_E2E_SH_OK(t, "gcc -shared -fPIC -O2 -Wl,-soname,libcudart.so -o libcudart.so "
+			"\"$SS_E2E_SRC/tests/e2e/lib-cupti-fake.c\"");
+	ss_e2e_build(t, "cuda-fake", "-L. -lcudart -Wl,-rpath,\"$PWD\"");
+	SS_E2E_SH_OK(t, "STEPSCOPE_CUPTI_LIBRARY=\"$PWD/libcudart.so\" " SS " record "
+			"--set step.function=step --set window.start_step=1 --set window.end_step=4 "
+			"--set gpu.enabled=true -o run -- ./s-cuda-fake 5");
+	cJSON *adv = ss_e2e_advise(t, "run");
+	check_shape(t, adv, 3);
+	SS_E2E_CHECK(t, cJSON_IsTrue(cJSON_GetObjectItem(adv, "gpu")), "json: gpu should be true");
+	const cJSON *s;
+	int n = 0;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(adv, "per_step")) {
+		SS_E2E_CHECK(t, cat(s, "gpu_wait") > 0 && cat(s, "gpu_api") > 0,
+			     "step %d: GPU wait %.0f ns, CUDA API %.0f ns: expected both", n,
+			     cat(s, "gpu_wait"), cat(s, "gpu_api"));
+		n++;
+	}
+	SS_E2E_SH_OK(t, SS " advise -q run");
+	SS_E2E_CHECK(t, strstr(t->out, "\n  GPU wait  ") && strstr(t->out, "\n  CUDA API  "),
+		     "text: expected the GPU wait and CUDA API rows:\n%s", t->out);
+	cJSON_Delete(adv);
+	ss_e2e_pass(t);
+}
+
 /* one line on stderr holding `what`, nothing on stdout, status 2 */
 static void refused(struct ss_e2e *t, int st, const char *what)
 {
@@ -243,6 +275,7 @@ int main(void)
 		SS_E2E__ONE(test_plain, ss_e2e_clang_O2, "clang-O2"),
 		SS_E2E_TEST(test_omp),
 		SS_E2E_TEST(test_alloc),
+		SS_E2E_TEST(test_gpu),
 		SS_E2E_TEST(test_bad_input),
 	};
 	ss_e2e_filter_from_env();
