@@ -18,8 +18,9 @@
  *     blocked is what is left (I/O, locks, sleep);
  *   - of what is left, stepscope's hooks claim the step's recorded calls
  *     on that thread x pair_ns (overhead.h), then the allocation calls
- *     their estimated time (ss_adv_alloc_call_ns per record: the record
- *     has a time, no duration), each at most what is left;
+ *     their estimated time (ss_adv_alloc_call_ns, advise-alloc-cost.c,
+ *     per record: the record has a time, no duration), each at most what
+ *     is left;
  *   - the user's operators get the rest, so the sum is the step.
  * The outermost calls of a step are kept two levels deep as they close
  * (post-order: callees first): when the outermost level is the step
@@ -33,7 +34,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "advise-split.h"
 #include "format.h"
@@ -446,67 +446,6 @@ int ss_adv_split_have_args(const struct ss_adv_split *sp)
 }
 
 /* ------------------------------------------------------------ the split */
-
-#define SP_SIZES 128
-
-static double sp_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* the least time of a malloc + free pair of size bytes, over 5 rounds
- * of 64, halved */
-static double sp_measure(uint64_t size)
-{
-	double best = INFINITY;
-
-	for (int r = 0; r < 6; r++) {
-		double t0 = sp_now();
-		int i;
-		for (i = 0; i < 64; i++) {
-			volatile char *p = malloc(size);
-			if (!p)
-				return 0;
-			p[0] = 1; /* a pair the compiler cannot drop */
-			free((void *)p);
-		}
-		double t = (sp_now() - t0) / 64;
-		if (r && t < best) /* round 0 warms up */
-			best = t;
-	}
-	return best / 2;
-}
-
-double ss_adv_alloc_call_ns(uint64_t size)
-{
-	static struct {
-		unsigned key;
-		double ns;
-	} cache[SP_SIZES];
-	static size_t n;
-	unsigned key, lg;
-
-	if (size < 16)
-		size = 16; /* a free of unknown size: the smallest block */
-	if (size > (UINT64_C(1) << 34))
-		size = UINT64_C(1) << 34;
-	/* four buckets per power of two */
-	lg = 63 - (unsigned)__builtin_clzll(size);
-	key = lg * 4 + (unsigned)((size >> (lg - 2)) & 3); /* size >= 16: lg >= 4 */
-	for (size_t i = 0; i < n; i++)
-		if (cache[i].key == key)
-			return cache[i].ns;
-	double ns = sp_measure(size);
-	if (n < SP_SIZES) {
-		cache[n].key = key;
-		cache[n].ns = ns;
-		n++;
-	}
-	return ns;
-}
 
 static int sp_cmp_iv(const void *a, const void *b)
 {

@@ -38,9 +38,4 @@ int ss_adv_split_have_args(const struct ss_adv_split *sp);
 uint64_t ss_adv_split_calls(const struct ss_adv_split *sp, const struct ss_adv_step *s,
 			    uint64_t *all_threads);
 
-/* The cost of one malloc or free of `size` bytes on this machine (half a
- * malloc/free pair, measured once per size in this process); what the
- * allocation category charges per record. */
-double ss_adv_alloc_call_ns(uint64_t size);
-
 #endif /* SS_ADVISE_SPLIT_H */

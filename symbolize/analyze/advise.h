@@ -116,6 +116,12 @@ struct ss_adv_list {
 /* A new finding in l (zeroed, check set), or NULL when out of memory. */
 struct ss_adv_finding *ss_adv_add(struct ss_adv_list *l, const char *check);
 
+/* The cost of one malloc or free of `size` bytes on this machine, ns:
+ * half a malloc/free pair, timed once per size bucket in this process
+ * (advise-alloc-cost.c); what the allocation category charges per
+ * allocation record. */
+double ss_adv_alloc_call_ns(uint64_t size);
+
 /* One check. */
 struct ss_adv_check {
 	const char *name;            /* "omp-oversubscribed", ... */
