@@ -18,7 +18,7 @@
  *   test_gpu: the CUDA stand-in (lib-cupti-fake): the GPU wait and CUDA
  *     API categories have time in every recorded step, and the sums hold.
  *   test_bad_input: no such directory, no traces, a cut trace, a run
- *     without steps, an unknown format, a second directory: one line on
+ *     without steps, a run whose window never opened, an unknown format, a second directory: one line on
  *     stderr naming what is wrong, exit 2, nothing on stdout.
  */
 #include <setjmp.h>
@@ -259,6 +259,9 @@ static void test_bad_input(void **state)
 	ss_e2e_build(t, "filter", NULL);
 	SS_E2E_SH_OK(t, SS " record -o nosteps -- ./s-filter 3 1 10");
 	refused(t, ss_e2e_sh(t, SS " advise nosteps"), "nosteps: no recorded step");
+	SS_E2E_SH_OK(t, SS " record -o nowin --set step.function=train_step --set window.start_step=100 "
+			"--set window.end_step=101 -- ./s-filter 3 1 10");
+	refused(t, ss_e2e_sh(t, SS " advise nowin"), "nowin: nothing was recorded: the program ran 3 step(s)");
 	SS_E2E_SH_OK(t, SS " record -o run --set step.function=train_step -- ./s-filter 3 1 10");
 	SS_E2E_SH_OK(t, "mkdir cut && head -c 3000 run/*.sstrace > cut/s.sstrace");
 	refused(t, ss_e2e_sh(t, SS " advise cut"), "cut/s.sstrace: truncated header");
