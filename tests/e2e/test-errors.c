@@ -107,6 +107,8 @@ static void test_missing_dir(void **state)
 		{ "flame", "stepscope: flame: no run directory given (usage below)\n" },
 		{ "memory", "stepscope: memory: no run directory given (usage below)\n" },
 		{ "filter", "stepscope: filter: no run directory given (usage below)\n" },
+		{ "advise", "stepscope: advise: no run directory given (usage below)\n" },
+		{ "advise --steps", "stepscope: advise: no run directory given (usage below)\n" },
 		{ "steps", "stepscope: steps: no run directory or -- PROG given (usage below)\n" },
 		{ "merge -o m", "stepscope: merge: no run directory given (usage below)\n" },
 		{ "diff a", "stepscope: diff: two run directories needed, BASE and NEW (usage below)\n" },
