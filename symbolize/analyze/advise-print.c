@@ -217,20 +217,38 @@ static void ss_adv_text_checks(FILE *f, const struct ss_adv_result *r)
 	}
 }
 
+static int ss_adv_cmp_thread(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* the threads that ran steps: distinct (pid, tid) */
+static size_t ss_adv_threads(const struct ss_adv_run *run)
+{
+	uint64_t (*v)[2] = malloc(run->nsteps * sizeof(*v) + 1);
+	size_t n = 0;
+
+	if (!v)
+		return 1;
+	for (size_t i = 0; i < run->nsteps; i++)
+		v[i][0] = run->steps[i].pid, v[i][1] = run->steps[i].tid;
+	qsort(v, run->nsteps, sizeof(*v), ss_adv_cmp_thread);
+	for (size_t i = 0; i < run->nsteps; i++)
+		n += !i || v[i][0] != v[i - 1][0] || v[i][1] != v[i - 1][1];
+	free(v);
+	return n;
+}
+
 static void ss_adv_text(FILE *f, const struct ss_adv_result *r, unsigned flags)
 {
 	const struct ss_adv_run *run = &r->run;
 	char tb[32];
-	size_t threads = 0;
+	size_t threads = ss_adv_threads(run);
 
-	for (size_t i = 0; i < run->nsteps; i++) {
-		size_t k;
-		for (k = 0; k < i && (run->steps[k].pid != run->steps[i].pid ||
-				      run->steps[k].tid != run->steps[i].tid);
-		     k++)
-			;
-		threads += k == i;
-	}
 	fprintf(f, "stepscope advise: %s: %zu recorded step%s on %zu thread%s, median step %s\n\n",
 		run->dir, run->nsteps, run->nsteps == 1 ? "" : "s", threads, threads == 1 ? "" : "s",
 		ss_agg_fmt_time(run->median_step_ns, tb, sizeof(tb)));
