@@ -12,7 +12,10 @@
  * propose something.  The saving per step: the proposed functions'
  * recorded calls on the stepping threads (calls of each on each thread
  * that ran steps, over those steps) x pair_ns, the runtime's calibrated
- * cost of one recorded call, which a rebuild without their hooks removes;
+ * cost of one recorded call, which a rebuild without their hooks removes,
+ * or, when the run has unrecorded steps and it is more, what recording
+ * added to the median step (against the runtime's mean unrecorded step)
+ * times the proposed calls' share of all recorded calls;
  * at the run-time filter's end of the range each left-out call still
  * costs its probe (skip_ns, else half a recorded call).  Calls on other
  * threads (an OpenMP team's) are not counted: what they save the step
@@ -107,13 +110,13 @@ static int hk_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		per += p[k].step_calls, picked += (double)p[k].calls;
 	/* the model: their calls x pair_ns; less a probe each at run time */
 	double model = per * (double)ov->pair_ns, lo = per * ((double)ov->pair_ns - probe);
-	/* measured: what recording added to a step (recorded against
-	 * unrecorded steps, less the windows' opening), the proposed calls'
-	 * share of it */
-	double rec, ref, extra = 0, save = model;
-	if (ss_overhead_measured(ov, &rec, &ref) > 0) {
-		uint64_t nrec = ov->rec_n + ov->tail_n;
-		extra = rec - ref - (nrec ? (double)ov->open_ns / (double)nrec : 0.0);
+	/* measured: what recording added to a step (the median recorded
+	 * step, which a stretched step or the window's opening in the first
+	 * one does not move, against the runtime's mean unrecorded step),
+	 * the proposed calls' share of it */
+	double rec = (double)run->median_step_ns, ref, extra = 0, save = model;
+	if (ss_overhead_measured(ov, NULL, &ref) > 0) {
+		extra = rec - ref;
 		extra = extra > 0 ? extra * picked / (double)calls : 0.0;
 		if (extra > save)
 			save = extra;
@@ -155,8 +158,8 @@ static int hk_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		 run->dir);
 	if (extra >= model)
 		snprintf(f->how, sizeof(f->how),
-			 "what recording added to a step (recorded %.0f ns against unrecorded %.0f "
-			 "ns, less the windows' opening) x the proposed calls' share of the recorded "
+			 "what recording added to a step (the median recorded step %.0f ns against "
+			 "the mean unrecorded %.0f ns) x the proposed calls' share of the recorded "
 			 "calls (%.1f%%); the lower end: their %.0f calls a step x (%llu ns - a %.0f "
 			 "ns probe)",
 			 rec, ref, 100.0 * picked / (double)calls, per,
