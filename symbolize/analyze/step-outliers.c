@@ -7,7 +7,9 @@
  * functions whose self time is furthest above their reference are named,
  * with how much of the step's excess over the median step they explain.
  * Self time (not total) so that the function that did the extra work is
- * named, not every caller above it.
+ * named, not every caller above it.  ss_step_outliers_find does the work;
+ * `report --steps` prints it (ss_step_outliers_text) and `advise` judges
+ * it (advise-outlier.c).
  *
  * Functions that explain less than 5% of the excess are left out.
  *
@@ -35,42 +37,64 @@ static uint64_t ss_so_median(uint64_t *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-struct ss_so_grew {
-	const char *name;
-	uint64_t excess;
-};
+/* The functions that grew in outlier o (its step is steps[o->step]): the
+ * top SS_STEP_OUTLIER_TOP by self time above their median, each at least
+ * 5% of the step's excess. */
+static void ss_so_grew(struct ss_agg *a, const struct ss_agg_step *s, const char **fn,
+		       const uint64_t *med, size_t nf, struct ss_step_outlier *o)
+{
+	size_t j, p;
 
-size_t ss_step_outliers_text(FILE *f, struct ss_agg *a, double factor)
+	o->ngrew = 0;
+	for (j = 0; j < nf; j++) {
+		uint64_t v = ss_agg_step_self(a, fn[j], s);
+		if (v <= med[j] || (v - med[j]) * 20 < o->extra_ns)
+			continue; /* below 5% of the step's excess: noise */
+		/* insert into the top list, largest excess first */
+		for (p = o->ngrew; p > 0 && o->grew[p - 1].excess_ns < v - med[j]; p--)
+			if (p < SS_STEP_OUTLIER_TOP)
+				o->grew[p] = o->grew[p - 1];
+		if (p < SS_STEP_OUTLIER_TOP) {
+			o->grew[p].name = fn[j];
+			o->grew[p].excess_ns = v - med[j];
+			if (o->ngrew < SS_STEP_OUTLIER_TOP)
+				o->ngrew++;
+		}
+	}
+}
+
+long ss_step_outliers_find(struct ss_agg *a, double factor, struct ss_step_outlier **out,
+			   uint64_t *median_ns)
 {
 	const struct ss_agg_step *steps;
-	size_t nsteps = ss_agg_steps(a, &steps), nrows, i, j, k, nout = 0, nf = 0;
+	size_t nsteps = ss_agg_steps(a, &steps), nrows, i, k, nout = 0, nf = 0;
 	struct ss_agg_row *rows;
 	const char **fn = NULL;
 	uint64_t *v = NULL, *med = NULL, mstep;
-	char b[4][32];
+	struct ss_step_outlier *o = NULL;
+	long ret = -1;
 
+	*out = NULL;
+	*median_ns = 0;
 	if (!nsteps)
 		return 0;
 	v = malloc(nsteps * sizeof(*v));
 	if (!v)
-		return 0;
+		return -1;
 	for (i = 0; i < nsteps; i++)
 		v[i] = steps[i].end_ns - steps[i].begin_ns;
-	mstep = ss_so_median(v, nsteps);
+	mstep = *median_ns = ss_so_median(v, nsteps);
 	for (i = 0; i < nsteps; i++)
 		nout += (double)(steps[i].end_ns - steps[i].begin_ns) > factor * (double)mstep;
-	fprintf(f, "\nOutlier steps (longer than %.1fx the median step, %s): ", factor,
-		ss_agg_fmt_time(mstep, b[0], 32));
 	if (!nout) {
-		fprintf(f, "none\n");
 		free(v);
 		return 0;
 	}
-	fprintf(f, "%zu of %zu\n", nout, nsteps);
 	nrows = ss_agg_rows(a, 0, &rows);
 	fn = malloc((nrows ? nrows : 1) * sizeof(*fn));
 	med = malloc((nrows ? nrows : 1) * sizeof(*med));
-	if (!fn || !med)
+	o = calloc(nout, sizeof(*o));
+	if (!fn || !med || !o)
 		goto out;
 	for (i = 0; i < nrows; i++) {
 		if (rows[i].kind != SS_AGG_FUNCTION || !rows[i].self_ns)
@@ -80,42 +104,62 @@ size_t ss_step_outliers_text(FILE *f, struct ss_agg *a, double factor)
 		fn[nf] = rows[i].name;
 		med[nf++] = ss_so_median(v, nsteps);
 	}
-	for (k = 0; k < nsteps; k++) {
-		uint64_t d = steps[k].end_ns - steps[k].begin_ns, extra = d - mstep;
-		struct ss_so_grew top[SS_STEP_OUTLIER_TOP];
-		size_t nt = 0;
+	for (k = 0, i = 0; k < nsteps; k++) {
+		uint64_t d = steps[k].end_ns - steps[k].begin_ns;
 		if (!((double)d > factor * (double)mstep))
 			continue;
-		for (j = 0; j < nf; j++) {
-			uint64_t s = ss_agg_step_self(a, fn[j], &steps[k]);
-			size_t p;
-			if (s <= med[j] || (s - med[j]) * 20 < extra)
-				continue; /* below 5% of the step's excess: noise */
-			/* insert into the top list, largest excess first */
-			for (p = nt; p > 0 && top[p - 1].excess < s - med[j]; p--)
-				if (p < SS_STEP_OUTLIER_TOP)
-					top[p] = top[p - 1];
-			if (p < SS_STEP_OUTLIER_TOP) {
-				top[p] = (struct ss_so_grew){ fn[j], s - med[j] };
-				if (nt < SS_STEP_OUTLIER_TOP)
-					nt++;
-			}
-		}
-		fprintf(f, "  pid %llu step %llu: %s (%.1fx the median, +%s)",
-			(unsigned long long)steps[k].pid, (unsigned long long)steps[k].step,
-			ss_agg_fmt_time(d, b[1], 32), mstep ? (double)d / (double)mstep : 0,
-			ss_agg_fmt_time(extra, b[3], 32));
-		for (j = 0; j < nt; j++)
-			fprintf(f, "%s %s +%s (%.0f%%)", j ? "," : "; grew:", top[j].name,
-				ss_agg_fmt_time(top[j].excess, b[2], 32),
-				extra ? 100.0 * (double)top[j].excess / (double)extra : 0);
-		if (!nt)
-			fprintf(f, "; no function grew (time outside instrumented code)");
-		fputc('\n', f);
+		o[i].step = k;
+		o[i].dur_ns = d;
+		o[i].extra_ns = d - mstep;
+		ss_so_grew(a, &steps[k], fn, med, nf, &o[i]);
+		i++;
 	}
+	*out = o;
+	o = NULL;
+	ret = (long)nout;
 out:
+	free(o);
 	free(fn);
 	free(med);
 	free(v);
-	return nout;
+	return ret;
+}
+
+size_t ss_step_outliers_text(FILE *f, struct ss_agg *a, double factor)
+{
+	const struct ss_agg_step *steps;
+	struct ss_step_outlier *o;
+	uint64_t mstep;
+	long nout = ss_step_outliers_find(a, factor, &o, &mstep);
+	size_t nsteps = ss_agg_steps(a, &steps), j;
+	char b[4][32];
+
+	if (!nsteps || nout < 0)
+		return 0;
+	fprintf(f, "\nOutlier steps (longer than %.1fx the median step, %s): ", factor,
+		ss_agg_fmt_time(mstep, b[0], 32));
+	if (!nout) {
+		fprintf(f, "none\n");
+		return 0;
+	}
+	fprintf(f, "%ld of %zu\n", nout, nsteps);
+	for (long i = 0; i < nout; i++) {
+		const struct ss_agg_step *s = &steps[o[i].step];
+		fprintf(f, "  pid %llu step %llu: %s (%.1fx the median, +%s)",
+			(unsigned long long)s->pid, (unsigned long long)s->step,
+			ss_agg_fmt_time(o[i].dur_ns, b[1], 32),
+			mstep ? (double)o[i].dur_ns / (double)mstep : 0,
+			ss_agg_fmt_time(o[i].extra_ns, b[3], 32));
+		for (j = 0; j < o[i].ngrew; j++)
+			fprintf(f, "%s %s +%s (%.0f%%)", j ? "," : "; grew:", o[i].grew[j].name,
+				ss_agg_fmt_time(o[i].grew[j].excess_ns, b[2], 32),
+				o[i].extra_ns ? 100.0 * (double)o[i].grew[j].excess_ns /
+							(double)o[i].extra_ns
+					      : 0);
+		if (!o[i].ngrew)
+			fprintf(f, "; no function grew (time outside instrumented code)");
+		fputc('\n', f);
+	}
+	free(o);
+	return (size_t)nout;
 }

@@ -5,6 +5,7 @@
 #ifndef SS_STEP_OUTLIERS_H
 #define SS_STEP_OUTLIERS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "agg.h"
@@ -13,6 +14,27 @@
 #define SS_STEP_OUTLIER_FACTOR 1.5
 /* Functions named per outlier step */
 #define SS_STEP_OUTLIER_TOP 3
+
+/* One outlier step: steps[step] of ss_agg_steps, its duration and excess
+ * over the median step, and the functions that grew in it (self time
+ * above their median self time per step, largest first, each at least 5%
+ * of the excess). */
+struct ss_step_outlier {
+	size_t step;
+	uint64_t dur_ns, extra_ns;
+	struct {
+		const char *name;     /* owned by the aggregator */
+		uint64_t excess_ns;
+	} grew[SS_STEP_OUTLIER_TOP];
+	size_t ngrew;
+};
+
+/* The outlier steps of a (longer than factor x the median step), in step
+ * order, into *out (malloc'ed; free it; NULL when none) and the median step
+ * into *median_ns; returns their number, or -1 out of memory.  Calls
+ * ss_agg_rows (the caller's rows array is invalid after). */
+long ss_step_outliers_find(struct ss_agg *a, double factor, struct ss_step_outlier **out,
+			   uint64_t *median_ns);
 
 /* Print the outlier steps of a (a heading, then one line per step: its
  * time, how many times the median, and the functions whose self time in it
