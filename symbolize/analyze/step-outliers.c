@@ -11,6 +11,10 @@
  * `report --steps` prints it (ss_step_outliers_text) and `advise` judges
  * it (advise-outlier.c).
  *
+ * On-CPU (advise, with record.sched): a step's time less the time it was
+ * preempted, a function's self time less its time switched out, so that
+ * a step the machine's load made slow is no outlier.
+ *
  * Functions that explain less than 5% of the excess are left out.
  *
  * Must never: name a function whose self time in the step is at or below
@@ -37,17 +41,37 @@ static uint64_t ss_so_median(uint64_t *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Step s's duration; on-CPU: less its preempted time. */
+static uint64_t ss_so_dur(const struct ss_agg_step *s, int oncpu)
+{
+	uint64_t d = s->end_ns - s->begin_ns;
+
+	return oncpu && s->off_preempted_ns < d ? d - s->off_preempted_ns : d;
+}
+
+/* Function name's self time in step s; on-CPU: less its time switched out. */
+static uint64_t ss_so_self(struct ss_agg *a, const char *name, const struct ss_agg_step *s,
+			   int oncpu)
+{
+	uint64_t v = ss_agg_step_self(a, name, s), off;
+
+	if (!oncpu)
+		return v;
+	off = ss_agg_step_off_self(a, name, s);
+	return off < v ? v - off : 0;
+}
+
 /* The functions that grew in outlier o (its step is steps[o->step]): the
  * top SS_STEP_OUTLIER_TOP by self time above their median, each at least
  * 5% of the step's excess. */
 static void ss_so_grew(struct ss_agg *a, const struct ss_agg_step *s, const char **fn,
-		       const uint64_t *med, size_t nf, struct ss_step_outlier *o)
+		       const uint64_t *med, size_t nf, int oncpu, struct ss_step_outlier *o)
 {
 	size_t j, p;
 
 	o->ngrew = 0;
 	for (j = 0; j < nf; j++) {
-		uint64_t v = ss_agg_step_self(a, fn[j], s);
+		uint64_t v = ss_so_self(a, fn[j], s, oncpu);
 		if (v <= med[j] || (v - med[j]) * 20 < o->extra_ns)
 			continue; /* below 5% of the step's excess: noise */
 		/* insert into the top list, largest excess first */
@@ -63,8 +87,8 @@ static void ss_so_grew(struct ss_agg *a, const struct ss_agg_step *s, const char
 	}
 }
 
-long ss_step_outliers_find(struct ss_agg *a, double factor, struct ss_step_outlier **out,
-			   uint64_t *median_ns)
+long ss_step_outliers_find(struct ss_agg *a, double factor, int oncpu,
+			   struct ss_step_outlier **out, uint64_t *median_ns)
 {
 	const struct ss_agg_step *steps;
 	size_t nsteps = ss_agg_steps(a, &steps), nrows, i, k, nout = 0, nf = 0;
@@ -81,11 +105,12 @@ long ss_step_outliers_find(struct ss_agg *a, double factor, struct ss_step_outli
 	v = malloc(nsteps * sizeof(*v));
 	if (!v)
 		return -1;
+	oncpu = oncpu && ss_agg_have_offcpu(a, NULL);
 	for (i = 0; i < nsteps; i++)
-		v[i] = steps[i].end_ns - steps[i].begin_ns;
+		v[i] = ss_so_dur(&steps[i], oncpu);
 	mstep = *median_ns = ss_so_median(v, nsteps);
 	for (i = 0; i < nsteps; i++)
-		nout += (double)(steps[i].end_ns - steps[i].begin_ns) > factor * (double)mstep;
+		nout += (double)ss_so_dur(&steps[i], oncpu) > factor * (double)mstep;
 	if (!nout) {
 		free(v);
 		return 0;
@@ -100,18 +125,18 @@ long ss_step_outliers_find(struct ss_agg *a, double factor, struct ss_step_outli
 		if (rows[i].kind != SS_AGG_FUNCTION || !rows[i].self_ns)
 			continue;
 		for (k = 0; k < nsteps; k++)
-			v[k] = ss_agg_step_self(a, rows[i].name, &steps[k]);
+			v[k] = ss_so_self(a, rows[i].name, &steps[k], oncpu);
 		fn[nf] = rows[i].name;
 		med[nf++] = ss_so_median(v, nsteps);
 	}
 	for (k = 0, i = 0; k < nsteps; k++) {
-		uint64_t d = steps[k].end_ns - steps[k].begin_ns;
+		uint64_t d = ss_so_dur(&steps[k], oncpu);
 		if (!((double)d > factor * (double)mstep))
 			continue;
 		o[i].step = k;
 		o[i].dur_ns = d;
 		o[i].extra_ns = d - mstep;
-		ss_so_grew(a, &steps[k], fn, med, nf, &o[i]);
+		ss_so_grew(a, &steps[k], fn, med, nf, oncpu, &o[i]);
 		i++;
 	}
 	*out = o;
@@ -130,7 +155,7 @@ size_t ss_step_outliers_text(FILE *f, struct ss_agg *a, double factor)
 	const struct ss_agg_step *steps;
 	struct ss_step_outlier *o;
 	uint64_t mstep;
-	long nout = ss_step_outliers_find(a, factor, &o, &mstep);
+	long nout = ss_step_outliers_find(a, factor, 0, &o, &mstep);
 	size_t nsteps = ss_agg_steps(a, &steps), j;
 	char b[4][32];
 

@@ -31,10 +31,13 @@ struct ss_step_outlier {
 
 /* The outlier steps of a (longer than factor x the median step), in step
  * order, into *out (malloc'ed; free it; NULL when none) and the median step
- * into *median_ns; returns their number, or -1 out of memory.  Calls
- * ss_agg_rows (the caller's rows array is invalid after). */
-long ss_step_outliers_find(struct ss_agg *a, double factor, struct ss_step_outlier **out,
-			   uint64_t *median_ns);
+ * into *median_ns; returns their number, or -1 out of memory.  oncpu (and
+ * the run has switch records): steps' times less their preempted time,
+ * functions' self times less their time switched out (dur_ns, extra_ns,
+ * excess_ns and *median_ns are then such times).  Calls ss_agg_rows (the
+ * caller's rows array is invalid after). */
+long ss_step_outliers_find(struct ss_agg *a, double factor, int oncpu,
+			   struct ss_step_outlier **out, uint64_t *median_ns);
 
 /* Print the outlier steps of a (a heading, then one line per step: its
  * time, how many times the median, and the functions whose self time in it
