@@ -19,7 +19,8 @@
  * each process (start-up: loading, first touches) is never an outlier
  * here.
  *
- * Must never: report a finding below 5% of the median step, or name a
+ * Must never: report a finding below 5% of the median step (on the CPU)
+ * or of the mean step (as advise prints its share), or name a
  * function that did not grow in the outlier steps.
  */
 #include <stdlib.h>
@@ -80,7 +81,7 @@ static int ss_adv_out_judge(const struct ss_adv_run *run, void *state, struct ss
 	uint64_t med, excess = 0;
 	int oncpu = run->have_offcpu;
 	long nout;
-	double save;
+	double save, mean = 0;
 	char b[4][32];
 
 	(void)state;
@@ -116,7 +117,10 @@ static int ss_adv_out_judge(const struct ss_adv_run *run, void *state, struct ss
 			if (!strcmp(o[i].grew[j].name, fn[0].name))
 				cause += o[i].extra_ns;
 	save = (double)cause / (double)nsteps;
-	if (!nout || !nfn || save < SS_ADV_OUT_MIN * (double)med) {
+	for (i = 0; i < nsteps; i++)
+		mean += (double)(steps[i].end_ns - steps[i].begin_ns) / (double)nsteps;
+	if (!nout || !nfn || save < SS_ADV_OUT_MIN * (double)med ||
+	    save < SS_ADV_OUT_MIN * mean) {
 		free(o);
 		free(fn);
 		return 0;

@@ -1,0 +1,136 @@
+/*
+ * test-advise-omp.c - end to end: `stepscope advise`'s omp check (issue
+ * 47) on s-advise-omp, an MLP-shaped trainer whose matmuls are OpenMP
+ * parallel for loops, run as in the issue: a team of 2 threads on 2 CPUs
+ * where a busy loop (another job) holds one (on a 1-CPU machine both share
+ * it), libgomp's default wait policy (its waiting threads spin).
+ *
+ *   - advise names the planted problem first: the top finding is the omp
+ *     check's, for a team of 2 threads, naming the region matmul._omp_fn.0;
+ *   - the advice applied (OMP_WAIT_POLICY=passive, same neighbour), the
+ *     step got faster by the predicted saving within a factor of 2: the
+ *     mean recorded step of the two runs (advise's mean_step_ns: the
+ *     check's saving is a mean, as the preemptions it counts come in long
+ *     slices that a median misses);
+ *   - the passive run: the omp check says nothing above 5% of the step
+ *     (its team no longer spins);
+ *   - a program without OpenMP: the check says why it cannot judge.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+
+#include "e2e.h"
+
+#define SS "\"$SS_E2E_BUILD/bin/stepscope\""
+#define STEPS 40
+
+/* Record ./s-advise-omp STEPS into dir with record.sched, a busy loop on
+ * the last CPU, the program on CPUs 0 and that one, environment ENV; then
+ * `advise --format json` it into dir.json. */
+static void record_advise(struct ss_e2e *t, const char *dir, const char *env)
+{
+	int st = ss_e2e_sh(t,
+		"C=$(($(nproc) - 1)); CPUS=0,$C; [ $C = 0 ] && CPUS=0; "
+		"taskset -c $C sh -c 'while :; do :; done' >/dev/null 2>&1 & H=$!; "
+		"%s OMP_NUM_THREADS=2 taskset -c $CPUS " SS " record -o %s "
+		"--set record.sched=true -- ./s-advise-omp %d; rc=$?; kill $H; exit $rc",
+		env, dir, STEPS);
+	SS_E2E_CHECK(t, !strstr(t->err, "record.sched:"),
+		     "the kernel refused the context-switch event, which this test needs "
+		     "(perf_event_open as root, perf_event_paranoid <= 2): %s", t->err);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+	SS_E2E_SH_OK(t, SS " advise --format json %s > %s.json", dir, dir);
+}
+
+/* The first finding of check `name` in advise's json, or NULL. */
+static const cJSON *finding(const cJSON *j, const char *name)
+{
+	const cJSON *f;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "findings"))
+	{
+		const cJSON *c = cJSON_GetObjectItem(f, "check");
+		if (cJSON_IsString(c) && !strcmp(c->valuestring, name))
+			return f;
+	}
+	return NULL;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, key);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void test_omp(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	ss_e2e_need(t, "printf 'int main(void){return 0;}' > p.c && gcc -fopenmp -o p p.c",
+		    "gcc's OpenMP (libgomp)", "gcc");
+	ss_e2e_need(t, "command -v taskset", "taskset", "util-linux");
+	ss_e2e_build(t, "advise-omp", "-fopenmp");
+	record_advise(t, "bad", "");
+	record_advise(t, "fixed", "OMP_WAIT_POLICY=passive");
+	SS_E2E_SH_OK(t, SS " advise bad");
+	print_message("%s", t->out);
+	cJSON *jb = ss_e2e_load_json(t, "bad.json"), *jf = ss_e2e_load_json(t, "fixed.json");
+	const cJSON *top = cJSON_GetArrayItem(cJSON_GetObjectItem(jb, "findings"), 0);
+	SS_E2E_CHECK(t, top && !strcmp(str(top, "check"), "omp"),
+		     "the top finding of the planted run is %s, not omp",
+		     top ? str(top, "check") : "(none)");
+	const cJSON *fn = cJSON_GetArrayItem(cJSON_GetObjectItem(top, "functions"), 0);
+	SS_E2E_CHECK(t, cJSON_IsString(fn) && !strcmp(fn->valuestring, "matmul._omp_fn.0"),
+		     "the omp finding names %s first, not matmul._omp_fn.0",
+		     cJSON_IsString(fn) ? fn->valuestring : "(nothing)");
+	SS_E2E_CHECK(t, !strncmp(str(top, "title"), "the OpenMP team of 2 threads spins ", 35),
+		     "title: %s", str(top, "title"));
+	SS_E2E_CHECK(t, strstr(str(top, "advice"), "OMP_WAIT_POLICY=passive"),
+		     "advice: %s", str(top, "advice"));
+	/* the advice applied: the mean step fell by the saving */
+	double bad = num(jb, "mean_step_ns"), good = num(jf, "mean_step_ns");
+	double pred = num(top, "save_ns"), meas = bad - good;
+	print_message("omp: predicted %.0f ns a step, measured %.0f (%.0f - %.0f)\n", pred, meas,
+		      bad, good);
+	SS_E2E_CHECK(t, meas > 0 && pred >= meas / 2 && pred <= meas * 2,
+		     "predicted saving %.0f ns a step, measured %.0f (mean step %.0f -> %.0f): "
+		     "not within a factor of 2", pred, meas, bad, good);
+	/* the passive run: nothing above 5% of the step */
+	const cJSON *ff = finding(jf, "omp");
+	SS_E2E_CHECK(t, !ff || num(ff, "save_pct") <= 5.0,
+		     "the passive run still has an omp finding of %.1f%% of the step: %s",
+		     num(ff, "save_pct"), str(ff, "title"));
+	cJSON_Delete(jb);
+	cJSON_Delete(jf);
+	/* no OpenMP: not judged, and why */
+	ss_e2e_build(t, "advise-outlier", NULL);
+	SS_E2E_SH_OK(t, SS " record -o noomp -- ./s-advise-outlier 4 > /dev/null");
+	SS_E2E_SH_OK(t, SS " advise noomp");
+	SS_E2E_CHECK(t, strstr(t->out, "\n  omp        not judged: the run has no OpenMP parallel "
+				       "region in its steps\n"),
+		     "advise of a run without OpenMP:\n%s", t->out);
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E__ONE(test_omp, ss_e2e_gcc_O2, "gcc-O2"),
+	};
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
