@@ -10,12 +10,13 @@
  * out while it was the innermost call) names where the step blocked:
  * functions are ranked by the part of it that was surely blocked (less
  * all the step's preempted time), and the one named is counted up to the
- * step's blocked time, so that preemption is not counted as blocking.  OpenMP's team-wait ranges are not functions: a team that
- * sleeps while it waits is the omp check's.  The function with the most
- * blocked time over all steps is named.  The saving of overlapping it
- * with the rest of the step (a loader thread that prefetches the next
- * batch) is, per step, the smaller of its blocked time and the rest of the
- * step (what there is to hide it behind); the median over the steps.
+ * step's blocked time, so that preemption is not counted as blocking.
+ * OpenMP's team-wait ranges are not functions: a team that sleeps while
+ * it waits is the omp check's.  The saving of overlapping the named
+ * function with the rest of the step (a loader thread that prefetches the
+ * next batch) is, per step, the smaller of its blocked time and the rest
+ * of the step (what there is to hide it behind); the median over the
+ * steps.
  *
  * Must never: judge a run without switch records (its off-CPU time is not
  * known), or report a finding below 5% of the median step.

@@ -30,7 +30,7 @@
 
 #include "advise.h"
 
-#define SS_ADV_OMP_MIN 0.05  /* of the median step: below it, nothing found */
+#define SS_ADV_OMP_MIN 0.05  /* of the mean step: below it, nothing found */
 #define SS_ADV_OMP_START "omp start: wait for the team"
 #define SS_ADV_OMP_WAIT "omp barrier: wait for the team"
 
@@ -156,7 +156,8 @@ static int ss_adv_omp_judge(const struct ss_adv_run *run, void *state, struct ss
 		m[i] /= (double)nsteps;
 	/* a team that does not spin while it waits is not what the advice
 	 * fixes: its wait is its members' work */
-	if (team.threads < 2 || m[2] < SS_ADV_OMP_MIN * m[4] || m[0] < SS_ADV_OMP_MIN * m[4])
+	if (team.threads < 2 || m[4] <= 0 || m[2] < SS_ADV_OMP_MIN * m[4] ||
+	    m[0] < SS_ADV_OMP_MIN * m[4])
 		return 0;
 	f = ss_adv_add(out, "omp");
 	if (!f)
