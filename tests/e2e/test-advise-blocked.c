@@ -14,6 +14,8 @@
  *   - the prefetching run: the blocked check says nothing above 5% of the
  *     step;
  *   - a run without record.sched: the check says why it cannot judge.
+ *   - in every run advise reads, each step's categories add up to it
+ *     exactly (e2e-advise.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,13 +29,14 @@
 #include <cjson/cJSON.h>
 
 #include "e2e.h"
+#include "e2e-advise.h"
 
 #define SS "\"$SS_E2E_BUILD/bin/stepscope\""
 #define STEPS 40
 
-/* Record ./s-advise-blocked STEPS ARGS into dir with record.sched, then
- * `advise --format json` it into dir.json; the fixture's stdout in out. */
-static void record_advise(struct ss_e2e *t, const char *dir, const char *args, char *out,
+/* Record ./s-advise-blocked STEPS ARGS into dir with record.sched;
+ * the fixture's stdout in out. */
+static void record_run(struct ss_e2e *t, const char *dir, const char *args, char *out,
 			  size_t len)
 {
 	int st = ss_e2e_sh(t, SS " record -o %s --set record.sched=true -- ./s-advise-blocked "
@@ -43,7 +46,6 @@ static void record_advise(struct ss_e2e *t, const char *dir, const char *args, c
 		     "(perf_event_open as root, perf_event_paranoid <= 2): %s", t->err);
 	SS_E2E_EXPECT_STATUS(t, st, 0);
 	snprintf(out, len, "%s", t->out);
-	SS_E2E_SH_OK(t, SS " advise --format json %s > %s.json", dir, dir);
 }
 
 /* The first finding of check `name` in advise's json, or NULL. */
@@ -60,43 +62,31 @@ static const cJSON *finding(const cJSON *j, const char *name)
 	return NULL;
 }
 
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, key);
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 static void test_blocked(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	char out[2][512];
 
 	ss_e2e_build(t, "advise-blocked", NULL);
-	record_advise(t, "bad", "", out[0], sizeof(out[0]));
-	record_advise(t, "fixed", "prefetch", out[1], sizeof(out[1]));
+	record_run(t, "bad", "", out[0], sizeof(out[0]));
+	record_run(t, "fixed", "prefetch", out[1], sizeof(out[1]));
 	SS_E2E_SH_OK(t, SS " advise bad");
 	print_message("%s", t->out);
-	cJSON *jb = ss_e2e_load_json(t, "bad.json"), *jf = ss_e2e_load_json(t, "fixed.json");
-	const cJSON *top = cJSON_GetArrayItem(cJSON_GetObjectItem(jb, "findings"), 0);
-	SS_E2E_CHECK(t, top && !strcmp(str(top, "check"), "blocked"),
+	cJSON *jb = ss_e2e_advise(t, "bad"), *jf = ss_e2e_advise(t, "fixed");
+	const cJSON *top = ss_e2e_advise_finding(jb, 0);
+	SS_E2E_CHECK(t, top && !strcmp(ss_e2e_advise_str(top, "check"), "blocked"),
 		     "the top finding of the planted run is %s, not blocked",
-		     top ? str(top, "check") : "(none)");
+		     top ? ss_e2e_advise_str(top, "check") : "(none)");
 	const cJSON *fn = cJSON_GetArrayItem(cJSON_GetObjectItem(top, "functions"), 0);
 	SS_E2E_CHECK(t, cJSON_IsString(fn) && !strcmp(fn->valuestring, "load_batch"),
 		     "the blocked finding names %s first, not load_batch",
 		     cJSON_IsString(fn) ? fn->valuestring : "(nothing)");
-	SS_E2E_CHECK(t, strstr(str(top, "title"), "steps block off the CPU in load_batch: "),
-		     "title: %s", str(top, "title"));
+	SS_E2E_CHECK(t, strstr(ss_e2e_advise_str(top, "title"), "steps block off the CPU in load_batch: "),
+		     "title: %s", ss_e2e_advise_str(top, "title"));
 	/* the advice applied: the median step fell by the saving */
 	double bad = (double)ss_e2e_printed(t, out[0], "median_step_ns");
 	double good = (double)ss_e2e_printed(t, out[1], "median_step_ns");
-	double pred = num(top, "save_ns"), meas = bad - good;
+	double pred = ss_e2e_advise_num(top, "save_ns"), meas = bad - good;
 	print_message("blocked: predicted %.0f ns a step, measured %.0f (%.0f - %.0f)\n", pred,
 		      meas, bad, good);
 	SS_E2E_CHECK(t, meas > 0 && pred >= meas / 2 && pred <= meas * 2,
@@ -104,23 +94,22 @@ static void test_blocked(void **state)
 		     "%.0f): not within a factor of 2", pred, meas, bad, good);
 	/* the prefetching run: nothing above 5% of the step */
 	const cJSON *ff = finding(jf, "blocked");
-	SS_E2E_CHECK(t, !ff || num(ff, "save_pct") <= 5.0,
+	SS_E2E_CHECK(t, !ff || ss_e2e_advise_num(ff, "save_pct") <= 5.0,
 		     "the prefetching run still has a blocked finding of %.1f%% of the step: %s",
-		     num(ff, "save_pct"), str(ff, "title"));
+		     ss_e2e_advise_num(ff, "save_pct"), ss_e2e_advise_str(ff, "title"));
 	cJSON_Delete(jb);
 	cJSON_Delete(jf);
 	/* without switch records the check does not judge, and says why */
 	SS_E2E_SH_OK(t, SS " record -o nosched -- ./s-advise-blocked 4 > /dev/null");
-	SS_E2E_SH_OK(t, SS " advise --format json nosched > nosched.json");
-	cJSON *jn = ss_e2e_load_json(t, "nosched.json");
+	cJSON *jn = ss_e2e_advise(t, "nosched");
 	const cJSON *c, *cn = NULL;
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(jn, "checks"))
-		if (!strcmp(str(c, "name"), "blocked"))
+		if (!strcmp(ss_e2e_advise_str(c, "name"), "blocked"))
 			cn = c;
 	SS_E2E_CHECK(t, cn && cJSON_IsFalse(cJSON_GetObjectItem(cn, "judged")) &&
-			    !strcmp(str(cn, "why"), "the run has no record.sched (set record.sched: true to see the time steps spend off the CPU)"),
+			    !strcmp(ss_e2e_advise_str(cn, "why"), "the run has no record.sched (set record.sched: true to see the time steps spend off the CPU)"),
 		     "advise's blocked check on nosched: judged %d, why \"%s\"",
-		     cn ? cJSON_IsTrue(cJSON_GetObjectItem(cn, "judged")) : -1, cn ? str(cn, "why") : "");
+		     cn ? cJSON_IsTrue(cJSON_GetObjectItem(cn, "judged")) : -1, cn ? ss_e2e_advise_str(cn, "why") : "");
 	cJSON_Delete(jn);
 	ss_e2e_pass(t);
 }

@@ -15,6 +15,8 @@
  *   - the passive run: the omp check says nothing above 5% of the step
  *     (its team no longer spins);
  *   - a program without OpenMP: the check says why it cannot judge.
+ *   - in every run advise reads, each step's categories add up to it
+ *     exactly (e2e-advise.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,14 +30,14 @@
 #include <cjson/cJSON.h>
 
 #include "e2e.h"
+#include "e2e-advise.h"
 
 #define SS "\"$SS_E2E_BUILD/bin/stepscope\""
 #define STEPS 40
 
 /* Record ./s-advise-omp STEPS into dir with record.sched, a busy loop on
- * the last CPU, the program on CPUs 0 and that one, environment ENV; then
- * `advise --format json` it into dir.json. */
-static void record_advise(struct ss_e2e *t, const char *dir, const char *env)
+ * the last CPU, the program on CPUs 0 and that one, environment ENV. */
+static void record_run(struct ss_e2e *t, const char *dir, const char *env)
 {
 	int st = ss_e2e_sh(t,
 		"C=$(($(nproc) - 1)); CPUS=0,$C; [ $C = 0 ] && CPUS=0; "
@@ -47,7 +49,6 @@ static void record_advise(struct ss_e2e *t, const char *dir, const char *env)
 		     "the kernel refused the context-switch event, which this test needs "
 		     "(perf_event_open as root, perf_event_paranoid <= 2): %s", t->err);
 	SS_E2E_EXPECT_STATUS(t, st, 0);
-	SS_E2E_SH_OK(t, SS " advise --format json %s > %s.json", dir, dir);
 }
 
 /* The first finding of check `name` in advise's json, or NULL. */
@@ -64,18 +65,6 @@ static const cJSON *finding(const cJSON *j, const char *name)
 	return NULL;
 }
 
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, key);
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 static void test_omp(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
@@ -84,26 +73,26 @@ static void test_omp(void **state)
 		    "gcc's OpenMP (libgomp)", "gcc");
 	ss_e2e_need(t, "command -v taskset", "taskset", "util-linux");
 	ss_e2e_build(t, "advise-omp", "-fopenmp");
-	record_advise(t, "bad", "");
-	record_advise(t, "fixed", "OMP_WAIT_POLICY=passive");
+	record_run(t, "bad", "");
+	record_run(t, "fixed", "OMP_WAIT_POLICY=passive");
 	SS_E2E_SH_OK(t, SS " advise bad");
 	print_message("%s", t->out);
-	cJSON *jb = ss_e2e_load_json(t, "bad.json"), *jf = ss_e2e_load_json(t, "fixed.json");
-	const cJSON *top = cJSON_GetArrayItem(cJSON_GetObjectItem(jb, "findings"), 0);
-	SS_E2E_CHECK(t, top && !strcmp(str(top, "check"), "omp"),
+	cJSON *jb = ss_e2e_advise(t, "bad"), *jf = ss_e2e_advise(t, "fixed");
+	const cJSON *top = ss_e2e_advise_finding(jb, 0);
+	SS_E2E_CHECK(t, top && !strcmp(ss_e2e_advise_str(top, "check"), "omp"),
 		     "the top finding of the planted run is %s, not omp",
-		     top ? str(top, "check") : "(none)");
+		     top ? ss_e2e_advise_str(top, "check") : "(none)");
 	const cJSON *fn = cJSON_GetArrayItem(cJSON_GetObjectItem(top, "functions"), 0);
 	SS_E2E_CHECK(t, cJSON_IsString(fn) && !strcmp(fn->valuestring, "matmul._omp_fn.0"),
 		     "the omp finding names %s first, not matmul._omp_fn.0",
 		     cJSON_IsString(fn) ? fn->valuestring : "(nothing)");
-	SS_E2E_CHECK(t, !strncmp(str(top, "title"), "the OpenMP team of 2 threads spins ", 35),
-		     "title: %s", str(top, "title"));
-	SS_E2E_CHECK(t, strstr(str(top, "advice"), "OMP_WAIT_POLICY=passive"),
-		     "advice: %s", str(top, "advice"));
+	SS_E2E_CHECK(t, !strncmp(ss_e2e_advise_str(top, "title"), "the OpenMP team of 2 threads spins ", 35),
+		     "title: %s", ss_e2e_advise_str(top, "title"));
+	SS_E2E_CHECK(t, strstr(ss_e2e_advise_str(top, "advice"), "OMP_WAIT_POLICY=passive"),
+		     "advice: %s", ss_e2e_advise_str(top, "advice"));
 	/* the advice applied: the mean step fell by the saving */
-	double bad = num(jb, "mean_step_ns"), good = num(jf, "mean_step_ns");
-	double pred = num(top, "save_ns"), meas = bad - good;
+	double bad = ss_e2e_advise_mean(jb), good = ss_e2e_advise_mean(jf);
+	double pred = ss_e2e_advise_num(top, "save_ns"), meas = bad - good;
 	print_message("omp: predicted %.0f ns a step, measured %.0f (%.0f - %.0f)\n", pred, meas,
 		      bad, good);
 	SS_E2E_CHECK(t, meas > 0 && pred >= meas / 2 && pred <= meas * 2,
@@ -111,24 +100,23 @@ static void test_omp(void **state)
 		     "not within a factor of 2", pred, meas, bad, good);
 	/* the passive run: nothing above 5% of the step */
 	const cJSON *ff = finding(jf, "omp");
-	SS_E2E_CHECK(t, !ff || num(ff, "save_pct") <= 5.0,
+	SS_E2E_CHECK(t, !ff || ss_e2e_advise_num(ff, "save_pct") <= 5.0,
 		     "the passive run still has an omp finding of %.1f%% of the step: %s",
-		     num(ff, "save_pct"), str(ff, "title"));
+		     ss_e2e_advise_num(ff, "save_pct"), ss_e2e_advise_str(ff, "title"));
 	cJSON_Delete(jb);
 	cJSON_Delete(jf);
 	/* no OpenMP: not judged, and why */
 	ss_e2e_build(t, "advise-outlier", NULL);
 	SS_E2E_SH_OK(t, SS " record -o noomp -- ./s-advise-outlier 4 > /dev/null");
-	SS_E2E_SH_OK(t, SS " advise --format json noomp > noomp.json");
-	cJSON *jn = ss_e2e_load_json(t, "noomp.json");
+	cJSON *jn = ss_e2e_advise(t, "noomp");
 	const cJSON *c, *cn = NULL;
 	cJSON_ArrayForEach(c, cJSON_GetObjectItem(jn, "checks"))
-		if (!strcmp(str(c, "name"), "omp"))
+		if (!strcmp(ss_e2e_advise_str(c, "name"), "omp"))
 			cn = c;
 	SS_E2E_CHECK(t, cn && cJSON_IsFalse(cJSON_GetObjectItem(cn, "judged")) &&
-			    !strcmp(str(cn, "why"), "the run has no OpenMP parallel region in its steps"),
+			    !strcmp(ss_e2e_advise_str(cn, "why"), "the run has no OpenMP parallel region in its steps"),
 		     "advise's omp check on noomp: judged %d, why \"%s\"",
-		     cn ? cJSON_IsTrue(cJSON_GetObjectItem(cn, "judged")) : -1, cn ? str(cn, "why") : "");
+		     cn ? cJSON_IsTrue(cJSON_GetObjectItem(cn, "judged")) : -1, cn ? ss_e2e_advise_str(cn, "why") : "");
 	cJSON_Delete(jn);
 	ss_e2e_pass(t);
 }

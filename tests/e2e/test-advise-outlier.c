@@ -13,6 +13,8 @@
  *     the test machines are shared 2-core VMs where a step is preempted
  *     for milliseconds at random; the check too judges steps on the CPU);
  *   - the fixed run: the outlier check says nothing above 5% of the step.
+ *   - in every run advise reads, each step's categories add up to it
+ *     exactly (e2e-advise.c).
  * Both runs record with record.sched (the check leaves preempted time out).
  */
 #include <setjmp.h>
@@ -27,13 +29,14 @@
 #include <cjson/cJSON.h>
 
 #include "e2e.h"
+#include "e2e-advise.h"
 
 #define SS "\"$SS_E2E_BUILD/bin/stepscope\""
 #define STEPS 60
 
-/* Record ./s-advise-outlier STEPS ARGS into dir with record.sched, then
- * `advise --format json` it into dir.json; the fixture's stdout in out. */
-static void record_advise(struct ss_e2e *t, const char *dir, const char *args, char *out,
+/* Record ./s-advise-outlier STEPS ARGS into dir with record.sched;
+ * the fixture's stdout in out. */
+static void record_run(struct ss_e2e *t, const char *dir, const char *args, char *out,
 			  size_t len)
 {
 	int st = ss_e2e_sh(t, SS " record -o %s --set record.sched=true -- ./s-advise-outlier "
@@ -43,7 +46,6 @@ static void record_advise(struct ss_e2e *t, const char *dir, const char *args, c
 		     "(perf_event_open as root, perf_event_paranoid <= 2): %s", t->err);
 	SS_E2E_EXPECT_STATUS(t, st, 0);
 	snprintf(out, len, "%s", t->out);
-	SS_E2E_SH_OK(t, SS " advise --format json %s > %s.json", dir, dir);
 }
 
 /* The first finding of check `name` in advise's json, or NULL. */
@@ -60,43 +62,31 @@ static const cJSON *finding(const cJSON *j, const char *name)
 	return NULL;
 }
 
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, key);
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 static void test_outlier(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 	char out[2][512];
 
 	ss_e2e_build(t, "advise-outlier", NULL);
-	record_advise(t, "bad", "", out[0], sizeof(out[0]));
-	record_advise(t, "fixed", "fixed", out[1], sizeof(out[1]));
+	record_run(t, "bad", "", out[0], sizeof(out[0]));
+	record_run(t, "fixed", "fixed", out[1], sizeof(out[1]));
 	SS_E2E_SH_OK(t, SS " advise bad");
 	print_message("%s", t->out);
-	cJSON *jb = ss_e2e_load_json(t, "bad.json"), *jf = ss_e2e_load_json(t, "fixed.json");
-	const cJSON *top = cJSON_GetArrayItem(cJSON_GetObjectItem(jb, "findings"), 0);
-	SS_E2E_CHECK(t, top && !strcmp(str(top, "check"), "outlier"),
+	cJSON *jb = ss_e2e_advise(t, "bad"), *jf = ss_e2e_advise(t, "fixed");
+	const cJSON *top = ss_e2e_advise_finding(jb, 0);
+	SS_E2E_CHECK(t, top && !strcmp(ss_e2e_advise_str(top, "check"), "outlier"),
 		     "the top finding of the planted run is %s, not outlier",
-		     top ? str(top, "check") : "(none)");
+		     top ? ss_e2e_advise_str(top, "check") : "(none)");
 	const cJSON *fn = cJSON_GetArrayItem(cJSON_GetObjectItem(top, "functions"), 0);
 	SS_E2E_CHECK(t, cJSON_IsString(fn) && !strcmp(fn->valuestring, "attention"),
 		     "the outlier finding names %s first, not attention",
 		     cJSON_IsString(fn) ? fn->valuestring : "(nothing)");
-	SS_E2E_CHECK(t, strstr(str(top, "title"), ": attention grew in 6 of them"),
-		     "title: %s", str(top, "title"));
+	SS_E2E_CHECK(t, strstr(ss_e2e_advise_str(top, "title"), ": attention grew in 6 of them"),
+		     "title: %s", ss_e2e_advise_str(top, "title"));
 	/* the advice applied: the step's mean CPU time fell by the saving */
 	double bad = (double)ss_e2e_printed(t, out[0], "mean_step_cpu_ns");
 	double good = (double)ss_e2e_printed(t, out[1], "mean_step_cpu_ns");
-	double pred = num(top, "save_ns"), meas = bad - good;
+	double pred = ss_e2e_advise_num(top, "save_ns"), meas = bad - good;
 	print_message("outlier: predicted %.0f ns a step, measured %.0f (%.0f - %.0f)\n", pred,
 		      meas, bad, good);
 	SS_E2E_CHECK(t, meas > 0 && pred >= meas / 2 && pred <= meas * 2,
@@ -104,9 +94,9 @@ static void test_outlier(void **state)
 		     "%.0f): not within a factor of 2", pred, meas, bad, good);
 	/* the fixed run: nothing above 5% of the step */
 	const cJSON *ff = finding(jf, "outlier");
-	SS_E2E_CHECK(t, !ff || num(ff, "save_pct") <= 5.0,
+	SS_E2E_CHECK(t, !ff || ss_e2e_advise_num(ff, "save_pct") <= 5.0,
 		     "the fixed run still has an outlier finding of %.1f%% of the step: %s",
-		     num(ff, "save_pct"), str(ff, "title"));
+		     ss_e2e_advise_num(ff, "save_pct"), ss_e2e_advise_str(ff, "title"));
 	cJSON_Delete(jb);
 	cJSON_Delete(jf);
 	ss_e2e_pass(t);
