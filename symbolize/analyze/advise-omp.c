@@ -14,8 +14,10 @@
  * per step the spinning plus the preempted time, the mean over steps
  * (preemption comes in long slices on a shared machine: a median misses
  * it); its low end the larger of the two alone.  A team that does not
- * spin (under 5% of the step: OMP_WAIT_POLICY=passive, or waits too short
- * to matter) gets no finding, whatever else preempted its thread.  Without
+ * spin (under 5% of the step: waits too short to matter), or sleeps in
+ * its waits longer than it spins (OMP_WAIT_POLICY=passive: the core's
+ * team-wait category less the spinning is the time asleep), gets no
+ * finding, whatever else preempted its thread.  Without
  * record.sched the whole team wait is the estimate (spinning and sleeping
  * not told apart).
  * The team's size is the number of threads that ran an outlined region
@@ -31,8 +33,8 @@
 #include "advise.h"
 
 #define SS_ADV_OMP_MIN 0.05  /* of the mean step: below it, nothing found */
-#define SS_ADV_OMP_START "omp start: wait for the team"
-#define SS_ADV_OMP_WAIT "omp barrier: wait for the team"
+#define SS_ADV_OMP_RANGE_START "omp start: wait for the team"
+#define SS_ADV_OMP_RANGE_WAIT "omp barrier: wait for the team"
 
 /* An outlined parallel region's body (gcc, clang). */
 static int ss_adv_omp_outlined(const char *name)
@@ -107,8 +109,8 @@ static void ss_adv_omp_waits(struct ss_agg *a, const struct ss_agg_node *n, int 
 		int in = in_step || n->native == SS_AGG_FRAME_STEP;
 		if (in && n->native == SS_AGG_FRAME_RANGE) {
 			const char *name = ss_agg_name(a, n->name);
-			if (name && (!strcmp(name, SS_ADV_OMP_START) ||
-				     !strcmp(name, SS_ADV_OMP_WAIT))) {
+			if (name && (!strcmp(name, SS_ADV_OMP_RANGE_START) ||
+				     !strcmp(name, SS_ADV_OMP_RANGE_WAIT))) {
 				*wait += n->self_ns;
 				*off += n->off_self_ns < n->self_ns ? n->off_self_ns : n->self_ns;
 			}
@@ -126,6 +128,7 @@ static int ss_adv_omp_judge(const struct ss_adv_run *run, void *state, struct ss
 	/* means per step: 0 save, 1 wait, 2 spin, 3 preempted, 4 step */
 	double m[5] = { 0 };
 	uint64_t wait = 0, wait_off = 0;
+	double asleep;
 	struct ss_adv_finding *f;
 	int off = run->have_offcpu;
 	char b[6][32];
@@ -154,9 +157,15 @@ static int ss_adv_omp_judge(const struct ss_adv_run *run, void *state, struct ss
 	m[0] = m[2] + m[3];
 	for (i = 0; i < 5; i++)
 		m[i] /= (double)nsteps;
-	/* a team that does not spin while it waits is not what the advice
-	 * fixes: its wait is its members' work */
-	if (team.threads < 2 || m[4] <= 0 || m[2] < SS_ADV_OMP_MIN * m[4] ||
+	/* the core's team-wait category (advise-split.c) is the waits' time
+	 * not preempted: on the CPU or asleep */
+	asleep = off && (double)run->cat_mean[SS_ADV_OMP_WAIT] > m[2]
+			 ? (double)run->cat_mean[SS_ADV_OMP_WAIT] - m[2]
+			 : 0;
+	/* a team that does not spin while it waits (or sleeps more than it
+	 * spins: OMP_WAIT_POLICY=passive, whose waits still spend a little on
+	 * the CPU waking the team) is not what the advice fixes */
+	if (team.threads < 2 || m[4] <= 0 || m[2] < SS_ADV_OMP_MIN * m[4] || m[2] < asleep ||
 	    m[0] < SS_ADV_OMP_MIN * m[4])
 		return 0;
 	f = ss_adv_add(out, "omp");
@@ -176,8 +185,8 @@ static int ss_adv_omp_judge(const struct ss_adv_run *run, void *state, struct ss
 			 "(the ranges \"%s\" and \"%s\") %s, %s of it on the CPU, spinning; it is "
 			 "preempted (runnable while another thread had its CPU) for %s; the team "
 			 "has %zu threads (the run does not record how many CPUs were free)",
-			 nsteps, ss_agg_fmt_time((uint64_t)m[4], b[0], 32), SS_ADV_OMP_START,
-			 SS_ADV_OMP_WAIT, ss_agg_fmt_time((uint64_t)m[1], b[1], 32),
+			 nsteps, ss_agg_fmt_time((uint64_t)m[4], b[0], 32), SS_ADV_OMP_RANGE_START,
+			 SS_ADV_OMP_RANGE_WAIT, ss_agg_fmt_time((uint64_t)m[1], b[1], 32),
 			 ss_agg_fmt_time((uint64_t)m[2], b[2], 32),
 			 ss_agg_fmt_time((uint64_t)m[3], b[3], 32), team.threads);
 	else
@@ -186,8 +195,8 @@ static int ss_adv_omp_judge(const struct ss_adv_run *run, void *state, struct ss
 			 "(the ranges \"%s\" and \"%s\") %s; the team has %zu threads; without "
 			 "record.sched spinning, sleeping and preemption are not told apart "
 			 "(record with record.sched: true for a closer estimate)",
-			 nsteps, ss_agg_fmt_time((uint64_t)m[4], b[0], 32), SS_ADV_OMP_START,
-			 SS_ADV_OMP_WAIT, ss_agg_fmt_time((uint64_t)m[1], b[1], 32), team.threads);
+			 nsteps, ss_agg_fmt_time((uint64_t)m[4], b[0], 32), SS_ADV_OMP_RANGE_START,
+			 SS_ADV_OMP_RANGE_WAIT, ss_agg_fmt_time((uint64_t)m[1], b[1], 32), team.threads);
 	for (i = 0; i < team.nregion; i++) {
 		size_t len = strlen(f->evidence);
 		if (len + 1 < sizeof(f->evidence))

@@ -7,12 +7,12 @@
  * SS_STEP_OUTLIER_FACTOR x the median step) and, in each, the functions
  * whose self time is furthest above their median self time per step.  The
  * function that explains most of the outliers' excess, over all of them,
- * is the cause named.  The saving, if whatever makes those steps slow went
- * away, is the excess over the median step of the outliers it grew in,
- * divided by the number of steps (the mean step falls by that much;
- * outliers where it did not grow are another cause's, left out); its low
- * end is the
- * named function's own excess per step.  With record.sched steps are
+ * is the cause named.  The saving, if its extra work went away, is its
+ * excess (self time above its median) over the outlier steps, divided by
+ * the number of steps (the mean step falls by that much); the high end is
+ * the whole excess over the median step of the outliers it grew in (what
+ * else grew with it may go too).  Outliers where it did not grow are
+ * another cause's, left out.  With record.sched steps are
  * judged on their time less the time they were preempted, and functions
  * on their self time less their time switched out: a step that was slow
  * because the machine was busy is no operator's doing.  The first step of
@@ -116,7 +116,7 @@ static int ss_adv_out_judge(const struct ss_adv_run *run, void *state, struct ss
 		for (j = 0; j < o[i].ngrew; j++)
 			if (!strcmp(o[i].grew[j].name, fn[0].name))
 				cause += o[i].extra_ns;
-	save = (double)cause / (double)nsteps;
+	save = nfn ? (double)fn[0].excess_ns / (double)nsteps : 0;
 	for (i = 0; i < nsteps; i++)
 		mean += (double)(steps[i].end_ns - steps[i].begin_ns) / (double)nsteps;
 	if (!nout || !nfn || save < SS_ADV_OUT_MIN * (double)med ||
@@ -131,11 +131,10 @@ static int ss_adv_out_judge(const struct ss_adv_run *run, void *state, struct ss
 		free(fn);
 		return -1;
 	}
-	f->save_ns = save;
-	f->save_lo = (double)fn[0].excess_ns / (double)nsteps;
-	if (f->save_lo > save)
-		f->save_lo = save;
-	f->save_hi = save;
+	f->save_ns = f->save_lo = save;
+	f->save_hi = (double)cause / (double)nsteps;
+	if (f->save_hi < save)
+		f->save_hi = save;
 	snprintf(f->title, sizeof(f->title), "%ld of %zu steps are outliers (over %.1fx the "
 		 "median step, %s): %s grew in %zu of them", nout, nsteps, SS_STEP_OUTLIER_FACTOR,
 		 ss_agg_fmt_time(med, b[0], 32), fn[0].name, fn[0].steps);
@@ -167,9 +166,9 @@ static int ss_adv_out_judge(const struct ss_adv_run *run, void *state, struct ss
 		 "step, a data-dependent path): move it out of the step, do it less often or "
 		 "amortize it; `stepscope report --steps` lists each outlier step",
 		 fn[0].name);
-	snprintf(f->how, sizeof(f->how), "the time above the median step%s of the outlier "
-		 "steps %s grew in / all %zu steps; low end: %s's excess alone",
-		 oncpu ? " (on the CPU)" : "", fn[0].name, nsteps, fn[0].name);
+	snprintf(f->how, sizeof(f->how), "%s's self time above its median%s in the outlier "
+		 "steps / all %zu steps; high end: those steps' whole time above the median step",
+		 fn[0].name, oncpu ? " (on the CPU)" : "", nsteps);
 	for (i = 0; i < nfn && i < SS_ADV_FUNCS; i++)
 		snprintf(f->funcs[f->nfuncs++], sizeof(f->funcs[0]), "%s", fn[i].name);
 	free(o);

@@ -14,7 +14,8 @@
  *     rest of the step; without switch records it does not judge;
  *   - omp: the team's size from the threads that ran the outlined region,
  *     its spinning (the team wait less its time switched out) plus the
- *     preempted time; a team that waits asleep gets nothing; a run without
+ *     preempted time; a team that waits asleep, or sleeps more than it
+ *     spins, gets nothing; a run without
  *     a parallel region is not judged.
  */
 #include <setjmp.h>
@@ -98,6 +99,9 @@ static struct ss_agg *feed(const struct ss_offcpu_iv *iv, size_t niv, int sched,
 	return a;
 }
 
+/* The core's team-wait category, mean per step, for the next judge(). */
+static uint64_t cat_omp_wait;
+
 /* A run as the checks see it: the aggregate and whether it has switches. */
 static void judge(const struct ss_adv_check *c, struct ss_agg *a, struct ss_adv_list *l,
 		  int expect, char *why, size_t len)
@@ -106,6 +110,7 @@ static void judge(const struct ss_adv_check *c, struct ss_agg *a, struct ss_adv_
 
 	memset(&run, 0, sizeof(run));
 	run.agg = a;
+	run.cat_mean[SS_ADV_OMP_WAIT] = cat_omp_wait;
 	run.have_offcpu = ss_agg_have_offcpu(a, NULL);
 	why[0] = 0;
 	assert_int_equal(c->judge(&run, NULL, l, why, len), expect);
@@ -299,6 +304,20 @@ static void test_omp_check(void **state)
 	judge(&ss_adv_check_omp, a, &l, 0, why, sizeof(why));
 	assert_int_equal(l.n, 1);
 	assert_true(l.v[0].save_ns == 300.0 && l.v[0].save_lo == 300.0);
+	free(l.v);
+	ss_agg_free(a);
+	/* asleep 350 of the wait's 400 (the core's team-wait category: 400,
+	 * the wait not preempted), spinning 50: it sleeps more than it spins,
+	 * nothing; the same wait counted by no category would be spinning */
+	memset(&l, 0, sizeof(l));
+	a = omp_agg(650, 1000, 0, fill_omp);
+	cat_omp_wait = 400;
+	judge(&ss_adv_check_omp, a, &l, 0, why, sizeof(why));
+	assert_int_equal(l.n, 0);
+	cat_omp_wait = 0;
+	judge(&ss_adv_check_omp, a, &l, 0, why, sizeof(why));
+	assert_int_equal(l.n, 1);
+	assert_true(l.v[0].save_ns == 50.0);
 	free(l.v);
 	ss_agg_free(a);
 	/* the whole wait asleep (OMP_WAIT_POLICY=passive): judged, nothing */
