@@ -86,7 +86,8 @@ static void test_omp(void **state)
 	SS_E2E_CHECK(t, cJSON_IsString(fn) && !strcmp(fn->valuestring, "matmul._omp_fn.0"),
 		     "the omp finding names %s first, not matmul._omp_fn.0",
 		     cJSON_IsString(fn) ? fn->valuestring : "(nothing)");
-	SS_E2E_CHECK(t, !strncmp(ss_e2e_advise_str(top, "title"), "the OpenMP team of 2 threads spins ", 35),
+	SS_E2E_CHECK(t, !strncmp(ss_e2e_advise_str(top, "title"),
+				 "the OpenMP team of 2 threads spins ", 35),
 		     "title: %s", ss_e2e_advise_str(top, "title"));
 	SS_E2E_CHECK(t, strstr(ss_e2e_advise_str(top, "advice"), "OMP_WAIT_POLICY=passive"),
 		     "advice: %s", ss_e2e_advise_str(top, "advice"));
@@ -114,9 +115,11 @@ static void test_omp(void **state)
 		if (!strcmp(ss_e2e_advise_str(c, "name"), "omp"))
 			cn = c;
 	SS_E2E_CHECK(t, cn && cJSON_IsFalse(cJSON_GetObjectItem(cn, "judged")) &&
-			    !strcmp(ss_e2e_advise_str(cn, "why"), "the run has no OpenMP parallel region in its steps"),
+			    !strcmp(ss_e2e_advise_str(cn, "why"),
+				    "the run has no OpenMP parallel region in its steps"),
 		     "advise's omp check on noomp: judged %d, why \"%s\"",
-		     cn ? cJSON_IsTrue(cJSON_GetObjectItem(cn, "judged")) : -1, cn ? ss_e2e_advise_str(cn, "why") : "");
+		     cn ? cJSON_IsTrue(cJSON_GetObjectItem(cn, "judged")) : -1,
+		     cn ? ss_e2e_advise_str(cn, "why") : "");
 	cJSON_Delete(jn);
 	ss_e2e_pass(t);
 }
