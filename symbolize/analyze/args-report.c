@@ -546,3 +546,23 @@ void ss_args_report_json_row(FILE *f, const struct ss_args_report *r, const char
 	if (g)
 		fprintf(f, ",\"flops\":%.17g,\"gflops_per_s\":%.6f", g->flops, ss_args_gflops(r, g));
 }
+
+int ss_args_report_shape(const struct ss_args_report *r, size_t i, struct ss_args_shape *out)
+{
+	size_t k = 0;
+
+	for (size_t j = 0; r && j < r->n; j++) {
+		const struct ss_args_group *g = &r->g[j];
+		if (g->fn_row || k++ != i)
+			continue;
+		out->fn = g->fn;
+		out->key = g->key;
+		out->calls = g->calls;
+		out->total_ns = g->total_ns;
+		out->flops = g->flops;
+		out->flops_calls = g->flops_calls;
+		out->gflops = ss_args_gflops(r, g);
+		return 0;
+	}
+	return -1;
+}

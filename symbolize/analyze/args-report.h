@@ -6,6 +6,7 @@
 #define SS_ARGS_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "slices.h"
@@ -28,6 +29,17 @@ void ss_args_key(const struct ss_slice *s, char *buf, size_t len);
 int ss_args_report_flops_shown(const struct ss_args_report *r);
 void ss_args_report_cells(const struct ss_args_report *r, const char *fn, char *flops,
 			  char *gflops, size_t len);
+
+/* One group (function and distinct argument values) as `advise` reads
+ * it: i from 0 while 0 comes back (per-function rows are not groups). */
+struct ss_args_shape {
+	const char *fn, *key;      /* owned by the report */
+	uint64_t calls, total_ns;  /* all its calls, wall time */
+	double flops;              /* of the calls that had them */
+	uint64_t flops_calls;      /* 0: no FLOPs (gflops < 0) */
+	double gflops;             /* as the table shows it, or < 0 */
+};
+int ss_args_report_shape(const struct ss_args_report *r, size_t i, struct ss_args_shape *out);
 
 /* The line under a table with FLOPs: where they come from and what
  * GFLOP/s is over (wall time less the time preempted with record.sched,
