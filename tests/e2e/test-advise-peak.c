@@ -1,0 +1,66 @@
+/*
+ * test-advise-peak.c - end to end: the "peak" check of `stepscope advise`
+ * on s-advise-peak, a trainer whose only matmul is the textbook i-j-p loop
+ * (a dot product down a column: one dependent add after another, 4 KiB
+ * apart).  advise must measure the machine's peak once (kept under the
+ * test's XDG_CACHE_HOME, read back the next time), rank matmul first as
+ * far below it; with the i-p-j loop (`fast`, the advice applied) the step
+ * gets faster by the predicted saving within a factor of 2, and the check
+ * finds nothing above 5% of the step.  Built with -O3 -march=native.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "advise-e2e.h"
+
+static const struct ss_e2e_variant gcc_O3 = { "gcc", "-O3 -march=native" };
+
+static const char config[] = "step:\n"
+			     "  function: train_step\n"
+			     "record:\n"
+			     "  args: [matmul]\n"
+			     "flops:\n"
+			     "  matmul: \"2*m*k*n\"\n";
+
+static void test_below_peak(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	ss_e2e_build(t, "advise-peak", NULL);
+	adv_write(t, "peak.yaml", config);
+	double before = adv_record(t, "peak.yaml", "naive", "advise-peak", "12");
+	cJSON *bad = adv_json(t, "naive");
+	const cJSON *f = adv_top(t, bad, "peak", "matmul");
+	const char *ev = cJSON_GetStringValue(adv_get(f, "evidence"));
+	SS_E2E_CHECK(t, ev && strstr(ev, "measured now, kept in") && strstr(ev, "/cache/stepscope/peak-"),
+		     "the first run did not measure the peak into the cache: %s", ev ? ev : "");
+	double predicted = adv_num(t, f, "save_ns");
+	SS_E2E_SH_OK(t, "ls cache/stepscope/peak-*-$(getconf _NPROCESSORS_ONLN).txt");
+
+	double after = adv_record(t, "peak.yaml", "fast", "advise-peak", "12 fast");
+	cJSON *good = adv_json(t, "fast");
+	adv_quiet(t, good, "peak");
+	cJSON_Delete(bad);
+	/* the second time the peak comes from the cache */
+	bad = adv_json(t, "naive");
+	f = adv_top(t, bad, "peak", "matmul");
+	ev = cJSON_GetStringValue(adv_get(f, "evidence"));
+	SS_E2E_CHECK(t, ev && strstr(ev, "cached in"), "the peak was not read back: %s",
+		     ev ? ev : "");
+	adv_within2(t, predicted, before, after);
+	cJSON_Delete(bad);
+	cJSON_Delete(good);
+	ss_e2e_pass(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		SS_E2E__ONE(test_below_peak, gcc_O3, "gcc-O3-native"),
+	};
+
+	ss_e2e_filter_from_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
