@@ -60,6 +60,7 @@ enum key_index {
 	I_FILTER_MAX_DEPTH,
 	I_FILTER_MIN_DURATION,
 	I_FLOPS,
+	I_BYTES,
 	I_NKEYS
 };
 

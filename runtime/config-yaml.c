@@ -61,11 +61,13 @@ static const char *node_kind(const yaml_node_t *n)
 	return n->type == YAML_MAPPING_NODE ? "a mapping" : "a list";
 }
 
-/* flops: a mapping of function names to expressions, kept as
- * "fn=expr;..." with each entry's line (config.h); each expression is
- * checked here, at its own line. */
-static int load_flops(struct loader *L, yaml_node_t *map)
+/* flops: (and bytes:, key k) a mapping of function names to
+ * expressions, kept as "fn=expr;..." with each entry's line (config.h);
+ * each expression is checked here, at its own line. */
+static int load_flops(struct loader *L, yaml_node_t *map, int k)
 {
+	const char *key = k == I_BYTES ? "bytes" : "flops";
+	uint32_t *lines = k == I_BYTES ? L->c->bytes_line : L->c->flops_line;
 	char list[SS_CONFIG_LIST_MAX + 1] = "", msg[SS_MSG_MAX], why[256];
 	size_t used = 0, n = 0;
 
@@ -77,28 +79,29 @@ static int load_flops(struct loader *L, yaml_node_t *map)
 		if (!kn || !vn)
 			continue;
 		if (kn->type != YAML_SCALAR_NODE || vn->type != YAML_SCALAR_NODE) {
-			ss_cfg_fmt(msg, sizeof(msg), "flops must map function names to expressions (matmul_forward: \"2*B*T*C*OC\")");
+			ss_cfg_fmt(msg, sizeof(msg), "%s must map function names to expressions (matmul_forward: \"%s\")",
+			    key, k == I_BYTES ? "4*(B*T*C+C*OC+B*T*OC)" : "2*B*T*C*OC");
 			return load_fail(L, kn->start_mark, msg);
 		}
 		fn = (const char *)kn->data.scalar.value;
 		ex = (const char *)vn->data.scalar.value;
 		if (strchr(fn, '=') || strchr(fn, ';') || strchr(ex, ';') || !*fn) {
-			ss_cfg_fmt(msg, sizeof(msg), "flops: '%s' is not a function name", fn);
+			ss_cfg_fmt(msg, sizeof(msg), "%s: '%s' is not a function name", key, fn);
 			return load_fail(L, kn->start_mark, msg);
 		}
 		if (ss_flops_check(ex, strlen(ex), why, sizeof(why))) {
-			ss_cfg_fmt(msg, sizeof(msg), "flops: %s: %s", fn, why);
+			ss_cfg_fmt(msg, sizeof(msg), "%s: %s: %s", key, fn, why);
 			return load_fail(L, vn->start_mark, msg);
 		}
 		if (n >= SS_FLOPS_MAX || used + strlen(fn) + strlen(ex) + 3 > sizeof(list)) {
-			ss_cfg_fmt(msg, sizeof(msg), "flops has too many entries (at most %d, %d characters)",
-			    SS_FLOPS_MAX, SS_CONFIG_LIST_MAX - 1);
+			ss_cfg_fmt(msg, sizeof(msg), "%s has too many entries (at most %d, %d characters)",
+			    key, SS_FLOPS_MAX, SS_CONFIG_LIST_MAX - 1);
 			return load_fail(L, kn->start_mark, msg);
 		}
-		L->c->flops_line[n++] = (uint32_t)kn->start_mark.line + 1;
+		lines[n++] = (uint32_t)kn->start_mark.line + 1;
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s=%s", used ? ";" : "", fn, ex);
 	}
-	if (ss_cfg_key_apply(L->c, I_FLOPS, list, msg, sizeof(msg)))
+	if (ss_cfg_key_apply(L->c, k, list, msg, sizeof(msg)))
 		return load_fail(L, map->start_mark, msg);
 	return 0;
 }
@@ -166,9 +169,9 @@ static int walk_mapping(struct loader *L, yaml_node_t *map, int parent)
 				ss_cfg_fmt(msg, sizeof(msg), "%s must be a mapping of keys, got a list", name);
 			return load_fail(L, vn->start_mark, msg);
 		}
-		/* flops: function -> expression (flops-expr.c) */
-		if (k == I_FLOPS && vn->type == YAML_MAPPING_NODE) {
-			if (load_flops(L, vn))
+		/* flops:, bytes: function -> expression (flops-expr.c) */
+		if ((k == I_FLOPS || k == I_BYTES) && vn->type == YAML_MAPPING_NODE) {
+			if (load_flops(L, vn, k))
 				return -1;
 			continue;
 		}

@@ -79,6 +79,7 @@ const struct key ss_cfg_keys[I_NKEYS] = {
 	[I_FILTER_MAX_DEPTH] = { "filter.max_depth", T_INT, F(filter_max_depth), 0, 0, 1000000, I_FILTER, ANY_MODE },
 	[I_FILTER_MIN_DURATION] = { "filter.min_duration_us", T_INT, F(filter_min_duration_us), 0, 0, 1000000000, I_FILTER, ANY_MODE },
 	[I_FLOPS] = { "flops", T_STR, F(flops), SS_CONFIG_LIST_MAX, NOF, -1, ANY_MODE },
+	[I_BYTES] = { "bytes", T_STR, F(bytes), SS_CONFIG_LIST_MAX, NOF, -1, ANY_MODE },
 };
 
 #undef F
@@ -573,19 +574,24 @@ static int config_check(const struct ss_config *c, char *err, size_t errlen)
 
 	if (c->mode < SS_SCHED_ALL || c->mode > SS_SCHED_EVERY_N)
 		return check_fail(c, -1, err, errlen, "unknown schedule mode");
-	/* flops given with --set (the YAML mapping was checked per entry) */
-	if (c->flops[0] && ss_flops_check_all(c->flops, msg, sizeof(msg)) >= 0)
-		return check_fail(c, I_FLOPS, err, errlen, msg);
-	/* flops of a function record.args does not list: its calls have no
-	 * arguments, so no FLOPs; said at the entry's line */
-	if (c->flops[0] && (at = ss_flops_check_listed(c->flops, c->record_args, msg,
-							sizeof(msg))) >= 0) {
-		if (at < SS_FLOPS_MAX && c->flops_line[at] && c->source[0] &&
-		    !c->mark[I_FLOPS].origin[0]) {
-			ss_cfg_fmt(err, errlen, "%s:%u: %s", c->source, c->flops_line[at], msg);
-			return -1;
+	/* flops and bytes given with --set (the YAML mapping was checked per
+	 * entry) */
+	for (int b = 0; b < 2; b++) {
+		const char *text = b ? c->bytes : c->flops, *key = b ? "bytes" : "flops";
+		const uint32_t *line = b ? c->bytes_line : c->flops_line;
+		int k = b ? I_BYTES : I_FLOPS;
+		if (text[0] && ss_flops_check_all_as(text, key, msg, sizeof(msg)) >= 0)
+			return check_fail(c, k, err, errlen, msg);
+		/* an entry of a function record.args does not list: its calls
+		 * have no arguments; said at the entry's line */
+		if (text[0] && (at = ss_flops_check_listed_as(text, key, c->record_args, msg,
+							       sizeof(msg))) >= 0) {
+			if (at < SS_FLOPS_MAX && line[at] && c->source[0] && !c->mark[k].origin[0]) {
+				ss_cfg_fmt(err, errlen, "%s:%u: %s", c->source, line[at], msg);
+				return -1;
+			}
+			return check_fail(c, k, err, errlen, msg);
 		}
-		return check_fail(c, I_FLOPS, err, errlen, msg);
 	}
 
 	/* a schedule needs active steps; say so before "must be > 0, got 0" */
@@ -758,7 +764,7 @@ static int dump_key(const struct ss_config *c, int k)
 		return c->mode == SS_SCHED_WINDOW;
 	if (k == I_EVERY_N)
 		return c->mode == SS_SCHED_EVERY_N;
-	if (k == I_RECORD_ARGS || k == I_FLOPS) /* only when given */
+	if (k == I_RECORD_ARGS || k == I_FLOPS || k == I_BYTES) /* only when given */
 		return *((const char *)c + ss_cfg_keys[k].off) != 0;
 	if (sec == I_FILTER) /* only the filters in use */
 		return ss_cfg_keys[k].type == T_INT ? int_value(c, k) != 0

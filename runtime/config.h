@@ -67,6 +67,10 @@ struct ss_config {
 	 * mapping, in file order; flops-expr.c), and the line of each */
 	char flops[SS_CONFIG_LIST_MAX];
 	uint32_t flops_line[SS_FLOPS_MAX];
+	/* bytes: the same for the bytes a call reads and writes (advise's
+	 * "peak" check: compute- or memory-bound); SS_FLOPS_MAX entries */
+	char bytes[SS_CONFIG_LIST_MAX];
+	uint32_t bytes_line[SS_FLOPS_MAX];
 	/* memory: poller */
 	int memory_enabled;                    /* memory.enabled: false */
 	int64_t memory_interval_ms;            /* memory.interval_ms: 10, 1..60000 */

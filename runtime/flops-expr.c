@@ -260,6 +260,11 @@ int ss_flops_next(const char **pos, struct ss_flops_entry *e)
 
 int ss_flops_check_all(const char *flops, char *err, size_t errlen)
 {
+	return ss_flops_check_all_as(flops, "flops", err, errlen);
+}
+
+int ss_flops_check_all_as(const char *flops, const char *key, char *err, size_t errlen)
+{
 	struct ss_flops_entry e;
 	const char *p = flops;
 	char why[256];
@@ -267,12 +272,12 @@ int ss_flops_check_all(const char *flops, char *err, size_t errlen)
 
 	while (ss_flops_next(&p, &e)) {
 		if (!e.fnlen) {
-			snprintf(err, errlen, "flops: an entry has no function name ('%.*s')",
+			snprintf(err, errlen, "%s: an entry has no function name ('%.*s')", key,
 				 (int)(e.exprlen + 1), e.fn);
 			return i;
 		}
 		if (ss_flops_check(e.expr, e.exprlen, why, sizeof(why))) {
-			snprintf(err, errlen, "flops: %.*s: %s", (int)e.fnlen, e.fn, why);
+			snprintf(err, errlen, "%s: %.*s: %s", key, (int)e.fnlen, e.fn, why);
 			return i;
 		}
 		i++;
@@ -292,6 +297,12 @@ static int fx_plain(const char *s, size_t n)
 
 int ss_flops_check_listed(const char *flops, const char *record_args, char *err,
 			  size_t errlen)
+{
+	return ss_flops_check_listed_as(flops, "flops", record_args, err, errlen);
+}
+
+int ss_flops_check_listed_as(const char *flops, const char *key, const char *record_args,
+			     char *err, size_t errlen)
 {
 	struct ss_flops_entry e;
 	const char *p = flops;
@@ -321,8 +332,8 @@ int ss_flops_check_listed(const char *flops, const char *record_args, char *err,
 			a += n;
 		}
 		if (!listed) {
-			snprintf(err, errlen, "flops: %s: %s is not listed in record.args, so its calls keep no arguments to count FLOPs from (add it to record.args)",
-				 fn, fn);
+			snprintf(err, errlen, "%s: %s: %s is not listed in record.args, so its calls keep no arguments to count %s from (add it to record.args)",
+				 key, fn, fn, strcmp(key, "flops") ? "bytes" : "FLOPs");
 			return i;
 		}
 		i++;

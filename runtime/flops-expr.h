@@ -48,5 +48,9 @@ int ss_flops_check_all(const char *flops, char *err, size_t errlen);
  * identifier) is left to `stepscope record`, which has the symbols. */
 int ss_flops_check_listed(const char *flops, const char *record_args, char *err,
 			  size_t errlen);
+/* The same for another key of the same form (bytes:), named in err. */
+int ss_flops_check_all_as(const char *flops, const char *key, char *err, size_t errlen);
+int ss_flops_check_listed_as(const char *flops, const char *key, const char *record_args,
+			     char *err, size_t errlen);
 
 #endif /* SS_FLOPS_EXPR_H */

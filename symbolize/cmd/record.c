@@ -496,7 +496,7 @@ int cmd_record(int argc, char **argv)
 		free(sets);
 		return 2;
 	}
-	if (cfg.enabled && cfg.flops[0] && ss_record_check_flops(&cfg, prog_path)) {
+	if (cfg.enabled && (cfg.flops[0] || cfg.bytes[0]) && ss_record_check_flops(&cfg, prog_path)) {
 		free(prog_path);  /* flops: names its parameters (record-flops.c) */
 		free(sets);
 		return 2;

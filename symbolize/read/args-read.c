@@ -66,13 +66,19 @@ int ss_args_resolve(struct ss_sym_space *sp, const uint8_t *p, unsigned n, uint6
 
 char *ss_args_flops_config(const char *text, size_t len)
 {
+	return ss_args_config_key(text, len, "flops");
+}
+
+char *ss_args_config_key(const char *text, size_t len, const char *key)
+{
 	const char *p = text, *end = text + len;
+	size_t kl = strlen(key);
 
 	while (p < end && *p) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t ll = nl ? (size_t)(nl - p) : strnlen(p, (size_t)(end - p));
-		if (ll > 6 && !strncmp(p, "flops=", 6))
-			return ll > 6 ? strndup(p + 6, ll - 6) : NULL;
+		if (ll > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=')
+			return strndup(p + kl + 1, ll - kl - 1);
 		if (!nl)
 			break;
 		p = nl + 1;

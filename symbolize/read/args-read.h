@@ -22,6 +22,8 @@ int ss_args_resolve(struct ss_sym_space *sp, const uint8_t *p, unsigned n, uint6
 /* The flops: text of a run's SS_META_CONFIG record (its "flops=" line),
  * malloc'ed, or NULL when it has none. */
 char *ss_args_flops_config(const char *text, size_t len);
+/* The same for any key ("bytes"): its line's value, malloc'ed, or NULL. */
+char *ss_args_config_key(const char *text, size_t len, const char *key);
 /* fn's FLOPs for these values: 0 and *out, 1 when a parameter the
  * expression needs has no value, -1 when flops has no expression for fn. */
 int ss_args_flops(const char *flops, const char *fn, const struct ss_argv *v, size_t n,

@@ -6,7 +6,10 @@
  * test's XDG_CACHE_HOME, read back the next time), rank matmul first as
  * far below it; with the i-p-j loop (`fast`, the advice applied) the step
  * gets faster by the predicted saving within a factor of 2, and the check
- * finds nothing above 5% of the step.  Built with -O3 -march=native.
+ * finds nothing above 5% of the step.  With the bytes: formula the
+ * finding says whether matmul is memory- or compute-bound, as the cached
+ * peak's GB/s x FLOPs per byte against its GFLOP/s has it.  Built with -O3
+ * -march=native.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +25,16 @@ static const char config[] = "step:\n"
 			     "record:\n"
 			     "  args: [matmul]\n"
 			     "flops:\n"
-			     "  matmul: \"2*m*k*n\"\n";
+			     "  matmul: \"2*m*k*n\"\n"
+			     "bytes:\n"
+			     "  matmul: \"4*(m*k + k*n + m*n)\"\n";
+
+/* The peak the first advise kept in the test's cache: 0, or -1 */
+static int read_peak(struct ss_e2e *t, double *gflops, double *gbs)
+{
+	SS_E2E_SH_OK(t, "cat cache/stepscope/peak-*-$(getconf _NPROCESSORS_ONLN).txt");
+	return sscanf(t->out, "gflops %lf gbs %lf", gflops, gbs) == 2 ? 0 : -1;
+}
 
 static void test_below_peak(void **state)
 {
@@ -37,7 +49,14 @@ static void test_below_peak(void **state)
 	SS_E2E_CHECK(t, ev && strstr(ev, "measured now, kept in") && strstr(ev, "/cache/stepscope/peak-"),
 		     "the first run did not measure the peak into the cache: %s", ev ? ev : "");
 	double predicted = adv_num(t, f, "save_ns");
-	SS_E2E_SH_OK(t, "ls cache/stepscope/peak-*-$(getconf _NPROCESSORS_ONLN).txt");
+	double gflops, gbs, flops = 2.0 * 8 * 1024 * 1024,
+			    bytes = 4.0 * (8 * 1024 + 1024 * 1024 + 8 * 1024);
+	SS_E2E_CHECK(t, !read_peak(t, &gflops, &gbs), "the peak cache is not readable:\n%s", t->out);
+	int mem = flops / bytes * gbs < gflops;
+	SS_E2E_CHECK(t, strstr(ev, mem ? "1 of its 1 shapes are memory-bound, 0 compute-bound"
+				       : "0 of its 1 shapes are memory-bound, 1 compute-bound"),
+		     "peak %.3g GFLOP/s, %.3g GB/s: matmul is %s-bound, the evidence says: %s", gflops,
+		     gbs, mem ? "memory" : "compute", ev);
 
 	double after = adv_record(t, "peak.yaml", "fast", "advise-peak", "12 fast");
 	cJSON *good = adv_json(t, "fast");

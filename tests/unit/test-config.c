@@ -313,6 +313,13 @@ static const struct bad bad_files[] = {
 	  "c.yaml:3:1: schedule.active is required (how many steps each cycle records)" },
 	{ "every_n_steps: 50\n",
 	  "c.yaml:1:1: every_n_steps needs schedule.active (how many steps each cycle records, e.g. schedule: {active: 3})" },
+	/* bytes: refused as flops: is, in its own name */
+	{ "record: {args: [mm]}\nbytes:\n  mm: \"4*(m\"\n",
+	  "c.yaml:3:7: bytes: mm: a '(' is not closed (at '')" },
+	{ "record: {args: [mm]}\nbytes:\n  other: \"4*m\"\n",
+	  "c.yaml:3: bytes: other: other is not listed in record.args, so its calls keep no arguments to count bytes from (add it to record.args)" },
+	{ "bytes: [mm]\n",
+	  "c.yaml:1:8: bytes must be a string, got a list" },
 	/* structure */
 	{ "schedule:\n  active: 3\n  active: 4\n",
 	  "c.yaml:3:3: duplicate key 'schedule.active' (first given at 2:3)" },
