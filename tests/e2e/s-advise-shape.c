@@ -3,14 +3,15 @@
  * only, for test-advise-shape.c (the "shape" check of `stepscope advise`).
  *
  *   s-advise-shape STEPS [fast]
- * Each train_step() calls matmul(c, a, b, m, k, n, bt) for three layers:
- * (m, k, n) = (8, 1024, 256) and (8, 256, 1024) with b as k x n (bt 0),
- * and (8, 1024, 1024) with b stored transposed, n x k (bt 1).  matmul's
- * loop is i-p-j (the innermost walks a row of b and of c); as planted it
- * reads a transposed b in that same order, b[j*k + p]: a stride of 4 KiB
- * on every access.  With `fast` (the advice applied) a transposed b is
- * read along its rows: each element of c is a dot product of a row of a
- * and a row of b, both contiguous, in 4 partial sums (k a multiple of 4).
+ * Each train_step() calls matmul(c, a, b, m, k, n, bt) for three layers
+ * of 16.8 MFLOP each: (m, k, n) = (16, 1024, 512) and (8, 512, 1024) with
+ * b as k x n (bt 0), and (8, 1024, 1024) with b stored transposed, n x k
+ * (bt 1).  matmul's loop is i-p-j (the innermost walks a row of b and of
+ * c); as planted it reads a transposed b in that same order, b[j*k + p]:
+ * a stride of 4 KiB on every access.  With `fast` (the advice applied) a
+ * transposed b is read along its rows: each element of c is a dot product
+ * of a row of a and a row of b, both contiguous, in 32 partial sums that
+ * vectorise (k a multiple of 32).
  * At exit: "median_step_ns N" over the steps after the first.
  */
 #include <stdio.h>
@@ -39,15 +40,18 @@ NOINLINE static void matmul(float *restrict c, const float *restrict a, const fl
 		return;
 	}
 	if (bt) {
-		/* rows of a against rows of b: both contiguous, 4 sums at once */
+		/* rows of a against rows of b: both contiguous, 32 sums at once */
 		for (int i = 0; i < m; i++)
 			for (int j = 0; j < n; j++) {
 				const float *restrict ai = a + (size_t)i * k, *restrict bj = b + (size_t)j * k;
-				float s[4] = { 0 };
-				for (int p = 0; p + 4 <= k; p += 4)
-					for (int q = 0; q < 4; q++)
+				float s[32] = { 0 };
+				for (int p = 0; p + 32 <= k; p += 32)
+					for (int q = 0; q < 32; q++)
 						s[q] += ai[p + q] * bj[p + q];
-				c[(size_t)i * n + j] = s[0] + s[1] + s[2] + s[3];
+				float sum = 0;
+				for (int q = 0; q < 32; q++)
+					sum += s[q];
+				c[(size_t)i * n + j] = sum;
 			}
 		return;
 	}
@@ -62,7 +66,7 @@ NOINLINE static void matmul(float *restrict c, const float *restrict a, const fl
 }
 
 static float *w[3], *act[4];
-static const int dims[3][4] = { { 8, 1024, 256, 0 }, { 8, 256, 1024, 0 }, { 8, 1024, 1024, 1 } };
+static const int dims[3][4] = { { 16, 1024, 512, 0 }, { 8, 512, 1024, 0 }, { 8, 1024, 1024, 1 } };
 
 NOINLINE static void train_step(void)
 {
@@ -92,12 +96,12 @@ int main(int argc, char **argv)
 		for (size_t i = 0; w[l] && i < kn; i++)
 			w[l][i] = (float)((i * 7 + l) % 13) * 0.01f;
 	}
-	act[0] = calloc(8 * 1024, sizeof(float));
+	act[0] = calloc(16 * 1024, sizeof(float));
 	for (int l = 0; l < 3; l++)
-		act[l + 1] = calloc((size_t)8 * dims[l][2], sizeof(float));
+		act[l + 1] = calloc((size_t)16 * dims[l][2], sizeof(float));
 	if (!w[0] || !w[1] || !w[2] || !act[0] || !act[1] || !act[2] || !act[3])
 		return 2;
-	for (int i = 0; i < 8 * 1024; i++)
+	for (int i = 0; i < 16 * 1024; i++)
 		act[0][i] = (float)(i % 5) * 0.1f;
 	for (int s = 0; s < steps; s++) {
 		struct timespec t0, t1;
