@@ -33,7 +33,7 @@
 #include "reader.h"
 #include "run.h"
 
-#define SS_PEAK_FAR 0.02  /* under this share of the attainable rate */
+#define SS_PEAK_FAR 0.05  /* under this share of the attainable rate */
 #define SS_PEAK_MIN 0.05  /* of the median step */
 
 struct ss_peak_fn {

@@ -8,7 +8,7 @@
  * with AVX2 and FMA when the CPU has them (8 floats a vector), else with
  * the baseline 4-float vectors.  The memory peak is a triad a = b + s * c
  * over three arrays of 32 MiB each (written once first, so no page fault
- * is timed), counting 24 bytes per element.  Best of 5 and of 3 runs: a
+ * is timed), counting 24 bytes per element.  Best of 5 runs each: a
  * peak, not a typical rate.  The whole takes about half a second; its
  * result goes to ${XDG_CACHE_HOME:-~/.cache}/stepscope/peak-<cpu>-<n>.txt
  * (cpu: /proc/cpuinfo's model name, n: the online CPUs), read next time.
@@ -136,7 +136,7 @@ static double ss_peak_stream(void)
 		b[i] = (double)i;
 		c[i] = 1.0 / (double)(i + 1);
 	}
-	for (int r = 0; r < 3; r++) {
+	for (int r = 0; r < 5; r++) {
 		double t0 = ss_peak_now();
 		for (size_t i = 0; i < n; i++)
 			a[i] = b[i] + 0.5 * c[i];

@@ -12,7 +12,7 @@
 
 struct ss_peak {
 	double gflops;        /* one core, single precision, best of 5 */
-	double gbs;           /* bytes read + written a second, best of 3 */
+	double gbs;           /* bytes read + written a second, best of 5 */
 	double took_s;        /* how long the measurement took */
 	char isa[16];         /* "avx2+fma", "sse2", "generic" */
 	char path[4096];      /* the cache file ("" when none could be made) */

@@ -9,7 +9,8 @@
  * finds nothing above 5% of the step.  With the bytes: formula the
  * finding says whether matmul is memory- or compute-bound, as the cached
  * peak's GB/s x FLOPs per byte against its GFLOP/s has it.  Built with -O3
- * -march=native.
+ * -march=native.  A cache file that is not a peak (damaged, edited) is
+ * said in one line, measured again and rewritten.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,6 +70,19 @@ static void test_below_peak(void **state)
 	ev = cJSON_GetStringValue(adv_get(f, "evidence"));
 	SS_E2E_CHECK(t, ev && strstr(ev, "cached in"), "the peak was not read back: %s",
 		     ev ? ev : "");
+	/* a cache file that is not a peak is measured again and rewritten */
+	cJSON_Delete(bad);
+	SS_E2E_SH_OK(t, "for f in cache/stepscope/peak-*.txt; do echo 'gflops lots' > \"$f\"; done");
+	bad = adv_json(t, "naive");
+	SS_E2E_CHECK(t, strstr(t->err, "not a peak this version wrote; measured again") &&
+				!strchr(strchr(t->err, '\n') + 1, '\n'),
+		     "a damaged peak cache was not said in one line:\n%s", t->err);
+	f = adv_top(t, bad, "peak", "matmul");
+	ev = cJSON_GetStringValue(adv_get(f, "evidence"));
+	SS_E2E_CHECK(t, ev && strstr(ev, "measured now"), "the damaged peak was used: %s",
+		     ev ? ev : "");
+	SS_E2E_CHECK(t, !read_peak(t, &gflops, &gbs) && gflops > 0 && gbs > 0,
+		     "the damaged cache was not rewritten:\n%s", t->out);
 	adv_within2(t, predicted, before, after);
 	cJSON_Delete(bad);
 	cJSON_Delete(good);
