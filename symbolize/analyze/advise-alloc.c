@@ -34,30 +34,71 @@
 #define SS_CHURN_PAGE 4096
 
 struct ss_churn_key {
-	const char *name;          /* owned by the walk's alloc data: copied */
+	const char *name;          /* its own copy (own) */
 	char *own;
 	uint64_t size, pairs, steps, last;  /* last: step id + 1 */
 };
 
+/* A live block: where it was allocated.  A table of the live blocks only
+ * (a free takes its block out), so it grows with the most blocks live at
+ * once, not with the run's allocations. */
 struct ss_churn_slot {
-	uint64_t addr, size, step;  /* step id + 1, 0: outside a step */
-	uint32_t node;
-	uint8_t used, dead;
+	uint64_t addr, step;       /* step id + 1, 0: outside a step */
+	uint32_t node;             /* 0: an empty slot (a block of no node
+	                            * is not kept) */
 };
 
 struct ss_churn {
 	struct ss_exporter ex;
 	struct ss_churn_key *k;
 	size_t n, cap;
+	uint32_t *kidx;            /* hash of k: index + 1, 0 empty */
+	size_t kcap;
+	struct ss_churn_slot *t;   /* the current process's live blocks */
+	size_t tcap, tlive;
 	uint64_t nsteps;           /* recorded steps of every process */
 	int have, oom;
 };
 
+static size_t ss_churn_khash(const char *name, uint64_t size)
+{
+	uint64_t h = 1469598103934665603ull ^ size * 0x9e3779b97f4a7c15ull;
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+static int ss_churn_kgrow(struct ss_churn *c)
+{
+	size_t cap = c->kcap ? 2 * c->kcap : 64;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < c->n; i++) {
+		size_t h = ss_churn_khash(c->k[i].name, c->k[i].size) & (cap - 1);
+		while (t[h])
+			h = (h + 1) & (cap - 1);
+		t[h] = (uint32_t)(i + 1);
+	}
+	free(c->kidx);
+	c->kidx = t;
+	c->kcap = cap;
+	return 0;
+}
+
 static struct ss_churn_key *ss_churn_get(struct ss_churn *c, const char *name, uint64_t size)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (c->k[i].size == size && !strcmp(c->k[i].name, name))
-			return &c->k[i];
+	size_t h;
+
+	if ((c->n + 1) * 2 > c->kcap && ss_churn_kgrow(c))
+		return NULL;
+	for (h = ss_churn_khash(name, size) & (c->kcap - 1); c->kidx[h]; h = (h + 1) & (c->kcap - 1)) {
+		struct ss_churn_key *k = &c->k[c->kidx[h] - 1];
+		if (k->size == size && !strcmp(k->name, name))
+			return k;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		struct ss_churn_key *k = realloc(c->k, cap * sizeof(*k));
@@ -72,20 +113,61 @@ static struct ss_churn_key *ss_churn_get(struct ss_churn *c, const char *name, u
 		return NULL;
 	k->name = k->own;
 	k->size = size;
-	c->n++;
+	c->kidx[h] = (uint32_t)++c->n;
 	return k;
 }
 
-static struct ss_churn_slot *ss_churn_slot(struct ss_churn_slot *t, size_t mask, uint64_t addr,
-					   int insert)
+static size_t ss_churn_ahash(uint64_t addr, size_t mask)
 {
-	size_t i = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull) & mask;
+	return (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull >> 17) & mask;
+}
 
-	for (;; i = (i + 1) & mask) {
-		if (!t[i].used)
-			return insert ? &t[i] : NULL;
-		if (!t[i].dead && t[i].addr == addr)
-			return &t[i];
+/* The slot of addr, or the empty slot where it would go */
+static size_t ss_churn_find(const struct ss_churn *c, uint64_t addr)
+{
+	size_t m = c->tcap - 1, i = ss_churn_ahash(addr, m);
+
+	while (c->t[i].node && c->t[i].addr != addr)
+		i = (i + 1) & m;
+	return i;
+}
+
+static int ss_churn_tgrow(struct ss_churn *c)
+{
+	struct ss_churn_slot *old = c->t;
+	size_t ocap = c->tcap;
+
+	c->tcap = ocap ? 2 * ocap : 1024;
+	if (!(c->t = calloc(c->tcap, sizeof(*c->t)))) {
+		c->t = old;
+		c->tcap = ocap;
+		return -1;
+	}
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].node)
+			c->t[ss_churn_find(c, old[i].addr)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Take slot i out, moving later slots of its run back (linear probing) */
+static void ss_churn_del(struct ss_churn *c, size_t i)
+{
+	size_t m = c->tcap - 1, j = i;
+
+	c->t[i].node = 0;
+	c->tlive--;
+	for (;;) {
+		j = (j + 1) & m;
+		if (!c->t[j].node)
+			return;
+		size_t h = ss_churn_ahash(c->t[j].addr, m);
+		/* j's home h lies cyclically in (i, j]: it stays */
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		c->t[i] = c->t[j];
+		c->t[j].node = 0;
+		i = j;
 	}
 }
 
@@ -93,41 +175,47 @@ static struct ss_churn_slot *ss_churn_slot(struct ss_churn_slot *t, size_t mask,
 static void ss_churn_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *d)
 {
 	struct ss_churn *c = ctx;
-	size_t cap = 16, cur = 0;
+	size_t cur = 0;
 	uint64_t base = c->nsteps;
 
 	(void)pid;
 	c->have = 1;
 	c->nsteps += d->nsteps;
-	while (cap < 2 * (d->allocs + 1))
-		cap *= 2;
-	struct ss_churn_slot *t = calloc(cap, sizeof(*t));
-	if (!t) {
+	if (c->t)
+		memset(c->t, 0, c->tcap * sizeof(*c->t));
+	c->tlive = 0;
+	if (!c->t && ss_churn_tgrow(c)) {
 		c->oom = 1;
 		return;
 	}
-	for (size_t i = 0; i < d->nev; i++) {
+	for (size_t i = 0; i < d->nev && !c->oom; i++) {
 		const struct ss_alloc_ev *e = &d->ev[i];
-		struct ss_churn_slot *s;
 		uint64_t step = 0;
+		size_t at;
 
 		while (cur < d->nsteps && e->ns >= d->steps[cur].end_ns)
 			cur++;
 		if (cur < d->nsteps && e->ns >= d->steps[cur].begin_ns)
 			step = base + cur + 1;
 		if (!e->is_free) {
-			if ((s = ss_churn_slot(t, cap - 1, e->addr, 1))) {
-				*s = (struct ss_churn_slot){e->addr, e->size, step, e->node, 1, 0};
+			if (!e->node || e->node > d->nnodes || !d->nodes[e->node - 1].name)
+				continue;
+			if ((c->tlive + 1) * 2 > c->tcap && ss_churn_tgrow(c)) {
+				c->oom = 1;
+				break;
 			}
+			at = ss_churn_find(c, e->addr);
+			c->tlive += !c->t[at].node;
+			c->t[at] = (struct ss_churn_slot){ e->addr, step, e->node };
 			continue;
 		}
-		if (!e->known || !(s = ss_churn_slot(t, cap - 1, e->addr, 0)))
+		if (!e->known || !c->t[at = ss_churn_find(c, e->addr)].node)
 			continue;
-		s->dead = 1;
-		if (!step || s->step != step || !s->node || s->node > d->nnodes ||
-		    !d->nodes[s->node - 1].name)
+		struct ss_churn_slot s = c->t[at];
+		ss_churn_del(c, at);
+		if (!step || s.step != step)
 			continue;
-		struct ss_churn_key *k = ss_churn_get(c, d->nodes[s->node - 1].name, s->size);
+		struct ss_churn_key *k = ss_churn_get(c, d->nodes[s.node - 1].name, e->size);
 		if (!k) {
 			c->oom = 1;
 			break;
@@ -138,7 +226,6 @@ static void ss_churn_alloc(void *ctx, uint64_t pid, const struct ss_alloc_data *
 			k->last = step;
 		}
 	}
-	free(t);
 }
 
 static struct ss_exporter *ss_churn_exporter(const char *dir, void **state)
@@ -164,6 +251,8 @@ static void ss_churn_release(void *state)
 	for (size_t i = 0; i < c->n; i++)
 		free(c->k[i].own);
 	free(c->k);
+	free(c->kidx);
+	free(c->t);
 	free(c);
 }
 
