@@ -406,8 +406,11 @@ static int ss_churn_judge(const struct ss_adv_run *run, void *state, struct ss_a
 	}
 	ss_alloc_fmt_bytes((int64_t)c->k[0].size, b0, sizeof(b0));
 	snprintf(f->title, sizeof(f->title),
-		 "%s allocates and frees the same %s block%s in every step: %zu size%s churned",
-		 c->k[0].name, b0, c->k[0].pairs > c->k[0].steps ? "s" : "", nk, nk == 1 ? "" : "s");
+		 "%s allocates and frees %s%s block%s again in %" PRIu64 " of %" PRIu64
+		 " steps: %zu size%s churned",
+		 c->k[0].name, c->k[0].pairs > c->k[0].steps ? "" : "a ", b0,
+		 c->k[0].pairs > c->k[0].steps ? "s" : "", c->k[0].steps, c->nsteps, nk,
+		 nk == 1 ? "" : "s");
 	ss_agg_fmt_time(run->cat_mean[SS_ADV_ALLOC], b1, sizeof(b1));
 	snprintf(f->evidence, sizeof(f->evidence), "%s. Allocation calls took %s a step", ev, b1);
 	snprintf(f->advice, sizeof(f->advice),
