@@ -8,8 +8,9 @@
  * CUDA half: fakeLaunchKernel(name, grid, block, stream), cudaMemcpy,
  * cudaMemset and cudaDeviceSynchronize.  The "GPU" runs work back to back
  * on its own clock (CLOCK_MONOTONIC + 7 s, so a reader must align clocks):
- * a kernel takes 200 us, a copy 1 ns per byte, plus 1 us each; synchronize
- * sleeps until the GPU is idle.  Each call, while the activity kinds are
+ * a kernel takes 200 us (fakeLaunchKernelNs: the kernel's time given), a
+ * copy 1 ns per byte, plus 1 us each; synchronize sleeps until the GPU is
+ * idle, in naps of 50 us (a round trip to the GPU costs the host that).  Each call, while the activity kinds are
  * enabled, adds a runtime API record and an activity record with the same
  * correlation id.
  *
@@ -178,7 +179,7 @@ static void busy(uint64_t ns, uint64_t *start, uint64_t *end)
 	gpu_free = *end;
 }
 
-int fakeLaunchKernel(const char *name, int grid, int block, uint32_t stream)
+int fakeLaunchKernelNs(const char *name, int grid, int block, uint32_t stream, uint64_t ns)
 {
 	static const char *names[64];
 	pthread_mutex_lock(&lock);
@@ -195,7 +196,7 @@ int fakeLaunchKernel(const char *name, int grid, int block, uint32_t stream)
 		struct ss_cupti_kernel *k = slot();
 		if (k) {
 			k->kind = SS_CUPTI_KIND_CONCURRENT_KERNEL;
-			busy(200000, &k->start, &k->end);
+			busy(ns, &k->start, &k->end);
 			k->completed = k->end;
 			k->device_id = 0;
 			k->context_id = 1;
@@ -211,6 +212,11 @@ int fakeLaunchKernel(const char *name, int grid, int block, uint32_t stream)
 	api(CBID_LAUNCH, t0, c);
 	pthread_mutex_unlock(&lock);
 	return 0;
+}
+
+int fakeLaunchKernel(const char *name, int grid, int block, uint32_t stream)
+{
+	return fakeLaunchKernelNs(name, grid, block, stream, 200000);
 }
 
 static void copy(uint32_t kind, uint32_t cbid, size_t n, int copy_kind)
