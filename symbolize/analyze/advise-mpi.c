@@ -13,12 +13,15 @@
  * ranks, among the functions that hold no MPI call (the step function and
  * its callers hold the wait, not the work); on a tie the outermost.
  *
- * The saving (docs/advise.md, "mpi"): per step, the straggler's compute
- * minus the median compute of the other ranks (the others' wait), its
- * median over the steps every rank has, the last one left out (it holds
- * MPI_Finalize and the exit).  That is what the step loses when the
- * straggler's extra work goes; if it is spread over every rank instead,
- * the step loses max - mean (save_lo).
+ * The saving (docs/advise.md, "mpi"), over the steps every rank has, the
+ * last one left out (it holds MPI_Finalize and the exit): the
+ * straggler's least compute in a step minus the other ranks' (the median
+ * of their least), what the step loses when the straggler's extra work
+ * goes; if that work is spread over the n ranks instead, (n-1)/n of it
+ * (save_lo).  Least, not median: preemptions only add time, and on a
+ * busy machine make some rank late in every step by chance, which no
+ * balancing removes; the others' median wait per step (save_hi) holds
+ * that noise too.
  *
  * Must never: call a process without a rank a rank, or judge one rank.
  */
@@ -324,44 +327,58 @@ static int am_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		snprintf(why, whylen, "the ranks have no recorded steps in common");
 		return 1;
 	}
-	uint64_t *wait = calloc(nsteps, sizeof(*wait)), *spread = calloc(nsteps, sizeof(*spread));
+	uint64_t *wait = calloc(nsteps, sizeof(*wait));
 	uint64_t *len = calloc(nsteps, sizeof(*len)), *cv = calloc(np, sizeof(*cv));
 	uint64_t *own = calloc(nsteps, sizeof(*own)), *rest = calloc(nsteps * np, sizeof(*rest));
 	size_t *late = calloc(np, sizeof(*late));
 	int rc = -1;
-	if (!wait || !spread || !len || !cv || !own || !rest || !late)
+	if (!wait || !len || !cv || !own || !rest || !late)
 		goto out;
 	for (size_t s = 0; s < nsteps; s++) {
 		size_t st = 0;
-		uint64_t sum = 0, top = 0;
+		uint64_t top = 0;
 		for (size_t i = 0; i < np; i++) {
 			cv[i] = am_compute(&S->p[i], s);
-			sum += cv[i];
 			if (cv[i] > cv[st])
 				st = i;
 			top = S->p[i].step_ns[s] > top ? S->p[i].step_ns[s] : top;
 		}
 		late[st]++;
 		len[s] = top;
-		uint64_t mx = cv[st], mean = sum / np;
-		spread[s] = mx - mean;
+		uint64_t mx = cv[st];
 		cv[st] = cv[np - 1];
 		wait[s] = mx - am_median(cv, np - 1);
 	}
 	size_t st = 0;
 	for (size_t i = 1; i < np; i++)
 		st = late[i] > late[st] ? i : st;
-	/* the straggler's compute, and the others', in its steps */
+	/* the straggler's compute, and the others': medians, and the least
+	 * of each rank (its work without preemptions: the others' median) */
 	size_t nown = 0, nrest = 0;
-	for (size_t s = 0; s < nsteps; s++) {
-		own[nown++] = am_compute(&S->p[st], s);
-		for (size_t i = 0; i < np; i++)
-			if (i != st)
-				rest[nrest++] = am_compute(&S->p[i], s);
+	uint64_t m_own = UINT64_MAX;
+	for (size_t i = 0, n = 0; i < np; i++) {
+		uint64_t m = UINT64_MAX;
+		for (size_t s = 0; s < nsteps; s++) {
+			uint64_t c = am_compute(&S->p[i], s);
+			m = c < m ? c : m;
+			if (i == st)
+				own[nown++] = c;
+			else
+				rest[nrest++] = c;
+		}
+		if (i == st)
+			m_own = m;
+		else
+			cv[n++] = m;
 	}
+	uint64_t m_rest = am_median(cv, np - 1);
 	uint64_t c_own = am_median(own, nown), c_rest = am_median(rest, nrest);
-	uint64_t save = am_median(wait, nsteps), lo = am_median(spread, nsteps);
-	uint64_t step = am_median(len, nsteps);
+	uint64_t waited = am_median(wait, nsteps), step = am_median(len, nsteps);
+	/* the straggler's lasting excess: preemptions only add, and on a busy
+	 * machine make some rank the last in every step; the least compute of
+	 * a rank is its work, so their difference is what balancing removes */
+	uint64_t save = m_own > m_rest ? m_own - m_rest : 0;
+	uint64_t lo = save / np * (np - 1);
 	rc = 0;
 	if (2 * late[st] < nsteps + 1 || (double)save < 0.05 * (double)step)
 		goto out;
@@ -392,19 +409,20 @@ static int am_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		goto out;
 	}
 	fd->save_ns = (double)save;
-	fd->save_lo = (double)(lo < save ? lo : save);
-	fd->save_hi = (double)save;
+	fd->save_lo = (double)lo;
+	fd->save_hi = (double)(waited > save ? waited : save);
 	const char *coll = S->coll[0] ? S->coll : "MPI";
 	snprintf(fd->title, sizeof(fd->title),
 		 "rank %llu is the straggler: the other ranks wait %s per step in %s",
-		 (unsigned long long)S->p[st].rank, ss_agg_fmt_time(save, b[0], 32), coll);
+		 (unsigned long long)S->p[st].rank, ss_agg_fmt_time(waited, b[0], 32), coll);
 	int w = snprintf(fd->evidence, sizeof(fd->evidence),
 		 "%zu ranks, %zu steps compared (the last left out): rank %llu had the most "
 		 "compute (step minus MPI time) in %zu of them; its compute %s per step "
-		 "(median) against %s on the other ranks, whose wait in %s makes up the "
-		 "difference (median step %s).",
+		 "(median; least %s) against %s on the other ranks (least %s), who wait "
+		 "for it in %s (median step %s).",
 		 np, nsteps, (unsigned long long)S->p[st].rank, late[st],
-		 ss_agg_fmt_time(c_own, b[1], 32), ss_agg_fmt_time(c_rest, b[2], 32), coll,
+		 ss_agg_fmt_time(c_own, b[1], 32), ss_agg_fmt_time(m_own, b[5], 32),
+		 ss_agg_fmt_time(c_rest, b[2], 32), ss_agg_fmt_time(m_rest, b[6], 32), coll,
 		 ss_agg_fmt_time(step, b[3], 32));
 	if (op && op_gap > 0 && w > 0 && (size_t)w < sizeof(fd->evidence)) {
 		uint64_t per = (uint64_t)op_gap;
@@ -424,12 +442,12 @@ static int am_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		 (unsigned long long)S->p[st].rank, op && op_gap > 0 ? op->name : "its step",
 		 (unsigned long long)S->p[st].rank);
 	snprintf(fd->how, sizeof(fd->how),
-		 "per step: the straggler's compute minus the median compute of the other ranks "
-		 "(median over %zu steps); if the work is spread over all ranks: max - mean (%s)",
-		 nsteps, ss_agg_fmt_time(lo, b[7], 32));
+		 "the straggler's least compute in a step minus the other ranks' (median "
+		 "of their least; %zu steps); its work spread over all n ranks: x (n-1)/n; "
+		 "the most: the others' median wait",
+		 nsteps);
 out:
 	free(wait);
-	free(spread);
 	free(len);
 	free(cv);
 	free(own);

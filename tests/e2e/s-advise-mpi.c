@@ -1,7 +1,8 @@
 /*
  * s-advise-mpi.c - fixture for test-advise-mpi: a data-parallel step with
  * one rank late.  Each step: forward_shard() and backward_shard() work on
- * the rank's shard (UNIT_US of spinning per unit), then the gradients are
+ * the rank's shard (UNIT_US of spinning per unit, in one spin per call:
+ * a preemption across a spin's end lengthens it, once per call), then the gradients are
  * averaged with MPI_Allreduce, where the other ranks wait for the last.
  *
  *   s-advise-mpi STEPS SKEW
@@ -19,7 +20,7 @@
 #include "fixture.h"
 
 #define N 1024
-#define UNIT_US 8000
+#define UNIT_US 15000
 
 DEFINE_SINK;
 
@@ -27,8 +28,7 @@ static float grad[N], sum[N];
 
 NOINLINE static void forward_shard(int rank, int units)
 {
-	for (int u = 0; u < units; u++)
-		SPIN_US(UNIT_US);
+	SPIN_US((long)units * UNIT_US);
 	for (int i = 0; i < N; i++)
 		grad[i] = (float)(rank + i) * 0.5f;
 }
