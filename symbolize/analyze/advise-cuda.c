@@ -57,10 +57,13 @@ struct ac_step {
 	uint64_t kernel_ns;          /* device time of kernels launched in it */
 };
 
+/* A host function around CUDA calls: the waits and launches it made
+ * itself (it is their innermost function), and the time of its calls
+ * in steps that launched something. */
 struct ac_fn {
 	char *name;
-	uint64_t wait_ns;
-	size_t calls;
+	uint64_t wait_ns, launch_ns, incl_ns;
+	size_t calls, launches;
 };
 
 struct ac_state {
@@ -205,7 +208,7 @@ static size_t ac_fn(struct ac_state *S, const char *name)
 			return i + 1;
 	if (ss_grow((void **)&S->fns, &S->capfns, S->nfns, sizeof(*S->fns), 16))
 		return 0;
-	S->fns[S->nfns] = (struct ac_fn){ strdup(name), 0, 0 };
+	S->fns[S->nfns] = (struct ac_fn){ .name = strdup(name) };
 	if (!S->fns[S->nfns].name)
 		return 0;
 	return ++S->nfns;
@@ -230,6 +233,10 @@ static void ac_step(struct ac_state *S, uint64_t tid, const struct ss_slice *s)
 		} else {
 			st.launch += d;
 			st.nlaunch++;
+			if (a->fn) {
+				S->fns[a->fn - 1].launch_ns += d;
+				S->fns[a->fn - 1].launches++;
+			}
 		}
 	}
 	size_t lo = 0, hi = S->nkern;
@@ -267,10 +274,11 @@ static void ac_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slic
 	if (s->cat != SS_SLICE_FUNCTION || !s->name)
 		return;
 	size_t fn = 0;
+	int launched = 0;
 	for (size_t i = ac_lower(S, tid, s->begin_ns);
 	     i < S->napi && S->api[i].tid == tid && S->api[i].begin <= s->end_ns; i++) {
 		struct ac_api *a = &S->api[i];
-		if (!a->sync || a->depth >= s->depth + 1)
+		if (a->depth >= s->depth + 1)
 			continue;
 		if (!fn && !(fn = ac_fn(S, s->name))) {
 			S->oom = 1;
@@ -278,7 +286,10 @@ static void ac_slice(void *ctx, uint64_t pid, uint64_t tid, const struct ss_slic
 		}
 		a->fn = fn;
 		a->depth = s->depth + 1;
+		launched |= !a->sync;
 	}
+	if (launched && s->in_step)
+		S->fns[fn - 1].incl_ns += s->end_ns - s->begin_ns;
 }
 
 static void ac_ex_release(void *ctx)
@@ -336,7 +347,7 @@ static double ac_max(double a, double b)
 
 /* Medians of the steps: the fields of ac_step, and both savings. */
 struct ac_med {
-	double len, gpu, wait, launch, nsync, nlaunch, nkernel, kernel, trip, fuse;
+	double len, gpu, wait, launch, nsync, nlaunch, nkernel, kernel, trip, host;
 	double trip_lo, trip_hi;
 };
 
@@ -365,10 +376,7 @@ static int ac_medians(const struct ac_state *S, struct ac_med *m)
 	AC_MED(trip, (double)s->len - ac_max((double)(s->len - s->wait), (double)s->gpu));
 	m->trip_lo = v[n / 4];
 	m->trip_hi = v[n - 1 - n / 4];
-	AC_MED(fuse, ac_max((double)(s->len - s->wait), (double)s->gpu) -
-			     ac_max((double)(s->len - s->wait) - (double)s->launch +
-					    (s->nlaunch ? (double)s->launch / (double)s->nlaunch : 0),
-				    (double)s->gpu));
+	AC_MED(host, (double)(s->len - s->wait));
 #undef AC_MED
 	free(v);
 	return 0;
@@ -395,10 +403,13 @@ static int ac_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 	if (ac_medians(S, &m))
 		return -1;
 	const char *sync = S->sync_name[0] ? S->sync_name : "cudaDeviceSynchronize";
-	const struct ac_fn *wf = NULL;
-	for (size_t i = 0; i < S->nfns; i++)
+	const struct ac_fn *wf = NULL, *lf = NULL;
+	for (size_t i = 0; i < S->nfns; i++) {
 		if (!wf || S->fns[i].wait_ns > wf->wait_ns)
 			wf = &S->fns[i];
+		if (!lf || S->fns[i].launches > lf->launches)
+			lf = &S->fns[i];
+	}
 	double per_launch = m.nlaunch ? m.launch / m.nlaunch : 0;
 	size_t kn = 0;
 	for (size_t k = 1; k < 16; k++)
@@ -441,30 +452,44 @@ static int ac_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		if (wf)
 			snprintf(f->funcs[f->nfuncs++], sizeof(f->funcs[0]), "%s", wf->name);
 	}
-	if (m.nlaunch >= 2 && per_launch > m.kernel && m.fuse >= 0.05 * m.len) {
+	/* launch overhead: the launching function's host time (its calls
+	 * less their waits, per step) goes with its launches but one */
+	double x = lf && lf->launches ? ((double)lf->incl_ns - (double)lf->wait_ns) /
+					       (double)S->nsteps : 0;
+	x = x > m.host ? m.host : x < m.launch ? m.launch : x;
+	double top = ac_max(m.host, m.gpu);
+	double fuse = top - ac_max(m.host - x + per_launch, m.gpu);
+	double fuse_lo = top - ac_max(m.host - m.launch + per_launch, m.gpu);
+	if (lf && m.nlaunch >= 2 && per_launch > m.kernel && fuse >= 0.05 * m.len) {
 		struct ss_adv_finding *f = ss_adv_add(out, "cuda");
 		if (!f)
 			return -1;
-		f->save_ns = f->save_lo = f->save_hi = m.fuse;
+		f->save_ns = f->save_hi = fuse;
+		f->save_lo = fuse_lo < fuse ? fuse_lo : fuse;
 		snprintf(f->title, sizeof(f->title),
-			 "host-side launch overhead: %.0f kernel launches per step take %s "
-			 "of host time, longer than the kernels run", m.nlaunch,
-			 ss_agg_fmt_time((uint64_t)m.launch, b[0], 32));
+			 "host-side launch overhead: %.0f kernel launches per step, %s each on "
+			 "the host, longer than the kernels run (%s)", m.nlaunch,
+			 ss_agg_fmt_time((uint64_t)per_launch, b[0], 32), lf->name);
 		snprintf(f->evidence, sizeof(f->evidence),
-			 "median over %zu steps: a launch takes the host %s, a kernel runs %s "
-			 "on the GPU; the GPU busy %s of a %s step, the host's own time %s",
-			 S->nsteps, ss_agg_fmt_time((uint64_t)per_launch, b[1], 32),
-			 ss_agg_fmt_time((uint64_t)m.kernel, b[2], 32),
+			 "median over %zu steps: %.0f launches take the host %s, a kernel runs "
+			 "%s on the GPU (mean; most launched: %s); the GPU busy %s of a %s step; "
+			 "the host's own time %s (the step less its waits in %s), of which %s "
+			 "per step in %s, which made %zu launches in all",
+			 S->nsteps, m.nlaunch, ss_agg_fmt_time((uint64_t)m.launch, b[1], 32),
+			 ss_agg_fmt_time((uint64_t)m.kernel, b[2], 32), kname,
 			 ss_agg_fmt_time((uint64_t)m.gpu, b[3], 32),
 			 ss_agg_fmt_time((uint64_t)m.len, b[4], 32),
-			 ss_agg_fmt_time((uint64_t)(m.len - m.wait), b[5], 32));
+			 ss_agg_fmt_time((uint64_t)m.host, b[5], 32), sync,
+			 ss_agg_fmt_time((uint64_t)x, b[6], 32), lf->name, lf->launches);
 		snprintf(f->advice, sizeof(f->advice),
-			 "launch fewer, larger kernels: fuse element-wise kernels, use "
-			 "multi-tensor (foreach) kernels, or capture the step in a CUDA graph "
-			 "and launch it once");
+			 "launch fewer, larger kernels in %s: fuse the per-tensor kernels into "
+			 "one (multi-tensor / foreach kernels), or capture the loop in a CUDA "
+			 "graph and launch it once", lf->name);
 		snprintf(f->how, sizeof(f->how),
-			 "per step: max(host time, GPU time) - max(host time - launch time + "
-			 "one launch, GPU time), host time = step - time in %s; median", sync);
+			 "per step: max(host, GPU) - max(host - X + one launch, GPU), host = "
+			 "step - time in %s, X = %s's time less its waits (low end: X = the "
+			 "launch calls' time); medians", sync, lf->name);
+		snprintf(f->funcs[f->nfuncs++], sizeof(f->funcs[0]), "%s", lf->name);
 	}
 	return 0;
 }

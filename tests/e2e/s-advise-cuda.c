@@ -3,15 +3,18 @@
  * the stand-in CUDA runtime of lib-cupti-fake.c whose optimizer launches
  * one tiny kernel per parameter tensor and waits for each.
  *
- *   s-advise-cuda STEPS BATCHED
+ *   s-advise-cuda STEPS MODE [KERNEL_NS [PARAMS]]
  *
  * Each step: forward() and backward() launch one 1 ms gemm each; then
- * optimizer_step() launches sgd_param (5 us on the GPU) for each of
- * PARAMS tensors.  BATCHED 0 (the planted problem): cudaDeviceSynchronize
- * after every sgd_param, so the GPU idles while the host makes a round
- * trip per tensor.  BATCHED 1 (the advice applied): the launches are
- * queued back to back and the step synchronizes once, at its end.
- * Functions: main, step, forward, backward, optimizer_step.
+ * optimizer_step() launches sgd_param (KERNEL_NS on the GPU, 5000) for
+ * each of PARAMS tensors (160).  MODE 0 (the planted round trips):
+ * cudaDeviceSynchronize after every sgd_param, so the GPU idles while the
+ * host makes a round trip per tensor.  MODE 1 (that advice applied): the
+ * launches are queued back to back and the step synchronizes once, at
+ * its end; with tiny kernels and many tensors this is the planted launch
+ * overhead.  MODE 2 (that advice applied): one fused sgd_all kernel does
+ * what the PARAMS kernels did.  Functions: main, step, forward, backward,
+ * optimizer_step.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +22,6 @@
 
 #include "fixture.h"
 
-#define PARAMS 160
 
 DEFINE_SINK;
 
@@ -36,28 +38,34 @@ NOINLINE static void backward(void)
 	SINK(fakeLaunchKernelNs("gemm_bwd", 64, 256, 7, 1000000));
 }
 
-NOINLINE static void optimizer_step(int batched)
+NOINLINE static void optimizer_step(int mode, uint64_t ns, int params)
 {
-	for (int p = 0; p < PARAMS; p++) {
-		SINK(fakeLaunchKernelNs("sgd_param", 1, 128, 7, 5000));
-		if (!batched)
+	if (mode == 2) {
+		SINK(fakeLaunchKernelNs("sgd_all", params, 128, 7, ns * (uint64_t)params));
+		return;
+	}
+	for (int p = 0; p < params; p++) {
+		SINK(fakeLaunchKernelNs("sgd_param", 1, 128, 7, ns));
+		if (mode == 0)
 			SINK(cudaDeviceSynchronize());
 	}
 }
 
-NOINLINE static void step(int batched)
+NOINLINE static void step(int mode, uint64_t ns, int params)
 {
 	forward();
 	backward();
-	optimizer_step(batched);
+	optimizer_step(mode, ns, params);
 	SINK(cudaDeviceSynchronize());
 }
 
 int main(int argc, char **argv)
 {
 	int steps = argc > 1 ? atoi(argv[1]) : 12;
-	int batched = argc > 2 ? atoi(argv[2]) : 0;
+	int mode = argc > 2 ? atoi(argv[2]) : 0;
+	uint64_t ns = argc > 3 ? strtoull(argv[3], NULL, 10) : 5000;
+	int params = argc > 4 ? atoi(argv[4]) : 160;
 	for (int i = 0; i < steps; i++)
-		step(batched);
+		step(mode, ns, params);
 	return 0;
 }
