@@ -7,8 +7,8 @@
  * comes before its slices (run.c): it keeps the device's busy intervals
  * (kernels, copies; merged) and the CUDA API calls of each thread
  * (synchronize: a name with "Synchronize"; launch: a name with "Launch").
- * Function slices claim the synchronize calls inside them (the innermost
- * one wins: the function that waits).  A step slice, given after every
+ * Function slices claim the synchronize and launch calls inside them
+ * (the innermost one wins: the function that waits, or launches).  A step slice, given after every
  * other slice of its thread, then sums for the step:
  *   S  its length        G  the union of device busy time in it
  *   W  its thread's time in synchronize calls
@@ -22,8 +22,11 @@
  *     S - max(S - W, G);
  *   launch overhead: launch calls longer than the kernels they start and
  *     the host, not the device, the longer one once the waits are gone;
- *     saving max(S - W, G) - max(S - W - L, G) (every launch but one gone:
- *     fused kernels or one CUDA graph launch).
+ *     with X the host time of the function that made the most launches
+ *     (its calls in steps less their waits, per step; at least L),
+ *     saving max(S - W, G) - max(S - W - X + L/n, G): its loop goes with
+ *     every launch but one (fused kernels or one CUDA graph launch); the
+ *     low end takes X = L, the launch calls alone.
  *
  * Must never: judge a run without GPU activity (it says so instead).
  */
