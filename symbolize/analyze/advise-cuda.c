@@ -108,6 +108,16 @@ static int ac_cmp_kern(const void *x, const void *y)
 	return a->begin < b->begin ? -1 : a->begin > b->begin;
 }
 
+/* A new process: nothing of the last one's GPU activity is its (gpu is
+ * only called for a process that has some). */
+static void ac_process(void *ctx, uint64_t pid, const char *name)
+{
+	struct ac_state *S = ctx;
+	(void)pid;
+	(void)name;
+	S->nbusy = S->napi = S->nkern = 0;
+}
+
 static void ac_gpu(void *ctx, uint64_t pid, const struct ss_gpu_data *g)
 {
 	struct ac_state *S = ctx;
@@ -322,6 +332,7 @@ static struct ss_exporter *ac_exporter(const char *dir, void **state)
 	if (!S)
 		return NULL;
 	S->ex.ctx = S;
+	S->ex.process = ac_process;
 	S->ex.gpu = ac_gpu;
 	S->ex.slice = ac_slice;
 	S->ex.release = ac_ex_release;
