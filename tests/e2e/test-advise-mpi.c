@@ -10,7 +10,8 @@
  * each) makes the median step faster by the predicted saving within a
  * factor of 2 (medians of 15 steps of 2 ranks; the planted 30 ms is half
  * the step, far above what 2 shared cores add); the balanced run has no
- * mpi finding above 5% of its step.  Skipped, saying why, without mpicc,
+ * mpi finding above 5% of its step; every step's categories add up to it
+ * (tests/lib/e2e-advise.c).  Skipped, saying why, without mpicc,
  * mpirun or libstepscope-mpi.
  */
 #include <setjmp.h>
@@ -23,15 +24,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
-#include "advise.h"
-#include "e2e.h"
+#include "e2e-advise.h"
 
 #define MPIRUN "mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np 2"
 #define STEPS 16
-
-/* a strong reference: the check's object is taken from the archive */
-extern const struct ss_adv_check ss_adv_check_mpi;
 
 /* Record s-advise-mpi with rank 1 doing skew units into run. */
 static void record(struct ss_e2e *t, const char *run, int skew)
@@ -40,72 +38,73 @@ static void record(struct ss_e2e *t, const char *run, int skew)
 		     "--set step.function=train_step -- ./s-advise-mpi %d %d", run, STEPS, skew);
 }
 
-/* advise on run, in this process: 0 or fails the test */
-static void advise(struct ss_e2e *t, const char *run, struct ss_adv_result *r)
+/* `stepscope advise --format json` on run (every step's categories
+ * adding up to it), its findings printed */
+static cJSON *advise(struct ss_e2e *t, const char *run)
 {
-	char dir[4200], err[2048] = "";
-	snprintf(dir, sizeof(dir), "%s/%s", t->dir, run);
-	int rc = ss_adv_build(dir, NULL, 1, r, err, sizeof(err));
-	SS_E2E_CHECK(t, rc == 0, "advise %s: status %d: %s", run, rc, err);
-	for (size_t i = 0; i < r->found.n; i++)
-		fprintf(stderr, "  %s: [%s] saves %.3f ms: %s\n", run, r->found.v[i].check,
-			r->found.v[i].save_ns / 1e6, r->found.v[i].title);
+	cJSON *adv = ss_e2e_advise(t, run);
+	const cJSON *f;
+	for (int i = 0; (f = ss_e2e_advise_finding(adv, i)); i++)
+		fprintf(stderr, "  %s: [%s] saves %.3f ms: %s\n", run, ss_e2e_advise_str(f, "check"),
+			ss_e2e_advise_num(f, "save_ns") / 1e6, ss_e2e_advise_str(f, "title"));
+	return adv;
 }
 
-/* The largest saving of check's findings in r (0: none). */
-static double biggest(const struct ss_adv_result *r, const char *check)
+/* The largest saving of check's findings in adv (0: none). */
+static double biggest(const cJSON *adv, const char *check)
 {
+	const cJSON *f;
 	double best = 0;
-	for (size_t i = 0; i < r->found.n; i++)
-		if (!strcmp(r->found.v[i].check, check) && r->found.v[i].save_ns > best)
-			best = r->found.v[i].save_ns;
+	for (int i = 0; (f = ss_e2e_advise_finding(adv, i)); i++)
+		if (!strcmp(ss_e2e_advise_str(f, "check"), check) &&
+		    ss_e2e_advise_num(f, "save_ns") > best)
+			best = ss_e2e_advise_num(f, "save_ns");
 	return best;
 }
 
 static void test_advise_mpi(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
-	struct ss_adv_result bad, good;
 
 	if (system("command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1") ||
 	    access(SS_BUILD_DIR "/lib/libstepscope-mpi.so", R_OK))
 		ss_e2e_skip(t, "mpicc, mpirun or %s missing (apt-get install openmpi-bin "
 			    "libopenmpi-dev, then make)", SS_BUILD_DIR "/lib/libstepscope-mpi.so");
-	SS_E2E_CHECK(t, ss_adv_check_mpi.judge != NULL, "the mpi check is not built in");
 	ss_e2e_build(t, "advise-mpi", "$(mpicc -showme:compile) $(mpicc -showme:link)");
 
 	record(t, "bad", 3);
-	advise(t, "bad", &bad);
-	SS_E2E_CHECK(t, bad.found.n > 0, "planted straggler: advise found nothing");
-	const struct ss_adv_finding *f = &bad.found.v[0];
-	SS_E2E_CHECK(t, !strcmp(f->check, "mpi"), "planted straggler: first finding is %s's (%s), "
-		     "expected mpi's", f->check, f->title);
-	SS_E2E_CHECK(t, strstr(f->title, "rank 1 is the straggler") != NULL,
-		     "title '%s': expected rank 1 named the straggler", f->title);
-	SS_E2E_CHECK(t, f->nfuncs >= 1 && !strcmp(f->funcs[0], "forward_shard") &&
-			     strstr(f->evidence, "forward_shard takes ") != NULL,
-		     "expected forward_shard named as the operator, got '%s' (evidence: %s)",
-		     f->nfuncs ? f->funcs[0] : "", f->evidence);
-	SS_E2E_CHECK(t, strstr(f->evidence, "MPI_Allreduce") != NULL,
-		     "evidence: expected the collective named: %s", f->evidence);
-	double predicted = f->save_ns;
+	cJSON *bad = advise(t, "bad");
+	const cJSON *f = ss_e2e_advise_finding(bad, 0);
+	SS_E2E_CHECK(t, f != NULL, "planted straggler: advise found nothing");
+	const char *title = ss_e2e_advise_str(f, "title");
+	const char *ev = ss_e2e_advise_str(f, "evidence");
+	SS_E2E_CHECK(t, !strcmp(ss_e2e_advise_str(f, "check"), "mpi"),
+		     "planted straggler: first finding is %s's (%s), expected mpi's",
+		     ss_e2e_advise_str(f, "check"), title);
+	SS_E2E_CHECK(t, strstr(title, "rank 1 is the straggler") != NULL,
+		     "title '%s': expected rank 1 named the straggler", title);
+	SS_E2E_CHECK(t, ss_e2e_advise_names(f, "forward_shard") &&
+			     strstr(ev, "forward_shard takes ") != NULL,
+		     "expected forward_shard named as the operator (evidence: %s)", ev);
+	SS_E2E_CHECK(t, strstr(ev, "MPI_Allreduce") != NULL,
+		     "evidence: expected the collective named: %s", ev);
+	double predicted = ss_e2e_advise_num(f, "save_ns");
 
 	/* the advice applied: the same work on every rank */
 	record(t, "good", 1);
-	advise(t, "good", &good);
-	double left = biggest(&good, "mpi");
-	SS_E2E_CHECK(t, left <= 0.05 * (double)good.run.median_step_ns,
+	cJSON *good = advise(t, "good");
+	double left = biggest(good, "mpi"), before = ss_e2e_advise_median(bad);
+	double after = ss_e2e_advise_median(good), measured = before - after;
+	SS_E2E_CHECK(t, left <= 0.05 * after,
 		     "balanced run: an mpi finding of %.3f ms, median step %.3f ms", left / 1e6,
-		     (double)good.run.median_step_ns / 1e6);
-	double measured = (double)bad.run.median_step_ns - (double)good.run.median_step_ns;
+		     after / 1e6);
 	fprintf(stderr, "  median step %.3f ms -> %.3f ms: saved %.3f ms, predicted %.3f ms\n",
-		(double)bad.run.median_step_ns / 1e6, (double)good.run.median_step_ns / 1e6,
-		measured / 1e6, predicted / 1e6);
+		before / 1e6, after / 1e6, measured / 1e6, predicted / 1e6);
 	SS_E2E_CHECK(t, measured > 0 && predicted <= 2 * measured && measured <= 2 * predicted,
 		     "saved %.3f ms, predicted %.3f ms: not within a factor of 2", measured / 1e6,
 		     predicted / 1e6);
-	ss_adv_release(&bad);
-	ss_adv_release(&good);
+	cJSON_Delete(bad);
+	cJSON_Delete(good);
 	ss_e2e_pass(t);
 }
 
