@@ -6,19 +6,20 @@
  * Design: an exporter walked with the core's.  A process's GPU activity
  * comes before its slices (run.c): it keeps the device's busy intervals
  * (kernels, copies; merged) and the CUDA API calls of each thread
- * (synchronize: a name with "Synchronize"; launch: a name with "Launch").
- * Function slices claim the synchronize and launch calls inside them
+ * (waits: a name with "Synchronize", or a copy or memset not "Async", as
+ * the GPU wait category; launches: a name with "Launch").
+ * Function slices claim the waits and launch calls inside them
  * (the innermost one wins: the function that waits, or launches).  A step slice, given after every
  * other slice of its thread, then sums for the step:
  *   S  its length        G  the union of device busy time in it
- *   W  its thread's time in synchronize calls
+ *   W  its thread's time in calls that wait, when they did (ac_waited)
  *   L  its thread's time in launch calls, and how many
  * With one synchronize per step the host queues the step's work and the
  * device runs it while the host goes on: the step takes max(S - W, G)
  * (the host's own time, or the device's, whichever is longer).
  *
  * Findings (docs/advise.md, "cuda"), medians over the steps:
- *   round trips: 2 or more synchronize calls per step; saving
+ *   round trips: 2 or more waits per step; saving
  *     S - max(S - W, G);
  *   launch overhead: launch calls longer than the kernels they start and
  *     the host, not the device, the longer one once the waits are gone;
@@ -48,7 +49,7 @@ struct ac_kern {
 
 struct ac_api {
 	uint64_t tid, begin, end;
-	int sync;                    /* 1 synchronize, 0 launch */
+	int sync;                    /* 1 a wait, 0 a launch */
 	size_t fn;                   /* sync: index + 1 into fns, 0 none */
 	unsigned depth;              /* of the claiming slice + 1 */
 };
@@ -57,6 +58,7 @@ struct ac_api {
 struct ac_step {
 	uint64_t len, gpu, wait, launch;
 	size_t nsync, nlaunch, nkernel;
+	size_t ncalls;               /* wait calls, waited or not */
 	uint64_t kernel_ns;          /* device time of kernels launched in it */
 };
 
@@ -81,7 +83,7 @@ struct ac_state {
 	size_t nsteps, capsteps;
 	struct ac_fn *fns;
 	size_t nfns, capfns;
-	char sync_name[64];
+	struct { char name[64]; uint64_t n; } wn[16]; /* waits by name */
 	struct { char name[64]; uint64_t n; } kn[16]; /* kernels by name */
 	int any, oom;
 };
@@ -118,6 +120,19 @@ static void ac_process(void *ctx, uint64_t pid, const char *name)
 	S->nbusy = S->napi = S->nkern = 0;
 }
 
+/* A CUDA call that waits for the device: a synchronize, or a copy or
+ * memset that is not Async (the GPU wait category of advise-split.c). */
+static int ac_is_wait(const char *name)
+{
+	if (!name)
+		return 0;
+	if (strstr(name, "Synchronize"))
+		return 1;
+	return (!strncmp(name, "cudaMemcpy", 10) || !strncmp(name, "cudaMemset", 10) ||
+		!strncmp(name, "cuMemcpy", 8) || !strncmp(name, "cuMemset", 8)) &&
+	       !strstr(name, "Async");
+}
+
 static void ac_gpu(void *ctx, uint64_t pid, const struct ss_gpu_data *g)
 {
 	struct ac_state *S = ctx;
@@ -126,7 +141,7 @@ static void ac_gpu(void *ctx, uint64_t pid, const struct ss_gpu_data *g)
 	for (size_t i = 0; i < g->n && !S->oom; i++) {
 		const struct ss_gpu_op *o = &g->ops[i];
 		if (o->type == SS_GPU_API) {
-			int sync = o->name && strstr(o->name, "Synchronize") != NULL;
+			int sync = ac_is_wait(o->name);
 			if (!sync && !(o->name && strstr(o->name, "Launch")))
 				continue;
 			if (ss_grow((void **)&S->api, &S->capapi, S->napi, sizeof(*S->api), 256)) {
@@ -135,8 +150,14 @@ static void ac_gpu(void *ctx, uint64_t pid, const struct ss_gpu_data *g)
 			}
 			S->api[S->napi++] = (struct ac_api){ o->tid, o->start_ns, o->end_ns,
 							     sync, 0, 0 };
-			if (sync && !S->sync_name[0])
-				snprintf(S->sync_name, sizeof(S->sync_name), "%s", o->name);
+			for (size_t k = 0; sync && k < 16; k++) {
+				if (!S->wn[k].name[0])
+					snprintf(S->wn[k].name, sizeof(S->wn[k].name), "%s", o->name);
+				if (!strncmp(S->wn[k].name, o->name, sizeof(S->wn[k].name) - 1)) {
+					S->wn[k].n++;
+					break;
+				}
+			}
 			continue;
 		}
 		S->any = 1;
@@ -227,6 +248,25 @@ static size_t ac_fn(struct ac_state *S, const char *name)
 	return ++S->nfns;
 }
 
+/* Whether wait call a waited for the device: the device worked during
+ * the call (work queued before it, which may start after it began) and
+ * had finished that work when it returned.  A call during which the
+ * device did nothing, or that returned with the work still running (a
+ * memset queued behind a copy), waited for nothing: its time is the
+ * host's. */
+static int ac_waited(const struct ac_state *S, const struct ac_api *a)
+{
+	size_t lo = 0, hi = S->nbusy;
+	while (lo < hi) { /* first span ending after a's start */
+		size_t mid = lo + (hi - lo) / 2;
+		if (S->busy[mid].end <= a->begin)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < S->nbusy && S->busy[lo].begin < a->end && S->busy[lo].end <= a->end;
+}
+
 static void ac_step(struct ac_state *S, uint64_t tid, const struct ss_slice *s)
 {
 	struct ac_step st = { .len = s->end_ns - s->begin_ns };
@@ -237,6 +277,9 @@ static void ac_step(struct ac_state *S, uint64_t tid, const struct ss_slice *s)
 		uint64_t e = a->end < s->end_ns ? a->end : s->end_ns;
 		uint64_t d = e > a->begin ? e - a->begin : 0;
 		if (a->sync) {
+			st.ncalls++;
+			if (!ac_waited(S, a))
+				continue;
 			st.wait += d;
 			st.nsync++;
 			if (a->fn) {
@@ -361,7 +404,7 @@ static double ac_max(double a, double b)
 
 /* Medians of the steps: the fields of ac_step, and both savings. */
 struct ac_med {
-	double len, gpu, wait, launch, nsync, nlaunch, nkernel, kernel, trip, host;
+	double len, gpu, wait, launch, nsync, ncalls, nlaunch, nkernel, kernel, trip, host;
 	double trip_lo, trip_hi;
 };
 
@@ -384,6 +427,7 @@ static int ac_medians(const struct ac_state *S, struct ac_med *m)
 	AC_MED(wait, (double)s->wait);
 	AC_MED(launch, (double)s->launch);
 	AC_MED(nsync, (double)s->nsync);
+	AC_MED(ncalls, (double)s->ncalls);
 	AC_MED(nlaunch, (double)s->nlaunch);
 	AC_MED(nkernel, (double)s->nkernel);
 	AC_MED(kernel, s->nkernel ? (double)s->kernel_ns / (double)s->nkernel : 0);
@@ -416,7 +460,10 @@ static int ac_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 	}
 	if (ac_medians(S, &m))
 		return -1;
-	const char *sync = S->sync_name[0] ? S->sync_name : "cudaDeviceSynchronize";
+	size_t wk = 0;
+	for (size_t k = 1; k < 16; k++)
+		wk = S->wn[k].n > S->wn[wk].n ? k : wk;
+	const char *sync = S->wn[wk].n ? S->wn[wk].name : "cudaDeviceSynchronize";
 	const struct ac_fn *wf = NULL, *lf = NULL;
 	for (size_t i = 0; i < S->nfns; i++) {
 		if (!wf || S->fns[i].wait_ns > wf->wait_ns)
@@ -440,18 +487,18 @@ static int ac_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		snprintf(f->title, sizeof(f->title),
 			 "the GPU idles %.0f%% of the step: the host waits for it %.0f times "
 			 "per step (%s)%s%s", m.len > 0 ? 100.0 * (1 - m.gpu / m.len) : 0.0,
-			 m.nsync, sync, wf ? " in " : "", wf ? wf->name : "");
+			 m.ncalls, sync, wf ? " in " : "", wf ? wf->name : "");
 		snprintf(f->evidence, sizeof(f->evidence),
 			 "median over %zu steps: step %s, the GPU busy %s of it; the host in %.0f "
-			 "%s calls %s (in %s: %s per step on average), in %.0f launch calls %s; "
-			 "%.0f kernels per step, %s each on the GPU (mean; most launched: %s, "
-			 "%llu times in all)", S->nsteps,
+			 "%s calls (%.0f of them found the GPU at work) %s (in %s: %s per step "
+			 "on average), in %.0f launch calls %s; %.0f kernels per step, %s each "
+			 "on the GPU (mean; most launched: %s, %llu times in all)", S->nsteps,
 			 ss_agg_fmt_time((uint64_t)m.len, b[0], 32),
-			 ss_agg_fmt_time((uint64_t)m.gpu, b[1], 32), m.nsync, sync,
-			 ss_agg_fmt_time((uint64_t)m.wait, b[2], 32),
-			 wf ? wf->name : "?",
-			 ss_agg_fmt_time(wf ? wf->wait_ns / S->nsteps : 0, b[3], 32), m.nlaunch, ss_agg_fmt_time((uint64_t)m.launch, b[4], 32),
-			 m.nkernel, ss_agg_fmt_time((uint64_t)m.kernel, b[5], 32), kname,
+			 ss_agg_fmt_time((uint64_t)m.gpu, b[1], 32), m.ncalls, sync, m.nsync,
+			 ss_agg_fmt_time((uint64_t)m.wait, b[2], 32), wf ? wf->name : "?",
+			 ss_agg_fmt_time(wf ? wf->wait_ns / S->nsteps : 0, b[3], 32), m.nlaunch,
+			 ss_agg_fmt_time((uint64_t)m.launch, b[4], 32), m.nkernel,
+			 ss_agg_fmt_time((uint64_t)m.kernel, b[5], 32), kname,
 			 (unsigned long long)S->kn[kn].n);
 		snprintf(f->advice, sizeof(f->advice),
 			 "stop waiting for the GPU after each kernel in %s: queue the step's "

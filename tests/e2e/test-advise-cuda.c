@@ -15,7 +15,9 @@
  * Launch overhead: 2000 kernels of 200 ns queued per step (each launch
  * costs the host more than that): the first finding is the launch
  * overhead in optimizer_step, one fused kernel saves what it predicted
- * within 2x, and the fused run has no cuda finding above 5%.  All through
+ * within 2x, and the fused run has no cuda finding above 5%.  A clean
+ * run (test-cuda-fake's trainer: one wait per step, copies that do not
+ * wait) has no cuda finding above 5%.  All through
  * `stepscope advise --format json` (tests/lib/e2e-advise.c: every step's
  * categories add up to it).
  */
@@ -173,11 +175,38 @@ static void test_advise_cuda_launch(void **state)
 	ss_e2e_pass(t);
 }
 
+/* test-cuda-fake's trainer: a copy and a memset (which in the stand-in
+ * do not wait), 5 kernels of 200 us and one synchronize per step, the GPU
+ * busy most of it: the check judges it and finds nothing above 5%. */
+static void test_advise_cuda_clean(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+
+	build(t);
+	ss_e2e_build(t, "cuda-fake", "-L. -lcudart -Wl,-rpath,\"$PWD\"");
+	SS_E2E_SH_OK(t, "STEPSCOPE_CUPTI_LIBRARY=\"$PWD/libcudart.so\" "
+		     "\"$SS_E2E_BUILD/bin/stepscope\" record -o clean --set step.function=step "
+		     "--set gpu.enabled=true -- ./s-cuda-fake %d", STEPS);
+	cJSON *adv = advise(t, "clean");
+	const cJSON *c, *cuda = NULL;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(adv, "checks"))
+		if (!strcmp(ss_e2e_advise_str(c, "name"), "cuda"))
+			cuda = c;
+	SS_E2E_CHECK(t, cuda && cJSON_IsTrue(cJSON_GetObjectItem(cuda, "judged")),
+		     "s-cuda-fake: expected the cuda check to judge the run");
+	double left = biggest(adv, "cuda"), step = ss_e2e_advise_median(adv);
+	SS_E2E_CHECK(t, left <= 0.05 * step, "s-cuda-fake: a cuda finding of %.3f ms, median "
+		     "step %.3f ms", left / 1e6, step / 1e6);
+	cJSON_Delete(adv);
+	ss_e2e_pass(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		SS_E2E_TEST(test_advise_cuda),
 		SS_E2E_TEST(test_advise_cuda_launch),
+		SS_E2E_TEST(test_advise_cuda_clean),
 	};
 	ss_e2e_filter_from_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
