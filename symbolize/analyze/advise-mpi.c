@@ -14,14 +14,15 @@
  * its callers hold the wait, not the work); on a tie the outermost.
  *
  * The saving (docs/advise.md, "mpi"), over the steps every rank has, the
- * last one left out (it holds MPI_Finalize and the exit): the
- * straggler's least compute in a step minus the other ranks' (the median
- * of their least), what the step loses when the straggler's extra work
- * goes; if that work is spread over the n ranks instead, (n-1)/n of it
- * (save_lo).  Least, not median: preemptions only add time, and on a
- * busy machine make some rank late in every step by chance, which no
- * balancing removes; the others' median wait per step (save_hi) holds
- * that noise too.
+ * last one left out (it holds MPI_Finalize and the exit): the smaller of
+ * the straggler's median compute minus the other ranks' median, and its
+ * least compute in a step minus theirs (the median of their least); what
+ * the step loses when the straggler's extra work goes; if that work is
+ * spread over the n ranks instead, (n-1)/n of it (save_lo).  Preemptions
+ * only add time, and on a busy machine make some rank late in many steps
+ * by chance, which no balancing removes: noise inflates either estimate
+ * now and then, rarely both.  The others' median wait per step (save_hi)
+ * holds that noise too.
  *
  * Must never: call a process without a rank a rank, or judge one rank.
  */
@@ -174,10 +175,13 @@ static int am_holds_mpi(const struct am_state *S, uint64_t tid, uint64_t b, uint
 	return lo < S->nmpi && S->mpi[lo].tid == tid && S->mpi[lo].end <= e;
 }
 
-/* Time per MPI call name (its name up to the TAB of its args). */
+/* Time per MPI call name (its name up to the TAB of its args), but
+ * MPI_Finalize: the last step holds it, and no step waits in it. */
 static void am_call(struct am_state *S, const char *name, uint64_t dur)
 {
 	size_t len = strcspn(name, "\t");
+	if (!strncmp(name, "MPI_Finalize", len))
+		return;
 	if (len >= sizeof(S->calls[0].name))
 		len = sizeof(S->calls[0].name) - 1;
 	for (size_t i = 0; i < 16; i++) {
@@ -375,9 +379,14 @@ static int am_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 	uint64_t c_own = am_median(own, nown), c_rest = am_median(rest, nrest);
 	uint64_t waited = am_median(wait, nsteps), step = am_median(len, nsteps);
 	/* the straggler's lasting excess: preemptions only add, and on a busy
-	 * machine make some rank the last in every step; the least compute of
-	 * a rank is its work, so their difference is what balancing removes */
+	 * machine make some rank the last in every step by chance.  The
+	 * smaller of two estimates, each of which noise inflates now and
+	 * then but rarely both: the difference of the medians, and of the
+	 * least (a rank's least compute is its work without preemptions,
+	 * when it had one clean step) */
 	uint64_t save = m_own > m_rest ? m_own - m_rest : 0;
+	uint64_t med = c_own > c_rest ? c_own - c_rest : 0;
+	save = med < save ? med : save;
 	uint64_t lo = save / np * (np - 1);
 	rc = 0;
 	if (2 * late[st] < nsteps + 1 || (double)save < 0.05 * (double)step)
@@ -431,7 +440,7 @@ static int am_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 			 "(+%s, %.0f%% of the gap).", op->name,
 			 ss_agg_fmt_time(op_own, b[4], 32), (unsigned long long)S->p[st].rank,
 			 ss_agg_fmt_time(op_rest, b[5], 32), ss_agg_fmt_time(per, b[6], 32),
-			 c_own > c_rest ? 100.0 * (double)per / (double)(c_own - c_rest) : 0.0);
+			 save ? 100.0 * (double)per / (double)save : 0.0);
 		snprintf(fd->funcs[fd->nfuncs++], sizeof(fd->funcs[0]), "%s", op->name);
 	}
 	snprintf(fd->advice, sizeof(fd->advice),
@@ -442,9 +451,9 @@ static int am_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 		 (unsigned long long)S->p[st].rank, op && op_gap > 0 ? op->name : "its step",
 		 (unsigned long long)S->p[st].rank);
 	snprintf(fd->how, sizeof(fd->how),
-		 "the straggler's least compute in a step minus the other ranks' (median "
-		 "of their least; %zu steps); its work spread over all n ranks: x (n-1)/n; "
-		 "the most: the others' median wait",
+		 "the smaller of: the straggler's median compute minus the other ranks', "
+		 "its least minus theirs (%zu steps); its work spread over all n ranks: "
+		 "x (n-1)/n; the most: the others' median wait",
 		 nsteps);
 out:
 	free(wait);

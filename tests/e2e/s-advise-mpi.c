@@ -20,7 +20,7 @@
 #include "fixture.h"
 
 #define N 1024
-#define UNIT_US 15000
+#define UNIT_US 25000
 
 DEFINE_SINK;
 

@@ -2,13 +2,13 @@
  * test-advise-mpi.c - the "mpi" check of `stepscope advise` end to end:
  * `mpirun --oversubscribe -np 2` of tests/e2e/s-advise-mpi.c, where rank
  * 1's forward_shard does 3 units of work a step and rank 0's 1 (each unit
- * 15 ms of spinning on the clock), so rank 0 waits 30 ms a step in
+ * 25 ms of spinning on the clock), so rank 0 waits 50 ms a step in
  * MPI_Allreduce.
  *
  * Checks: the first finding of advise is the mpi check's, naming rank 1
  * and forward_shard; the advice applied (the shards balanced: 1 unit
  * each) makes the median step faster by the predicted saving within a
- * factor of 2 (medians of 15 steps of 2 ranks; the planted 30 ms is half
+ * factor of 2 (medians of 15 steps of 2 ranks; the planted 50 ms is half
  * the step, far above what 2 shared cores add); the balanced run has no
  * mpi finding above 5% of its step; every step's categories add up to it
  * (tests/lib/e2e-advise.c).  Skipped, saying why, without mpicc,
