@@ -557,7 +557,7 @@ static int ac_judge(const struct ss_adv_run *run, void *state, struct ss_adv_lis
 
 const struct ss_adv_check ss_adv_check_cuda = {
 	.name = "cuda",
-	.looks_at = "GPU busy time, CUDA synchronize and launch calls per step",
+	.looks_at = "GPU busy time, the CUDA calls that wait and that launch, per step",
 	.exporter = ac_exporter,
 	.judge = ac_judge,
 	.release = ac_release,
