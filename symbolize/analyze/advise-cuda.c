@@ -8,9 +8,10 @@
  * (kernels, copies; merged) and the CUDA API calls of each thread
  * (waits: a name with "Synchronize", or a copy or memset not "Async", as
  * the GPU wait category; launches: a name with "Launch").
- * Function slices claim the waits and launch calls inside them
- * (the innermost one wins: the function that waits, or launches).  A step slice, given after every
- * other slice of its thread, then sums for the step:
+ * Function slices claim the waits and launch calls inside them (the
+ * innermost one wins: the function that waits, or launches).  A step
+ * slice, given after every other slice of its thread, then sums for the
+ * step:
  *   S  its length        G  the union of device busy time in it
  *   W  its thread's time in calls that wait, when they did (ac_waited)
  *   L  its thread's time in launch calls, and how many

@@ -1,9 +1,10 @@
 /*
  * s-advise-mpi.c - fixture for test-advise-mpi: a data-parallel step with
  * one rank late.  Each step: forward_shard() and backward_shard() work on
- * the rank's shard (UNIT_US of spinning per unit, in one spin per call:
- * a preemption across a spin's end lengthens it, once per call), then the gradients are
- * averaged with MPI_Allreduce, where the other ranks wait for the last.
+ * the rank's shard (UNIT_US of spinning per unit, in one spin per call: a
+ * preemption across a spin's end lengthens it, once per call), then the
+ * gradients are averaged with MPI_Allreduce, where the other ranks wait
+ * for the last.
  *
  *   s-advise-mpi STEPS SKEW
  *
