@@ -340,6 +340,60 @@ size_t ss_svg_steps(FILE *f, struct ss_agg *a, int width, int height)
 	return n;
 }
 
+size_t ss_svg_stacked(FILE *f, const char *id, size_t nbars, size_t nseg, const uint64_t *v,
+		      const char *const *colors, const char *const *labels, ss_svg_tip_fn tip,
+		      void *ctx, int width, int height)
+{
+	uint64_t max = 0;
+	int left = 70, bottom = 24, plot_h = height - bottom - 10;
+	double bw, base = 10 + plot_h;
+	size_t i, j;
+	char t[32];
+
+	for (i = 0; i < nbars; i++) {
+		uint64_t s = 0;
+		for (j = 0; j < nseg; j++)
+			s += v[i * nseg + j];
+		if (s > max)
+			max = s;
+	}
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"stack\" "
+		"width=\"100%%\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" "
+		"font-size=\"11\">\n", id, width, height);
+	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\" stroke=\"#ccc\"/>\n",
+		width, height);
+	if (!nbars || !max) {
+		fprintf(f, "<text x=\"10\" y=\"20\">no recorded steps</text></svg>\n");
+		return 0;
+	}
+	bw = (double)(width - left - 10) / (double)nbars;
+	fprintf(f, "<text x=\"4\" y=\"16\">%s</text>\n", ss_agg_fmt_time(max, t, sizeof(t)));
+	fprintf(f, "<text x=\"4\" y=\"%d\">0</text>\n", 10 + plot_h);
+	for (i = 0; i < nbars; i++) {
+		double x = left + bw * (double)i, y = base;
+		for (j = 0; j < nseg; j++) {
+			double h = (double)plot_h * (double)v[i * nseg + j] / (double)max;
+			if (!v[i * nseg + j])
+				continue;
+			y -= h;
+			fprintf(f, "<rect class=\"seg\" data-bar=\"%zu\" data-seg=\"%zu\" "
+				"x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+				"fill=\"%s\"><title>", i, j, x, y, bw > 2 ? bw - 1 : bw, h,
+				colors[j]);
+			tip(f, ctx, i, j);
+			fprintf(f, "</title></rect>\n");
+		}
+		if (labels && bw >= 16) {  /* room for the bar's label */
+			fprintf(f, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\" "
+				"font-size=\"10\">", x + bw / 2, 10 + plot_h + 11);
+			ss_svg_text(f, labels[i]);
+			fprintf(f, "</text>\n");
+		}
+	}
+	fprintf(f, "</svg>\n");
+	return nbars;
+}
+
 size_t ss_svg_counters(FILE *f, struct ss_agg *a, int width, int height)
 {
 	static const char *const colors[] = { "#c0392b", "#2980b9", "#27ae60",

@@ -26,6 +26,18 @@ size_t ss_svg_flame_threads(FILE *f, struct ss_agg *a, int width, const char *ti
 			    int standalone);
 /* Bars of every step's duration; returns the number of bars. */
 size_t ss_svg_steps(FILE *f, struct ss_agg *a, int width, int height);
+/* Stacked bars: nbars bars of nseg segments each, v[bar * nseg + seg]
+ * (ns), segment seg filled with colors[seg], stacked bottom up in seg
+ * order, heights to the tallest bar's sum; bar labels[bar] under its bar
+ * when there is room (labels may be NULL).  Each drawn segment is a
+ * <rect class="seg" data-bar="B" data-seg="S"> whose <title> tip(ctx, B,
+ * S) writes (escaped text); zero segments are left out.  The <svg> gets
+ * id and class "stack", is width 100% of the page and scales
+ * (viewBox width x height).  Returns the number of bars drawn. */
+typedef void (*ss_svg_tip_fn)(FILE *f, void *ctx, size_t bar, size_t seg);
+size_t ss_svg_stacked(FILE *f, const char *id, size_t nbars, size_t nseg, const uint64_t *v,
+		      const char *const *colors, const char *const *labels, ss_svg_tip_fn tip,
+		      void *ctx, int width, int height);
 /* One line per counter track (bytes over time); returns the number of
  * tracks drawn. */
 size_t ss_svg_counters(FILE *f, struct ss_agg *a, int width, int height);
