@@ -124,8 +124,7 @@ int ss_cli_agg_write(const struct ss_cli *c, const char *defname,
 {
 	struct ss_agg *a = ss_agg_new();
 	struct ss_exporter *ex;
-	char err[1024], *defout = NULL;
-	const char *out = c->out;
+	char err[1024];
 	int rc;
 
 	if (!a)
@@ -134,15 +133,25 @@ int ss_cli_agg_write(const struct ss_cli *c, const char *defname,
 	rc = ss_agg_walk(c->dir, c->backend, c->quiet, &ex, 1, err, sizeof(err));
 	if (!rc && ex->end(ex->ctx, err, sizeof(err)))
 		rc = 1;
-	if (rc) {
+	if (rc)
 		fprintf(stderr, "stepscope: %s\n", err);
-	} else if (!out && asprintf(&defout, "%s/%s", c->dir, defname) < 0) {
-		fprintf(stderr, "stepscope: %s: out of memory\n", c->cmd);
-		rc = 1;
-	} else {
-		rc = ss_cli_write_file(c, out ? out : defout, fill, a, ctx);
-	}
-	free(defout);
+	else
+		rc = ss_cli_write(c, defname, a, fill, ctx);
 	ss_agg_free(a);
+	return rc;
+}
+
+int ss_cli_write(const struct ss_cli *c, const char *defname, struct ss_agg *a,
+		 ss_cli_write_fn fill, void *ctx)
+{
+	char *defout = NULL;
+	int rc;
+
+	if (!c->out && asprintf(&defout, "%s/%s", c->dir, defname) < 0) {
+		fprintf(stderr, "stepscope: %s: out of memory\n", c->cmd);
+		return 1;
+	}
+	rc = ss_cli_write_file(c, c->out ? c->out : defout, fill, a, ctx);
+	free(defout);
 	return rc;
 }

@@ -68,4 +68,9 @@ typedef void (*ss_cli_write_fn)(FILE *f, struct ss_agg *a, void *ctx);
 int ss_cli_agg_write(const struct ss_cli *c, const char *defname,
 		     ss_cli_write_fn fill, void *ctx);
 
+/* ss_cli_agg_write for an aggregator already loaded (html: the one of
+ * ss_adv_build). */
+int ss_cli_write(const struct ss_cli *c, const char *defname, struct ss_agg *a,
+		 ss_cli_write_fn fill, void *ctx);
+
 #endif /* SS_CLI_H */

@@ -1,10 +1,13 @@
 /*
  * html.c - `stepscope html DIR -o report.html`: one self-contained
- * page about a recorded run: the summary table, step times (bars and
- * per-cycle mean/p50/p95/max), the flame graph, memory counters when the
- * run has them, and how to open the full trace in the Perfetto UI.
+ * page about a recorded run: the overview of `stepscope advise` (where
+ * each step's time went, and the findings: advise-html.c), the summary
+ * table, step times (bars and per-cycle mean/p50/p95/max), the flame
+ * graph, memory counters when the run has them, and how to open the full
+ * trace in the Perfetto UI.
  *
- * Design: the run is walked once into an aggregator; the page is static
+ * Design: the run is walked once, by ss_adv_build (advise.c), whose
+ * aggregator the rest of the page reads; the page is static
  * HTML with inline CSS and inline SVG (svg.c) - no script, no font, no
  * image or style sheet from the network, so it opens offline and can be
  * attached to a bug report.  Written through outfile.c (cli.c).
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "advise-html.h"
 #include "agg.h"
 #include "alloc-html.h"
 #include "cli.h"
@@ -53,26 +57,80 @@ static const char ss_html_css[] =
 	"table{border-collapse:collapse;font-size:13px}"
 	"th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:right}"
 	"th{background:#f3f3f3}td.n,th.n{text-align:left;font-family:monospace}"
-	"code,pre{background:#f6f6f6;padding:2px 4px}.muted{color:#777}.warn{color:#a40}";
+	"code,pre{background:#f6f6f6;padding:2px 4px}.muted{color:#777}.warn{color:#a40}"
+	".sw{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:middle}"
+	".key{margin-right:14px}svg.stack rect.seg:hover{stroke:#000;stroke-width:1.5}"
+	"li.finding{margin-bottom:14px}li.finding p{margin:4px 0}tr:target{background:#fff3b0}";
 
-static void ss_html_table(FILE *f, struct ss_agg *a)
+struct ss_html_ctx {
+	const struct ss_cli *c;
+	const struct ss_adv_result *adv;  /* NULL: advise refused the run */
+	const char *no_overview;          /* ... saying this */
+};
+
+/* Whether row i of rows (sorted) has the same name as an earlier row
+ * that the table shows: it then gets no id of its own. */
+static int ss_html_seen(const struct ss_agg_row *rows, size_t i, const char *show)
+{
+	size_t k;
+
+	for (k = 0; k < i; k++)
+		if (show[k] && !strcmp(rows[k].name, rows[i].name))
+			return 1;
+	return 0;
+}
+
+/* The summary table has a row of every name a finding names (the
+ * overview links to it): ss_adv_html's has_row. */
+static int ss_html_has_row(void *ctx, const char *name)
 {
 	struct ss_agg_row *rows;
-	size_t n = ss_agg_rows(a, 0, &rows), i;
+	size_t n = ss_agg_rows(ctx, 0, &rows), i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* The top rows by total, and every row a finding of adv names; each
+ * name's first row has the id the overview links to. */
+static void ss_html_table(FILE *f, struct ss_agg *a, const struct ss_adv_result *adv)
+{
+	struct ss_agg_row *rows;
+	size_t n = ss_agg_rows(a, 0, &rows), i, shown = 0, extra = 0;
 	uint64_t sum = ss_agg_self_sum(a), clipped = 0;
 	int off = ss_agg_have_offcpu(a, NULL);  /* record.sched */
-	char b[8][32];
+	char b[8][32], *show = calloc(n ? n : 1, 1);
 
+	if (!show) {
+		fprintf(f, "<p class=\"warn\">out of memory writing the summary table</p>\n");
+		return;
+	}
 	for (i = 0; i < n; i++)
 		clipped += rows[i].clipped;
 	ss_agg_sort_rows(rows, n, SS_AGG_SORT_TOTAL);
+	for (i = 0; i < n; i++) {
+		show[i] = i < SS_HTML_ROWS || (ss_adv_html_named(adv, rows[i].name) &&
+					       !ss_html_seen(rows, i, show));
+		shown += show[i];
+		extra += show[i] && i >= SS_HTML_ROWS;
+	}
 	fprintf(f, "<table id=\"summary\"><tr><th class=\"n\">Name</th><th>Self %%</th>"
 		"<th>Self</th><th>Total %%</th><th>Total</th><th>Avg</th><th>Min</th>"
 		"<th>Max</th><th>Calls</th>%s%s</tr>\n", clipped ? "<th>Clipped</th>" : "",
 		off ? "<th>Off-CPU Self</th><th>Off-CPU</th>" : "");
-	for (i = 0; i < n && i < SS_HTML_ROWS; i++) {
+	for (i = 0; i < n; i++) {
 		const struct ss_agg_row *r = &rows[i];
-		fprintf(f, "<tr><td class=\"n\">");
+		if (!show[i])
+			continue;
+		fprintf(f, "<tr");
+		if (!ss_html_seen(rows, i, show)) {
+			fprintf(f, " id=\"");
+			ss_adv_html_row_id(f, r->name);
+			fprintf(f, "\"");
+		}
+		fprintf(f, "><td class=\"n\">");
 		ss_svg_text(f, r->name);
 		if (r->kind == SS_AGG_RANGE)
 			fprintf(f, " <span class=\"muted\">(range)</span>");
@@ -100,10 +158,11 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 				ss_agg_fmt_time(r->off_ns, b[7], 32));
 		fprintf(f, "</tr>\n");
 	}
-	fprintf(f, "</table>\n<p class=\"muted\">%zu of %zu rows, by total time. "
+	fprintf(f, "</table>\n<p class=\"muted\">%zu of %zu rows, by total time%s. "
 		"Self time total: %s (the 100%%). Recursive functions count once in Total; "
 		"Avg = Total / Calls.%s Full table: <code>stepscope report DIR --limit 0</code></p>\n",
-		n < SS_HTML_ROWS ? n : SS_HTML_ROWS, n, ss_agg_fmt_time(sum, b[5], 32),
+		shown, n, extra ? ", and the rows the findings name" : "",
+		ss_agg_fmt_time(sum, b[5], 32),
 		clipped ? " Clipped: parts of calls cut by the start or end of a "
 			  "recorded window; a part cut at the start is not a call, "
 			  "Min/Max leave them out." : "");
@@ -112,6 +171,7 @@ static void ss_html_table(FILE *f, struct ss_agg *a)
 			"out inside the call (preempted or blocked); Off-CPU Self is the part of "
 			"Self, so Self - Off-CPU Self ran on a CPU. A Min or Max with '*': that "
 			"call was switched out for part of its time, not its work alone.</p>\n");
+	free(show);
 }
 
 static void ss_html_cycles(FILE *f, struct ss_agg *a)
@@ -185,7 +245,8 @@ static void ss_html_full_trace(FILE *f, struct ss_agg *a, const char *dir)
 		ps, have ? "" : "about ", js);
 }
 
-static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
+static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir,
+			 const struct ss_adv_result *adv, const char *no_overview)
 {
 	const struct ss_agg_step *st;
 	const struct ss_agg_counter *c;
@@ -239,8 +300,16 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 				"the program ran on.</p>\n", ss_agg_fmt_time(at, b, sizeof(b)), why);
 		}
 	}
+	if (adv) {
+		ss_adv_html(f, adv, ss_html_has_row, a);
+	} else {
+		fprintf(f, "<h2 id=\"overview\">Overview</h2>\n<p id=\"no-overview\">No "
+			"overview: ");
+		ss_svg_text(f, no_overview ? no_overview : "advise could not judge this run");
+		fprintf(f, "</p>\n");
+	}
 	fprintf(f, "<h2>Functions</h2>\n");
-	ss_html_table(f, a);
+	ss_html_table(f, a, adv);
 	fprintf(f, "<h2>Step time</h2>\n");
 	ss_svg_steps(f, a, 1000, 180);
 	ss_html_cycles(f, a);
@@ -260,9 +329,9 @@ static void ss_html_page(FILE *f, struct ss_agg *a, const char *dir)
 
 static void ss_html_write(FILE *f, struct ss_agg *a, void *ctx)
 {
-	const struct ss_cli *c = ctx;
+	const struct ss_html_ctx *h = ctx;
 
-	ss_html_page(f, a, c->dir);
+	ss_html_page(f, a, h->c->dir, h->adv, h->no_overview);
 }
 
 int cmd_html(int argc, char **argv)
@@ -283,5 +352,25 @@ int cmd_html(int argc, char **argv)
 			return 2;
 		}
 	}
-	return ss_cli_agg_write(&c, "report.html", ss_html_write, &c);
+	{ /* one walk: the overview's, whose aggregator the page reads */
+		struct ss_adv_result adv;
+		struct ss_html_ctx h = { &c, &adv, NULL };
+		char err[1024];
+		rc = ss_adv_build(c.dir, c.backend, c.quiet, &adv, err, sizeof(err));
+		if (!rc) {
+			rc = ss_cli_write(&c, "report.html", adv.run.agg, ss_html_write, &h);
+			ss_adv_release(&adv);
+			return rc;
+		}
+		if (rc != 2) {
+			fprintf(stderr, "stepscope: html: %s\n", err);
+			return rc;
+		}
+		/* advise refused the run (no recorded step): the page without
+		 * the overview, saying why; a run nothing can read fails here
+		 * with the walk's own message */
+		h.adv = NULL;
+		h.no_overview = err;
+		return ss_cli_agg_write(&c, "report.html", ss_html_write, &h);
+	}
 }
