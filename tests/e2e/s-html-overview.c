@@ -8,7 +8,7 @@
  *   main -> train_step(i) for i < STEPS (config: step.function train_step)
  *     load_batch()   sleeps 4 ms: off the CPU, blocked (record.sched)
  *     forward()      spins 3 ms on the CPU: the user's operators
- *     add_one() x 20000, tiny calls: stepscope's hooks dominate them
+ *     add_one() x 50000, tiny calls: stepscope's hooks dominate them
  *
  * Functions: main, train_step, load_batch, forward, add_one.
  */
@@ -20,7 +20,7 @@
 
 DEFINE_SINK;
 
-enum { TINY = 20000 };
+enum { TINY = 50000 };
 
 NOINLINE void add_one(long i)
 {
