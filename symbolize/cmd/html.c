@@ -362,13 +362,10 @@ int cmd_html(int argc, char **argv)
 			ss_adv_release(&adv);
 			return rc;
 		}
-		if (rc != 2) {
-			fprintf(stderr, "stepscope: html: %s\n", err);
-			return rc;
-		}
-		/* advise refused the run (no recorded step): the page without
-		 * the overview, saying why; a run nothing can read fails here
-		 * with the walk's own message */
+		/* advise refused the run (no recorded step) or failed: the
+		 * page without the overview, saying why; a run nothing can
+		 * read fails here with the walk's own message and status, as
+		 * it did before the overview */
 		h.adv = NULL;
 		h.no_overview = err;
 		return ss_cli_agg_write(&c, "report.html", ss_html_write, &h);
