@@ -54,6 +54,11 @@ static int ss_adv_shown(const struct ss_adv_run *run, int c)
 	}
 }
 
+int ss_adv_cat_shown(const struct ss_adv_run *run, enum ss_adv_cat c)
+{
+	return ss_adv_shown(run, (int)c);
+}
+
 /* the outermost operators over every step: name, mean ns per step */
 struct ss_adv_opsum {
 	const char *name;

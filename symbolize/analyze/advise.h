@@ -50,6 +50,11 @@ enum ss_adv_cat {
  * and JSON ("ops", "omp_wait", ...). */
 const char *ss_adv_cat_name(enum ss_adv_cat c);
 const char *ss_adv_cat_key(enum ss_adv_cat c);
+struct ss_adv_run;
+/* Whether c is a row of run's breakdown: the run can have it (off-CPU
+ * with record.sched, hooks with a calibration, ...) or it is not zero
+ * (advise-print.c; the html overview shows the same rows). */
+int ss_adv_cat_shown(const struct ss_adv_run *run, enum ss_adv_cat c);
 
 /* One top-level operator of a step: a function called directly by the
  * step function (or the outermost calls in the step), its time in it. */

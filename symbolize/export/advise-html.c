@@ -61,14 +61,6 @@ int ss_adv_html_named(const struct ss_adv_result *r, const char *name)
 	return 0;
 }
 
-/* Whether category c is part of this run's picture: the GPU ones only
- * with GPU activity. */
-static int ss_adv_html_cat_shown(const struct ss_adv_run *run, enum ss_adv_cat c)
-{
-	return (c != SS_ADV_GPU_WAIT && c != SS_ADV_GPU_API) || run->have_gpu ||
-	       run->cat_mean[c];
-}
-
 struct ss_adv_html_bars {
 	const struct ss_adv_run *run;
 	const size_t *pick;           /* bar -> step index */
@@ -129,7 +121,7 @@ static void ss_adv_html_bars(FILE *f, const struct ss_adv_run *run)
 			"the table is over all of them.</p>\n", n, every, nb);
 	fprintf(f, "<p id=\"legend\">");
 	for (c = 0; c < SS_ADV_NCAT; c++)
-		if (ss_adv_html_cat_shown(run, (enum ss_adv_cat)c))
+		if (ss_adv_cat_shown(run, (enum ss_adv_cat)c))
 			fprintf(f, "<span class=\"key\"><span class=\"sw\" style=\"background:%s\">"
 				"</span>%s</span> ", ss_adv_html_colors[c],
 				ss_adv_cat_name((enum ss_adv_cat)c));
@@ -152,18 +144,14 @@ static void ss_adv_html_table(FILE *f, const struct ss_adv_run *run)
 	fprintf(f, "<table id=\"breakdown\"><tr><th class=\"n\">Category</th>"
 		"<th>Mean per step</th><th>Share</th></tr>\n");
 	for (c = 0; c < SS_ADV_NCAT; c++) {
-		int off = c == SS_ADV_PREEMPTED || c == SS_ADV_BLOCKED;
-		if (!ss_adv_html_cat_shown(run, (enum ss_adv_cat)c))
+		if (!ss_adv_cat_shown(run, (enum ss_adv_cat)c))
 			continue;
 		fprintf(f, "<tr id=\"cat-%s\"><td class=\"n\"><span class=\"sw\" "
 			"style=\"background:%s\"></span>%s</td>", ss_adv_cat_key((enum ss_adv_cat)c),
 			ss_adv_html_colors[c], ss_adv_cat_name((enum ss_adv_cat)c));
-		if (off && !run->have_offcpu)
-			fprintf(f, "<td>-</td><td>-</td></tr>\n");
-		else
-			fprintf(f, "<td>%s</td><td>%.1f%%</td></tr>\n",
-				ss_agg_fmt_time(run->cat_mean[c], t, sizeof(t)),
-				sum ? 100.0 * (double)run->cat_mean[c] / (double)sum : 0.0);
+		fprintf(f, "<td>%s</td><td>%.1f%%</td></tr>\n",
+			ss_agg_fmt_time(run->cat_mean[c], t, sizeof(t)),
+			sum ? 100.0 * (double)run->cat_mean[c] / (double)sum : 0.0);
 	}
 	fprintf(f, "<tr><th class=\"n\">step (mean)</th><th>%s</th><th>100%%</th></tr>\n"
 		"</table>\n", ss_agg_fmt_time(sum, t, sizeof(t)));
