@@ -215,7 +215,8 @@ static void ss_adv_html_checks(FILE *f, const struct ss_adv_result *r)
 {
 	size_t i, k;
 
-	fprintf(f, "<ul id=\"checks\" class=\"muted\">\n");
+	fprintf(f, "<p class=\"muted\">What each check judged:</p>\n"
+		"<ul id=\"checks\" class=\"muted\">\n");
 	for (i = 0; i < r->nchecks && i < ss_adv_nchecks; i++) {
 		const struct ss_adv_check *c = ss_adv_checks[i];
 		size_t nf = 0;
