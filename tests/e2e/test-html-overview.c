@@ -17,7 +17,10 @@
  *    table#summary showing that name, and a click on the first makes
  *    that row the :target;
  *  - a run advise refuses (no step function) still gets a page that
- *    loads, with the reason in place of the overview.
+ *    loads, with the reason in place of the overview;
+ *  - a function a finding names that is not in the table's top 40 (42
+ *    nested calls above it: s-html-overview deep) gets its row, and
+ *    the link lands on it.
  *
  * Fails, saying so, when chromium is absent (Debian package chromium).
  */
@@ -339,12 +342,44 @@ static void test_no_steps(void **state)
 	s = js(t, "[!!document.getElementById('overview'),!!document.getElementById('no-overview'),"
 	       "!!document.getElementById('overview-bars'),"
 	       "document.querySelectorAll('#summary tr[id]').length].join(' ')");
-	/* main, train_step, load_batch, forward, add_one */
-	SS_E2E_CHECK(t, !strcmp(s, "true true false 5"), "page: '%s'", s);
+	/* main, train_step, run_step, load_batch, forward, add_one */
+	SS_E2E_CHECK(t, !strcmp(s, "true true false 6"), "page: '%s'", s);
 	free(s);
 	s = js(t, "document.getElementById('row-add_one').cells[0].textContent");
 	SS_E2E_CHECK(t, !strcmp(s, "add_one"), "row-add_one: '%s'", s);
 	free(s);
+	ss_e2e_pass(t);
+}
+
+/* add_one is the 47th of 48 rows by total (42 nested calls above it):
+ * the table shows the top 40 and add_one, which the hooks finding names,
+ * and the finding's link lands on it. */
+static void test_named_past_top(void **state)
+{
+	struct ss_e2e *t = ss_e2e_begin(state);
+	cJSON *adv;
+	char *s;
+
+	ss_e2e_build(t, "html-overview", NULL);
+	SS_E2E_SH_OK(t, "printf 'step:\\n  function: train_step\\n' > c.yaml");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" record -c c.yaml -o run -- "
+		     "./s-html-overview 4 deep >/dev/null");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" html -q -o report.html run");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" advise -q --format json run > adv.json");
+	SS_E2E_SH_OK(t, "\"$SS_E2E_BUILD/bin/stepscope\" report -q --sort total --limit 0 "
+		     "--format csv run | sed 1d | cut -d, -f1 | grep -n '^add_one$'");
+	SS_E2E_CHECK(t, atoi(t->out) > 40, "add_one is row %d by total, expected past 40", atoi(t->out));
+	SS_E2E_SH_OK(t, "grep -q '<p class=\"muted\">41 of 48 rows, by total time, and the rows "
+		     "the findings name. ' report.html");
+	adv = load_json(t, "adv.json");
+	open_page(t, "report.html");
+	s = js(t, "[document.querySelectorAll('#summary tr[id]').length,"
+	       "document.getElementById('summary').rows.length - 1,"
+	       "document.getElementById('row-add_one').rowIndex].join(' ')");
+	SS_E2E_CHECK(t, !strcmp(s, "41 41 41"), "summary rows with ids, rows, add_one's index: '%s'", s);
+	free(s);
+	check_links(t, adv);
+	cJSON_Delete(adv);
 	ss_e2e_pass(t);
 }
 
@@ -354,6 +389,8 @@ int main(void)
 		{ "test_overview/gcc-O0", test_overview, ss_e2e_setup, teardown,
 		  (void *)&ss_e2e_gcc_O0 },
 		{ "test_no_steps/gcc-O0", test_no_steps, ss_e2e_setup, teardown,
+		  (void *)&ss_e2e_gcc_O0 },
+		{ "test_named_past_top/gcc-O0", test_named_past_top, ss_e2e_setup, teardown,
 		  (void *)&ss_e2e_gcc_O0 },
 	};
 
