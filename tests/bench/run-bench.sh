@@ -19,7 +19,8 @@
 #   uftrace   `uftrace record` of an -finstrument-functions build without
 #             libstepscope (two hook sets in one process would fight)
 # First, fidelity.sh: the figures of issue 14 against the true floor (hooks
-# linked in, a ring in cache); idle.sh: stepscope idle against empty hooks
+# linked in, a ring in cache); floor.sh: the hot path against that floor
+# and the dot product's fastest call (issue 46); idle.sh: stepscope idle against empty hooks
 # linked into the program (issue 28).  Then the other sections: build time
 # through stepscope-cc, symbolize
 # throughput, post-processing (post.sh: every command on a big run),
@@ -53,6 +54,11 @@ command -v uftrace >/dev/null && uft=yes
 # and /dev/shm, page faults in the program's thread, and examples/mlp's
 # first recorded step: tests/bench/fidelity.sh, which also runs alone
 CC=$CC sh "$SRC/fidelity.sh"
+
+# (issue 46) the recording hot path against the unfenced ring, uftrace
+# against it, and the dot product's fastest recorded call against its
+# unrecorded time: tests/bench/floor.sh, which also runs alone
+CC=$CC sh "$SRC/floor.sh"
 
 # ---------------------------------------------------------------- idle
 # (issue 28) an instrumented call while nothing is recorded, against empty

@@ -26,6 +26,7 @@
 /* what each section prints first */
 static const char *const sections[] = {
 	"fidelity (issue 14)",
+	"floor (issue 46)",
 	"idle (issue 28)",
 	"offcpu: b-omp-busy",
 	"diff: 2 same-build pairs and 2 pairs against one operator +30%",
@@ -54,6 +55,9 @@ static const char *const figures[] = {
 	"fidelity: bytes per event",
 	"fidelity: leaf outliers vs a minimal recorder",
 	"fidelity: mlp first step / median of the others",
+	"floor: stepscope recording / unfenced ring (ns per call pair)",
+	"floor: uftrace / stepscope",
+	"floor: dot product fastest recorded call / unrecorded",
 	"idle: STEPSCOPE_DISABLE=1 / empty linked in (wall)",
 	"idle: STEPSCOPE_DISABLE=1 / empty linked in (CPU)",
 	"idle: window never opens / empty linked in (wall)",
