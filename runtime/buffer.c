@@ -494,7 +494,7 @@ void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, ui
 		 * its events, so it is stamped after them too */
 		for (unsigned i = 0; i < n; i++)
 			e[i] = SS_CW_LONG(SS_EV_PAD, 0, 0);
-		now = ss_clock_now();
+		now = ss_clock_now() | 1; /* an EXIT read again: unordered */
 	}
 	uint64_t *p = t->pos;
 	if (!p || t->end - p < 5) {
@@ -504,7 +504,8 @@ void ss_emit_far(struct ss_thread *t, uint64_t *e, unsigned n, uint64_t word, ui
 		return;
 	}
 	if ((int64_t)(now - t->tbase) < 0)
-		now = t->tbase; /* a handler's events came first */
+		now = t->tbase | 1; /* a handler's events came first (odd: an
+				     * EXIT's time moved is not ordered) */
 	if (now - t->tbase >= (UINT64_C(1) << 32)) {
 		uint64_t ab = t->abase, fn = SS_EV_ARG(word);
 		unsigned kind = SS_EV_KIND(word);

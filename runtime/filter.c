@@ -382,10 +382,12 @@ void ss_filter_calibrate(void)
 		if (r < 0)
 			continue;
 		round[nr++] = t1 - t0;
-		/* the empty calls' times, ENTER to EXIT: the least is the
-		 * hooks' part inside a call's measured time */
+		/* the empty calls' times, ENTER to an ordered EXIT (an even
+		 * time, ss_clock_exit): the least is the hooks' part inside
+		 * the times a function's fastest call is taken from */
 		for (uint64_t *w = buf; w + 1 < t->pos; w++)
 			if (SS_CW_K(w[0]) == 1 && SS_CW_K(w[1]) == 2 &&
+			    !((t->tbase + SS_CW_DT(w[1])) & 1) &&
 			    SS_CW_DT(w[1]) >= SS_CW_DT(w[0]) &&
 			    SS_CW_DT(w[1]) - SS_CW_DT(w[0]) < inside)
 				inside = SS_CW_DT(w[1]) - SS_CW_DT(w[0]);
@@ -460,9 +462,12 @@ void ss_filter_calibrate(void)
 	pthread_mutex_unlock(&ss_rt.lock);
 }
 
-/* Lock held, the file just opened. */
+/* Lock held, the file just opened: the calibration, and how EXITs are
+ * read (SS_META_EXIT_ORDER). */
 void ss_filter_write_meta(void)
 {
+	struct ss_meta_exit_order eo = { SS_EXIT_ORDER_EVERY, 0 };
+	ss_meta_write(SS_META_EXIT_ORDER, &eo, sizeof(eo), NULL, 0);
 	if (ss_filter_cost.pairs)
 		ss_meta_write(SS_META_OVERHEAD, &ss_filter_cost, sizeof(ss_filter_cost), NULL, 0);
 }

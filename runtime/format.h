@@ -330,6 +330,13 @@ enum ss_meta_type {
 	/* struct ss_meta_overhead: the calibrated cost of one recorded call
 	 * pair (filter.c), measured once at start-up */
 	SS_META_OVERHEAD = 13,
+	/* struct ss_meta_exit_order: how an EXIT's clock read is ordered
+	 * (runtime/hooks.c, issue 46): one EXIT in `every` is read once the
+	 * call's instructions have completed (a fence before it) and its time
+	 * is even; every other EXIT is read unfenced, when issued, and its
+	 * time is odd (the low bit is set: a tick later at most).  Written
+	 * once when the file opens.  A trace without it: every EXIT ordered. */
+	SS_META_EXIT_ORDER = 14,
 	/* struct ss_meta_rank: the MPI rank of the process, from the
 	 * launcher's environment at start and again from MPI once it is
 	 * initialised (the last record wins), with a (ticks, CLOCK_MONOTONIC,
@@ -610,6 +617,14 @@ struct ss_meta_overhead {
 	uint64_t inside_ticks;       /* in the file clock; 0 unknown */
 };
 _Static_assert(sizeof(struct ss_meta_overhead) == 32, "overhead size");
+
+/* SS_META_EXIT_ORDER: an EXIT whose time is even was read in order (after
+ * every instruction of its call), one in `every`; odd ones were not. */
+struct ss_meta_exit_order {
+	uint32_t every;              /* 1 in `every` EXITs is ordered */
+	uint32_t reserved;           /* 0 */
+};
+_Static_assert(sizeof(struct ss_meta_exit_order) == 8, "exit order size");
 
 struct ss_meta_module {
 	uint64_t load_bias;          /* dlpi_addr */

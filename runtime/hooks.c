@@ -49,25 +49,16 @@ static inline __attribute__((always_inline)) uintptr_t ss_hook_frame_key(void *s
 	return ss_hook_frame_key_of(own[0], (uintptr_t)own + 16, site);
 }
 
-/* A fence before an EXIT's clock read: the processor runs rdtsc as soon as
- * it is issued, ahead of earlier work still in flight, so unfenced an EXIT
- * was read before the call's last instructions had run: a 64-term dot
- * product (64 dependent adds, 33 ns without stepscope) measured 20 ns at
- * its fastest, and `stepscope filter` judged it a 2 ns helper (issue 40
- * item 3).  Fenced, the EXIT is read once every instruction of the call
- * has completed, and the ENTER, issued before any of them, is read no
- * later than they start (within rdtsc's own latency, well inside the
- * hooks' part of the call): a call's measured time holds its whole work,
- * so its fastest call is not below it.  Costs about 6 ns a recorded call
- * (a fence after the ENTER as well cost 6 ns more and lengthened the
- * fastest calls by no more than that); only the recording path has it. */
-#if defined(__x86_64__) || defined(__i386__)
-#define SS_HOOK_FENCE() _mm_lfence()
-#elif defined(__aarch64__)
-#define SS_HOOK_FENCE() __asm__ volatile("isb" : : : "memory")
-#else
-#define SS_HOOK_FENCE() atomic_signal_fence(memory_order_seq_cst)
-#endif
+/* An EXIT's clock read is ordered (after a fence) in one call in
+ * SS_EXIT_ORDER_EVERY per thread, unfenced in the others, its time's low
+ * bit saying which (ss_clock_exit, internal.h; issue 46).  Fencing every
+ * EXIT (issue 40 item 3) held every call's work in its time but cost the
+ * recorded call pair 44-47 ns against 25 (20 ns of it on every call, on
+ * the development VM's AMD EPYC); the sampled fence costs a counter and a
+ * fence every 64th call, and the fastest call that `stepscope filter`
+ * judges and the report's Min show are taken from the ordered EXITs,
+ * which hold the call's whole work (b-dot's 64 dependent adds: its
+ * fastest recorded call against its unrecorded time, make bench). */
 
 /* Everything but the common "not recording" case of the enter hook.
  * regs: NULL, or for a function record.args lists, the instrumented
@@ -186,10 +177,8 @@ __attribute__((noinline)) static void ss_hook_exit_slow(void *fn, void *site)
 	    !(ss_unlikely(ss_hot.filter & SS_FILTER_SKIP) && ss_filter_skip_exit(fn))) {
 		struct ss_thread *t = &ss_tls;
 		/* filter.min_duration_us: a short leaf call is taken back */
-		if (!(ss_unlikely(ss_hot.filter & SS_FILTER_SHORT) && ss_filter_take_back(fn))) {
-			SS_HOOK_FENCE();
-			ss_emit_fn(SS_EV_EXIT, (uintptr_t)fn);
-		}
+		if (!(ss_unlikely(ss_hot.filter & SS_FILTER_SHORT) && ss_filter_take_back(fn)))
+			ss_emit_fn(SS_EV_EXIT, (uintptr_t)fn); /* ss_clock_exit */
 		/* popped after its EXIT is stored: a handler that siglongjmps
 		 * out from between leaves the frame to be found gone, so the
 		 * call ends unwound instead of open (the slicer ignores the

@@ -375,9 +375,10 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 	}
 	t->drop = t->ring && !e;
 	if (e) {
-		uint64_t now = ss_clock_now();
+		/* odd: an EXIT stored here was read unfenced (ss_clock_exit) */
+		uint64_t now = ss_clock_now() | 1;
 		if (now - t->tbase >= (UINT64_C(1) << 32))
-			now = t->tbase;
+			now = t->tbase | 1;
 		t->pos = ss_buf_put(t, e, word, now);
 		t->done = t->pos;
 	} else if (ss_hot.gate & SS_GATE_EVENTS) {

@@ -16,6 +16,8 @@ struct ss_agg_fstat {
 	uint64_t calls, self_ns, total_ns, min_ns, max_ns;
 	uint64_t clipped;            /* fragments cut by a window's edge */
 	uint64_t complete;           /* slices with no edge cut: min/max */
+	uint64_t ordered;            /* of them, ended by an ordered EXIT
+	                              * (not SS_SLICE_UNORDERED): min */
 	uint64_t complete_ns;        /* their time, for avg */
 	uint64_t off_ns, off_self_ns, off_most; /* record.sched (agg.h) */
 	uint64_t min_off_ns, max_off_ns;        /* in the min and max call */

@@ -54,6 +54,11 @@ struct ss_agg_row {
 	 * min/max are over the `complete` calls, with neither end cut, and
 	 * complete_ns is their time. */
 	uint64_t clipped, complete, complete_ns;
+	/* Of the complete calls, those whose EXIT was read in order (all of
+	 * them in a trace without SS_META_EXIT_ORDER): min_ns is the fastest
+	 * of these when there is one, since an unordered EXIT can be read
+	 * before the call's last instructions completed (issue 46) */
+	uint64_t ordered;
 	/* record.sched: time its thread was switched out by the kernel
 	 * inside its calls (off_ns, counted like total) and while it was the
 	 * innermost call (off_self_ns, a part of self); off_most: calls

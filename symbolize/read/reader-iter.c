@@ -53,6 +53,8 @@ static void ss_reader_fit_add(struct ss_reader_fit *f, uint64_t t, uint64_t ns)
 	}
 }
 
+/* The file clock's fit to ns, and how its EXITs were read
+ * (SS_META_EXIT_ORDER: r->exit_every). */
 void ss_reader_fit_clock(struct ss_reader *r)
 {
 	struct ss_reader_fit f = { 0 };
@@ -64,6 +66,15 @@ void ss_reader_fit_clock(struct ss_reader *r)
 	r->base_ticks = 0;
 	r->base_ns = 0;
 	r->ns_per_tick = 1.0;
+	r->exit_every = 0;
+	ss_reader_meta_begin(r, &it);
+	while (ss_reader_meta_next(&it, &m)) {
+		struct ss_meta_exit_order eo;
+		if (m.type != SS_META_EXIT_ORDER || m.len < sizeof(eo))
+			continue;
+		memcpy(&eo, m.data, sizeof(eo));
+		r->exit_every = eo.every > 1 ? eo.every : 0;
+	}
 	if (r->hdr.clock != SS_CLOCK_TSC)
 		return;
 	ss_reader_fit_add(&f, r->hdr.calib_ticks, r->hdr.calib_ns);
@@ -280,6 +291,7 @@ int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
 	out->ns = ns;
 	out->kind = rec.kind;
 	out->arg = rec.arg;
+	out->unordered = rec.kind == SS_EV_EXIT && r->exit_every && (rec.ts & 1);
 	return 1;
 }
 

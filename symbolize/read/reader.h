@@ -74,6 +74,9 @@ struct ss_reader {
 	double ns_per_tick;
 	int64_t shift_ns;           /* added to every time: hosts of an MPI run
 	                             * on one clock (mpi-clock.c); 0 otherwise */
+	uint32_t exit_every;        /* SS_META_EXIT_ORDER: 1 EXIT in this many
+	                             * was read in order, those of even time;
+	                             * 0: every EXIT was (an older trace) */
 	int damaged;                /* a chunk was cut short or corrupt */
 	uint64_t damage_offset;     /* of the first damage */
 	uint64_t more[4];           /* offsets of the next damaged places */
@@ -153,6 +156,9 @@ struct ss_revent {
 	 * to another block; n is 0 for every other event */
 	unsigned n;
 	const uint8_t *payload;
+	/* an EXIT read unfenced, when issued (SS_META_EXIT_ORDER): its time
+	 * may miss the call's last instructions; 0 for every other event */
+	unsigned unordered;
 };
 struct ss_event_iter {
 	const struct ss_reader *r;
@@ -217,6 +223,7 @@ static inline int ss_reader_events_short(struct ss_event_iter *it, struct ss_rev
 	out->kind = k == 1 ? SS_EV_ENTER : SS_EV_EXIT;
 	out->arg = (it->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK;
 	out->n = 0;
+	out->unordered = k == 2 && it->r->exit_every && (ts & 1);
 	return 1;
 }
 

@@ -461,17 +461,17 @@ static void ss_slices_args(struct ss_slices_walk *w, const struct ss_revent *ev)
 /* An EXIT / POP: close the matching frame, or emit a clipped one. */
 static void ss_slices_pop(struct ss_slices_walk *w, struct ss_slices_fstack *st,
 			  enum ss_slice_cat cat, uint64_t key, uint64_t ns,
-			  uint64_t win_begin)
+			  uint64_t win_begin, unsigned flags)
 {
 	size_t i = ss_slices_find(w, st, cat, key, ns);
 
 	w->why = SS_UNWIND_SKIPPED;  /* frames above it were jumped over */
 	if (i) {
-		ss_slices_close_group(w, st, cat, i - 1, ns, 0, SS_SLICE_UNWOUND);
+		ss_slices_close_group(w, st, cat, i - 1, ns, flags, SS_SLICE_UNWOUND);
 		return;
 	}
 	ss_slices_close_to(w, st, cat, 0, ns, SS_SLICE_UNWOUND);
-	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN, 0, 0);
+	ss_slices_emit(w, cat, key, win_begin, ns, SS_SLICE_CLIPPED_BEGIN | flags, 0, 0);
 }
 
 /* An UNWIND: the runtime found frame `key` gone without its EXIT; it and
@@ -606,14 +606,14 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			break;
 		case SS_EV_EXIT:
 			ss_slices_pop(&w, &w.calls, SS_SLICE_FUNCTION, ev.arg, ev.ns,
-				      win_begin);
+				      win_begin, ev.unordered ? SS_SLICE_UNORDERED : 0);
 			break;
 		case SS_EV_RANGE_PUSH:
 			ss_slices_open(&w, SS_SLICE_RANGE, ev.arg, ev.ns, 0);
 			break;
 		case SS_EV_RANGE_POP:
 			ss_slices_pop(&w, &w.ranges, SS_SLICE_RANGE, ev.arg, ev.ns,
-				      win_begin);
+				      win_begin, 0);
 			break;
 		case SS_EV_UNWIND:
 			ss_slices_unwind(&w, SS_UNWIND_FN(ev.arg), ev.ns,

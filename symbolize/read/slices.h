@@ -34,6 +34,10 @@ enum ss_slice_flags {
 	 * any other event of its thread came, so it was not announced; no
 	 * slice or opening came between its begin and its end */
 	SS_SLICE_UNANNOUNCED = 1 << 3,
+	/* its EXIT was read unfenced (SS_META_EXIT_ORDER): its end may be a
+	 * few ns early, before the call's last instructions completed; a
+	 * function's fastest call is taken from the others (agg.c) */
+	SS_SLICE_UNORDERED = 1 << 4,
 };
 
 /* A native call stack recorded with record.stack (SS_META_STACKDEF;
