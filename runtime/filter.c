@@ -382,11 +382,12 @@ void ss_filter_calibrate(void)
 		if (r < 0)
 			continue;
 		round[nr++] = t1 - t0;
-		/* the empty calls' times, ENTER to an ordered EXIT (an even
-		 * time, ss_clock_exit): the least is the hooks' part inside
+		/* the ordered empty calls' times (ENTER and EXIT even,
+		 * ss_clock_enter/exit): the least is the hooks' part inside
 		 * the times a function's fastest call is taken from */
 		for (uint64_t *w = buf; w + 1 < t->pos; w++)
 			if (SS_CW_K(w[0]) == 1 && SS_CW_K(w[1]) == 2 &&
+			    !((t->tbase + SS_CW_DT(w[0])) & 1) &&
 			    !((t->tbase + SS_CW_DT(w[1])) & 1) &&
 			    SS_CW_DT(w[1]) >= SS_CW_DT(w[0]) &&
 			    SS_CW_DT(w[1]) - SS_CW_DT(w[0]) < inside)

@@ -330,12 +330,15 @@ enum ss_meta_type {
 	/* struct ss_meta_overhead: the calibrated cost of one recorded call
 	 * pair (filter.c), measured once at start-up */
 	SS_META_OVERHEAD = 13,
-	/* struct ss_meta_exit_order: how an EXIT's clock read is ordered
-	 * (runtime/hooks.c, issue 46): one EXIT in `every` is read once the
-	 * call's instructions have completed (a fence before it) and its time
-	 * is even; every other EXIT is read unfenced, when issued, and its
-	 * time is odd (the low bit is set: a tick later at most).  Written
-	 * once when the file opens.  A trace without it: every EXIT ordered. */
+	/* struct ss_meta_exit_order: how ENTER and EXIT clock reads are
+	 * ordered (runtime/internal.h ss_clock_enter/exit, issue 46): one call
+	 * in `every` per thread has its ENTER read once everything before it
+	 * has completed and its EXIT once its own instructions have (a fence
+	 * before each), both times even; every other ENTER and EXIT is read
+	 * unfenced, when issued, and its time is odd (the low bit is set: a
+	 * tick later at most).  Written once when the file opens.  A trace
+	 * without it: every call's times ordered (older runtimes fenced every
+	 * EXIT). */
 	SS_META_EXIT_ORDER = 14,
 	/* struct ss_meta_rank: the MPI rank of the process, from the
 	 * launcher's environment at start and again from MPI once it is
@@ -618,10 +621,11 @@ struct ss_meta_overhead {
 };
 _Static_assert(sizeof(struct ss_meta_overhead) == 32, "overhead size");
 
-/* SS_META_EXIT_ORDER: an EXIT whose time is even was read in order (after
- * every instruction of its call), one in `every`; odd ones were not. */
+/* SS_META_EXIT_ORDER: a call whose ENTER and EXIT times are both even was
+ * read in order (nothing before it inside, all of it inside), one in
+ * `every`; an odd time was read unfenced. */
 struct ss_meta_exit_order {
-	uint32_t every;              /* 1 in `every` EXITs is ordered */
+	uint32_t every;              /* 1 call in `every` is ordered */
 	uint32_t reserved;           /* 0 */
 };
 _Static_assert(sizeof(struct ss_meta_exit_order) == 8, "exit order size");

@@ -49,16 +49,17 @@ static inline __attribute__((always_inline)) uintptr_t ss_hook_frame_key(void *s
 	return ss_hook_frame_key_of(own[0], (uintptr_t)own + 16, site);
 }
 
-/* An EXIT's clock read is ordered (after a fence) in one call in
- * SS_EXIT_ORDER_EVERY per thread, unfenced in the others, its time's low
- * bit saying which (ss_clock_exit, internal.h; issue 46).  Fencing every
- * EXIT (issue 40 item 3) held every call's work in its time but cost the
- * recorded call pair 44-47 ns against 25 (20 ns of it on every call, on
+/* One recorded call in SS_EXIT_ORDER_EVERY per thread has its ENTER and
+ * EXIT read after a fence, the others unfenced, each time's low bit saying
+ * which (ss_clock_enter/exit, internal.h; issue 46).  Fencing every EXIT
+ * (issue 40 item 3) held every call's work in its time but cost the
+ * recorded call pair 44-47 ns against 25 (13-20 ns of it on every call, on
  * the development VM's AMD EPYC); the sampled fence costs a counter and a
- * fence every 64th call, and the fastest call that `stepscope filter`
- * judges and the report's Min show are taken from the ordered EXITs,
- * which hold the call's whole work (b-dot's 64 dependent adds: its
- * fastest recorded call against its unrecorded time, make bench). */
+ * compare a call and two fences every 64th, and the fastest call that
+ * `stepscope filter` judges and the report's Min show are taken from the
+ * ordered calls, which hold the call's whole work and nothing of the call
+ * before (b-dot's 64 dependent adds: its fastest recorded call against
+ * its unrecorded time, make bench). */
 
 /* Everything but the common "not recording" case of the enter hook.
  * regs: NULL, or for a function record.args lists, the instrumented

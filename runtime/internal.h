@@ -38,8 +38,10 @@ struct ss_thread {
 	uint64_t *done;                /* words below are stored: [done, pos)
 	                                * was claimed by code a signal handler
 	                                * interrupted (ss_buf_fill) */
-	uint32_t exit_order;           /* EXITs before the next ordered one
-	                                * (ss_clock_exit) */
+	uint32_t order_left;           /* ENTERs before the next ordered call
+	                                * (ss_clock_enter) */
+	uint32_t order_depth;          /* t->depth of that call, its EXIT to
+	                                * be ordered too; 0 none */
 	struct ss_chunk_header *chunk; /* current chunk, NULL if none */
 	uint64_t chunk_off;            /* its offset in the file */
 	uint64_t tid;
@@ -539,22 +541,29 @@ static inline uint64_t ss_clock_now_ordered(void)
 	return ss_clock_now();
 }
 
-/* An EXIT's clock read (issue 46).  Unfenced, rdtsc runs as soon as it
- * is issued, ahead of the call's last instructions still in flight: a
- * 64-term dot product (64 dependent adds, 33 ns) measured 20 ns at its
- * fastest, and `stepscope filter` judged it a 2 ns helper (issue 40 item
- * 3).  A fence before every EXIT's read fixed that for 13-20 ns a recorded
- * call on the development VM (44-47 ns a pair against 25), on every call,
- * for what only a call's fastest time needs.  So one EXIT in
- * SS_EXIT_ORDER_EVERY per thread is read after a fence (once every
- * instruction of the call has completed: its time holds the call's whole
- * work) and stored with an even time; the others are read unfenced and
- * stored with an odd one (the low bit set, a tick at most).  The trace
- * says so (SS_META_EXIT_ORDER); a reader takes a function's fastest call
- * from its ordered EXITs (slices-walk.c, agg.c), and the totals from all
- * of them (an early EXIT moves a few ns from the call to its caller).
- * Every EXIT event goes through here or is stored odd (buffer.c, ring.c:
- * the slow paths that read the clock again). */
+/* The clock reads of ENTERs and EXITs (issue 46).  Unfenced, rdtsc runs
+ * as soon as it is issued, ahead of instructions still in flight: an EXIT
+ * is read before the call's last instructions have run, and an ENTER
+ * before the previous call's: a 64-term dot product (64 dependent adds,
+ * 33 ns) measured 20 ns at its fastest, and `stepscope filter` judged it a
+ * 2 ns helper (issue 40 item 3).  A fence before every EXIT's read fixed
+ * that for 13-20 ns a recorded call on the development VM (44-47 ns a pair
+ * against 25), on every call, for what only a call's fastest time needs.
+ * So one call in SS_EXIT_ORDER_EVERY per thread is ordered: its ENTER is
+ * read between two fences (once everything before it has completed, so
+ * the work of the call before it cannot leak in, and before any of the
+ * call's own instructions start: fenced before only, its fastest dot
+ * product once measured 31 ns for 36) and its EXIT after one (once its own
+ * instructions have completed), both stored with an even time; every other ENTER
+ * and EXIT is read unfenced and stored with an odd time (the low bit set,
+ * a tick at most).  The call is known at its EXIT by its depth (the frame
+ * pushed before its ENTER is stored, popped after its EXIT); a deeper
+ * call chosen meanwhile takes the place, and the outer one's EXIT is then
+ * unordered.  The trace says so (SS_META_EXIT_ORDER); a reader takes a
+ * function's fastest call from its calls with both times even
+ * (slices-walk.c, agg.c), totals from all of them (an early read moves a
+ * few ns between a call and its caller).  The slow paths that read the
+ * clock again store an odd time (buffer.c, ring.c). */
 #define SS_EXIT_ORDER_EVERY 64
 
 static inline uint64_t ss_clock_fenced(void)
@@ -575,14 +584,24 @@ static inline uint64_t ss_clock_fenced(void)
 	return ss_clock_now();
 }
 
+static inline uint64_t ss_clock_enter(struct ss_thread *t)
+{
+	uint32_t n = t->order_left;
+	if (ss_unlikely(n == 0)) {
+		t->order_left = SS_EXIT_ORDER_EVERY - 1;
+		t->order_depth = t->depth;
+		return ss_clock_now_ordered() & ~UINT64_C(1);
+	}
+	t->order_left = n - 1;
+	return ss_clock_now() | 1;
+}
+
 static inline uint64_t ss_clock_exit(struct ss_thread *t)
 {
-	uint32_t n = t->exit_order;
-	if (ss_unlikely(n == 0)) {
-		t->exit_order = SS_EXIT_ORDER_EVERY - 1;
+	if (ss_unlikely(t->order_depth == t->depth)) {
+		t->order_depth = 0;
 		return ss_clock_fenced() & ~UINT64_C(1);
 	}
-	t->exit_order = n - 1;
 	return ss_clock_now() | 1;
 }
 
@@ -642,7 +661,7 @@ static inline void ss_emit_fn(unsigned k, uintptr_t fn)
 			break;
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	uint64_t now = k == SS_EV_EXIT ? ss_clock_exit(t) : ss_clock_now();
+	uint64_t now = k == SS_EV_EXIT ? ss_clock_exit(t) : ss_clock_enter(t);
 	uint64_t dt = now - tb, da = (uint64_t)fn - ab;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (ss_unlikely(((dt >> 32) | (da >> SS_CW_ADDR_BITS)) != 0 ||

@@ -291,7 +291,8 @@ int ss_reader_events_next(struct ss_event_iter *it, struct ss_revent *out)
 	out->ns = ns;
 	out->kind = rec.kind;
 	out->arg = rec.arg;
-	out->unordered = rec.kind == SS_EV_EXIT && r->exit_every && (rec.ts & 1);
+	out->unordered = (rec.kind == SS_EV_ENTER || rec.kind == SS_EV_EXIT) &&
+			 r->exit_every && (rec.ts & 1);
 	return 1;
 }
 

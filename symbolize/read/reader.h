@@ -74,9 +74,10 @@ struct ss_reader {
 	double ns_per_tick;
 	int64_t shift_ns;           /* added to every time: hosts of an MPI run
 	                             * on one clock (mpi-clock.c); 0 otherwise */
-	uint32_t exit_every;        /* SS_META_EXIT_ORDER: 1 EXIT in this many
-	                             * was read in order, those of even time;
-	                             * 0: every EXIT was (an older trace) */
+	uint32_t exit_every;        /* SS_META_EXIT_ORDER: 1 call in this many
+	                             * was read in order, its ENTER and EXIT
+	                             * of even time; 0: every call was (an
+	                             * older trace) */
 	int damaged;                /* a chunk was cut short or corrupt */
 	uint64_t damage_offset;     /* of the first damage */
 	uint64_t more[4];           /* offsets of the next damaged places */
@@ -156,8 +157,9 @@ struct ss_revent {
 	 * to another block; n is 0 for every other event */
 	unsigned n;
 	const uint8_t *payload;
-	/* an EXIT read unfenced, when issued (SS_META_EXIT_ORDER): its time
-	 * may miss the call's last instructions; 0 for every other event */
+	/* an ENTER or EXIT read unfenced, when issued (SS_META_EXIT_ORDER):
+	 * an EXIT may come before the call's last instructions ran, an ENTER
+	 * before the previous call's; 0 for every other event */
 	unsigned unordered;
 };
 struct ss_event_iter {
@@ -223,7 +225,7 @@ static inline int ss_reader_events_short(struct ss_event_iter *it, struct ss_rev
 	out->kind = k == 1 ? SS_EV_ENTER : SS_EV_EXIT;
 	out->arg = (it->abase + SS_CW_ADDR(w)) & SS_EV_ARG_MASK;
 	out->n = 0;
-	out->unordered = k == 2 && it->r->exit_every && (ts & 1);
+	out->unordered = it->r->exit_every && (ts & 1);
 	return 1;
 }
 

@@ -574,7 +574,7 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 			 * next, unannounced */
 			if (top && sl->no_leaf_open && ev.kind == SS_EV_EXIT &&
 			    top->key == ev.arg && !top->stack && !top->args &&
-			    !top->flags && in_win && wi < sl->nwins &&
+			    !(top->flags & ~SS_SLICE_UNORDERED) && in_win && wi < sl->nwins &&
 			    ev.ns >= sl->wins[wi].open_ns && ev.ns < sl->wins[wi].close_ns) {
 				top->flags |= SS_SLICE_UNANNOUNCED;
 				w.pend = NULL;
@@ -602,7 +602,8 @@ uint64_t ss_slicer_thread(struct ss_slicer *sl, size_t thread, ss_slice_fn fn,
 		last_ns = ev.ns;
 		switch (ev.kind) {
 		case SS_EV_ENTER:
-			ss_slices_open(&w, SS_SLICE_FUNCTION, ev.arg, ev.ns, 0);
+			ss_slices_open(&w, SS_SLICE_FUNCTION, ev.arg, ev.ns,
+				       ev.unordered ? SS_SLICE_UNORDERED : 0);
 			break;
 		case SS_EV_EXIT:
 			ss_slices_pop(&w, &w.calls, SS_SLICE_FUNCTION, ev.arg, ev.ns,

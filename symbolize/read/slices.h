@@ -34,9 +34,10 @@ enum ss_slice_flags {
 	 * any other event of its thread came, so it was not announced; no
 	 * slice or opening came between its begin and its end */
 	SS_SLICE_UNANNOUNCED = 1 << 3,
-	/* its EXIT was read unfenced (SS_META_EXIT_ORDER): its end may be a
-	 * few ns early, before the call's last instructions completed; a
-	 * function's fastest call is taken from the others (agg.c) */
+	/* its ENTER or its EXIT was read unfenced (SS_META_EXIT_ORDER): its
+	 * time may hold some of the previous call's work or miss some of its
+	 * own last instructions; a function's fastest call is taken from the
+	 * others (agg.c) */
 	SS_SLICE_UNORDERED = 1 << 4,
 };
 

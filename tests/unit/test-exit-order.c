@@ -2,12 +2,15 @@
  * test-exit-order.c - a function's fastest call (Min, and `stepscope
  * filter`'s Fastest) in a trace whose EXITs are read in order only one in
  * SS_META_EXIT_ORDER's `every` (runtime/internal.h ss_clock_exit, issue
- * 46): even EXIT times were read after the call's instructions completed,
- * odd ones unfenced, possibly before them.  On synthetic traces with
- * exact times (trace-writer.h), written compact (version 2 blocks):
- *   - with the record, Min is the fastest call with an even EXIT, though
- *     calls with odd EXITs measured shorter; the totals count every call;
- *   - a function with only odd EXITs keeps its fastest call as Min;
+ * 46): a call whose ENTER and EXIT times are even was read after a fence
+ * at both ends, an odd time unfenced (an EXIT possibly before the call's
+ * last instructions, an ENTER before the previous call's).  On synthetic
+ * traces with exact times (trace-writer.h), written compact (version 2
+ * blocks):
+ *   - with the record, Min is the fastest call with both times even,
+ *     though calls with an odd EXIT or an odd ENTER measured shorter; the
+ *     totals count every call;
+ *   - a function with no ordered call keeps its fastest call as Min;
  *   - without the record (an older trace: every EXIT was fenced), Min is
  *     the fastest call whatever its parity;
  *   - a second thread whose fastest call is odd does not take the merged
@@ -43,6 +46,7 @@ static char dir[] = "/tmp/ss-test-exit-order-XXXXXX";
  *     dot  [1400,1419)  odd: 19 ns
  *     tiny [1500,1511)  odd: 11 ns
  *     tiny [1600,1613)  odd: 13 ns
+ *     dot  (1701,1730]  odd ENTER, even EXIT: 29 ns, unordered
  * tid 101 (with_second): outer [1000,3000], dot [1100,1115) odd: 15 ns.
  */
 static void write_trace(const char *sub, int with_record, int with_second)
@@ -57,6 +61,7 @@ static void write_trace(const char *sub, int with_record, int with_second)
 		ss_ut_ev(1400, SS_EV_ENTER, ss_t_dot), ss_ut_ev(1419, SS_EV_EXIT, ss_t_dot),
 		ss_ut_ev(1500, SS_EV_ENTER, ss_t_tiny), ss_ut_ev(1511, SS_EV_EXIT, ss_t_tiny),
 		ss_ut_ev(1600, SS_EV_ENTER, ss_t_tiny), ss_ut_ev(1613, SS_EV_EXIT, ss_t_tiny),
+		ss_ut_ev(1701, SS_EV_ENTER, ss_t_dot), ss_ut_ev(1730, SS_EV_EXIT, ss_t_dot),
 		ss_ut_ev(3000, SS_EV_EXIT, ss_t_outer),
 	};
 	struct ss_event e2[] = {
@@ -131,10 +136,10 @@ static void test_ordered_min(void **state)
 
 	(void)state;
 	const struct ss_agg_row *dot = row(r, n, "ss_t_dot"), *tiny = row(r, n, "ss_t_tiny");
-	assert_int_equal(dot->calls, 4);
-	assert_int_equal(dot->total_ns, 21 + 40 + 50 + 19);
+	assert_int_equal(dot->calls, 5);
+	assert_int_equal(dot->total_ns, 21 + 40 + 50 + 19 + 29);
 	assert_int_equal(dot->ordered, 2);
-	assert_int_equal(dot->min_ns, 40);  /* not 19: an odd EXIT */
+	assert_int_equal(dot->min_ns, 40);  /* not 19 (odd EXIT) nor 29 (odd ENTER) */
 	assert_int_equal(dot->max_ns, 50);
 	assert_int_equal(tiny->calls, 2);
 	assert_int_equal(tiny->ordered, 0);
@@ -150,8 +155,8 @@ static void test_older_trace(void **state)
 
 	(void)state;
 	const struct ss_agg_row *dot = row(r, n, "ss_t_dot");
-	assert_int_equal(dot->calls, 4);
-	assert_int_equal(dot->ordered, 4);
+	assert_int_equal(dot->calls, 5);
+	assert_int_equal(dot->ordered, 5);
 	assert_int_equal(dot->min_ns, 19);
 	ss_agg_free(a);
 }
@@ -164,7 +169,7 @@ static void test_merged_threads(void **state)
 
 	(void)state;
 	const struct ss_agg_row *dot = row(r, n, "ss_t_dot");
-	assert_int_equal(dot->calls, 5);
+	assert_int_equal(dot->calls, 6);
 	assert_int_equal(dot->ordered, 2);
 	assert_int_equal(dot->min_ns, 40);  /* not tid 101's odd 15 */
 	ss_agg_free(a);
