@@ -288,10 +288,38 @@ uint64_t ss_buf_reserve(uint64_t size)
 	return off;
 }
 
+static int no_populate; /* the kernel has no MADV_POPULATE_WRITE */
+
+static void *map_chunk(uint64_t off, uint64_t size);
+
 /* Map a reserved chunk, its pages populated.  No lock needed: the
  * descriptor is checked again, and if it is no longer ours the chunk is
  * left unassigned (ss_buf_reserve reopens or stops at the next chunk). */
 void *ss_buf_map(uint64_t off, uint64_t size)
+{
+	void *p = map_chunk(off, size);
+	if (p)
+		ss_buf_prefault(p, size);
+	return p;
+}
+
+/* The same, on a program's thread that cannot wait for a whole chunk (a
+ * window opens and the background thread had no ring ready): its first
+ * `now` bytes populated here, the rest by the background thread in
+ * pieces (pool.c ss_pool_populate_later), which the thread's first
+ * events do not reach before it is done, or reach with a page fault. */
+void *ss_buf_map_lazy(uint64_t off, uint64_t size, uint64_t now)
+{
+	void *p = map_chunk(off, size);
+	if (!p)
+		return NULL;
+	if (now >= size || no_populate || !ss_pool_populate_later((char *)p + now, size - now))
+		now = size;
+	ss_buf_prefault(p, now);
+	return p;
+}
+
+static void *map_chunk(uint64_t off, uint64_t size)
 {
 	int fd = ss_rt.fd;
 	if (!ss_buf_fd_is(fd, ss_rt.dev, ss_rt.ino))
@@ -306,7 +334,6 @@ void *ss_buf_map(uint64_t off, uint64_t size)
 		stop_recording(SS_STOP_ERROR, why);
 		return NULL;
 	}
-	ss_buf_prefault(p, size);
 	return p;
 }
 
@@ -327,7 +354,6 @@ void *ss_buf_map(uint64_t off, uint64_t size)
  * read-only again and fault once more on the next store: rare, not zero. */
 void ss_buf_prefault(void *p, uint64_t size)
 {
-	static int no_populate;
 	if (!no_populate && madvise(p, size, MADV_POPULATE_WRITE) == 0)
 		return;
 	if (errno == EINVAL)

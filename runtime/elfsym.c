@@ -90,7 +90,7 @@ out:
 struct by_name {
 	const char *name;
 	int undef;
-	uint64_t value;
+	uint64_t value, size;
 };
 
 static int match_name(const Sym *sym, const char *name, void *ctx)
@@ -102,20 +102,27 @@ static int match_name(const Sym *sym, const char *name, void *ctx)
 	if (strcmp(name, q->name))
 		return 0;
 	q->value = q->undef ? 1 : sym->st_value;
+	q->size = sym->st_size;
 	return 1;
 }
 
-/* Value of FUNC symbol `name` in the ELF file at `path`, 0 if none; with
- * `undef`, 1 if the file refers to `name` without defining it, else 0. */
-static uint64_t find_in_file(const char *path, const char *name, int undef)
+/* Value of FUNC symbol `name` in the ELF file at `path`, 0 if none, its
+ * size in *size when size is not NULL; with `undef`, 1 if the file refers
+ * to `name` without defining it, else 0. */
+static uint64_t find_in_file(const char *path, const char *name, int undef, uint64_t *size)
 {
-	struct by_name q = { name, undef, 0 };
-	return each_symbol(path, match_name, &q) ? q.value : 0;
+	struct by_name q = { name, undef, 0, 0 };
+	if (!each_symbol(path, match_name, &q))
+		return 0;
+	if (size)
+		*size = q.size;
+	return q.value;
 }
 
 struct lookup {
 	const char *name;
 	void *addr;
+	uint64_t size;
 };
 
 static int lookup_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -126,7 +133,7 @@ static int lookup_cb(struct dl_phdr_info *info, size_t size, void *data)
 		path = "/proc/self/exe";
 	if (!strncmp(path, "linux-vdso", 10))
 		return 0;
-	uint64_t v = find_in_file(path, l->name, 0);
+	uint64_t v = find_in_file(path, l->name, 0, &l->size);
 	if (v) {
 		l->addr = (void *)(info->dlpi_addr + v);
 		return 1;
@@ -168,12 +175,15 @@ static int nearest_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-void *ss_elfsym_lookup(const char *name, char *err, size_t errlen)
+void *ss_elfsym_lookup(const char *name, uint64_t *size, char *err, size_t errlen)
 {
-	struct lookup l = { name, NULL };
+	struct lookup l = { name, NULL, 0 };
 	dl_iterate_phdr(lookup_cb, &l);
-	if (l.addr)
+	if (l.addr) {
+		if (size)
+			*size = l.size;
 		return l.addr;
+	}
 	struct nearest q = { name, "", 1000 };
 	dl_iterate_phdr(nearest_cb, &q);
 	if (q.best[0])
@@ -200,8 +210,8 @@ static const char *instrumented_path(const struct dl_phdr_info *info)
 	if (!path || !*path)
 		path = "/proc/self/exe";
 	if (!strncmp(path, "linux-vdso", 10) ||
-	    (!find_in_file(path, "__cyg_profile_func_enter", 1) &&
-	     !find_in_file(path, "stepscope__hook_enter", 1)))
+	    (!find_in_file(path, "__cyg_profile_func_enter", 1, NULL) &&
+	     !find_in_file(path, "stepscope__hook_enter", 1, NULL)))
 		return NULL;
 	return path;
 }

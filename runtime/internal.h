@@ -229,6 +229,7 @@ SS_HIDDEN void ss_buf_put_stop(struct ss_thread *t);
 SS_HIDDEN void *ss_buf_chunk_alloc(uint64_t size);
 SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
+SS_HIDDEN void *ss_buf_map_lazy(uint64_t off, uint64_t size, uint64_t now);
 SS_HIDDEN void ss_buf_prefault(void *p, uint64_t size);
 SS_HIDDEN void ss_buf_ready(struct ss_thread *t); /* ring.c */
 SS_HIDDEN void ss_buf_fill(struct ss_thread *t, uint64_t *to);
@@ -254,7 +255,9 @@ SS_HIDDEN void ss_buf_after_fork(void);
 /* pool.c: chunks prepared ahead by a background thread */
 SS_HIDDEN void ss_pool_start(uint64_t size);
 SS_HIDDEN void ss_pool_fill(uint64_t size);
-SS_HIDDEN void ss_pool_early(uint64_t size, int chunks); /* lock held */
+SS_HIDDEN void ss_pool_early(uint64_t size);            /* lock held */
+SS_HIDDEN int ss_pool_rings_early(void);                 /* lock held */
+SS_HIDDEN int ss_pool_populate_later(void *p, uint64_t len);
 SS_HIDDEN void ss_pool_release(void);                   /* lock held */
 SS_HIDDEN struct ss_chunk_header *ss_pool_take(uint64_t size, uint64_t *offp);
 SS_HIDDEN void ss_pool_retire(struct ss_chunk_header *c);
@@ -419,8 +422,9 @@ SS_HIDDEN void ss_cost_set_skip_ns(uint64_t ns); /* filter.c's calibration */
 SS_HIDDEN void ss_stack_init(void);     /* before main; sets ss_hot.stacks */
 SS_HIDDEN void ss_stack_capture(void);  /* right after an ENTER was emitted */
 
-/* elfsym.c: find a function's address in the loaded program by name */
-SS_HIDDEN void *ss_elfsym_lookup(const char *name, char *err, size_t errlen);
+/* elfsym.c: find a function's address in the loaded program by name,
+ * and its symbol's size in *size (when size is not NULL) */
+SS_HIDDEN void *ss_elfsym_lookup(const char *name, uint64_t *size, char *err, size_t errlen);
 /* Executable address ranges of the loaded modules built with
  * -finstrument-functions; fills up to max, returns how many. */
 SS_HIDDEN size_t ss_elfsym_instrumented(uintptr_t *lo, uintptr_t *hi, size_t max);

@@ -26,11 +26,13 @@
 
 #define POOL_READY 2
 /* Before a window opens (ss_pool_early, at the step boundary before it) the
- * thread pages in a ring for every thread and POOL_READY chunks more, up
- * to POOL_MAX, while the gate is still closed: the window's opening then
- * takes chunks instead of paging them in (about 0.4 ms a 1 MiB chunk, 3-4
- * of them: the first recorded step's 4-6 ms of issue 36) */
-#define POOL_MAX 8
+ * thread counts the threads that lack a ring, pages in a chunk for each
+ * and POOL_READY chunks more, up to POOL_MAX, and makes the rings of them
+ * (ss_ring_prepare), while the gate is still closed: the window's opening
+ * then finds the rings made instead of paging them in (about 0.4 ms a
+ * 1 MiB chunk, 3-4 of them: the first recorded step's 4-6 ms of issue 36)
+ * or reading /proc/self/status to count the threads (issue 46) */
+#define POOL_MAX (64 + POOL_READY) /* ss_ring_missing's most, and the pool's */
 /* the thread refills only once the pool is down to POOL_LOW, then up to
  * POOL_READY: a few chunks taken (the first events of a window's threads)
  * cost no paging-in during the step that took them */
@@ -40,6 +42,12 @@
  * a word stores it when the handler returns, maybe after the handler
  * retired the chunk. */
 #define POOL_RETIRED 256
+/* pieces of fresh chunks a program's thread mapped without populating
+ * them all (ss_buf_map_lazy), populated by the thread next */
+#define POOL_LATER 64
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 #define RETIRE_GRACE_NS 200000000ull
 
 static struct {
@@ -53,10 +61,24 @@ static struct {
 	                                 * fill while the gate is closed */
 	int want;                       /* chunks to keep ready: POOL_READY,
 	                                 * more before a window (ss_pool_early) */
+	int rings;                      /* early: 1 the threads' rings are to
+	                                 * be counted, 2 made once the pool
+	                                 * holds their chunks, 0 done */
+	int rings_made;                 /* the coming window's rings are made:
+	                                 * its opening leaves them be */
+	int sleeping;                   /* in the wait only a signal ends: the
+	                                 * others need not wake it (a futex
+	                                 * wake costs the caller 15-50 us on
+	                                 * the development VM) when it looks
+	                                 * again within COPY_WAIT_MAX_US */
 	int release;                    /* no window is left: give the ready
 	                                 * chunks back now (ss_pool_release) */
+	int nring;                      /* early: chunks the rings want */
 	pid_t pid;
 	uint64_t size;
+	int nlater;
+	char *later[POOL_LATER];
+	uint64_t later_len[POOL_LATER];
 	int nready, nretired;
 	struct ss_chunk_header *ready[POOL_MAX];
 	uint64_t ready_off[POOL_MAX];   /* file offset of each ready chunk */
@@ -177,6 +199,60 @@ static void release_ready(void)
 	pthread_mutex_lock(&pool.mu);
 }
 
+/* Early (a window opens at the next step), pool.mu held (dropped while
+ * it works): count the threads that lack a ring (pool.rings 1), then,
+ * once the pool holds a chunk for each, make their rings (2).  1 when it
+ * did either, 0 when the chunks are still to be paged in. */
+static int rings_early(void)
+{
+	int step = pool.rings;
+	if (step == 2 && pool.nready < pool.nring)
+		return 0;
+	pthread_mutex_unlock(&pool.mu);
+	pthread_mutex_lock(&ss_rt.lock);
+	int n = -1;
+	if (step == 1)
+		n = ss_ring_missing();
+	else if (pool.early && !ss_rt.stopped && !ss_rt.disabled && !(ss_hot.gate & SS_GATE_EVENTS))
+		ss_ring_prepare();
+	pthread_mutex_lock(&pool.mu);
+	pthread_mutex_unlock(&ss_rt.lock);
+	if (pool.rings != step) /* the window opened meanwhile (ss_pool_fill) */
+		return 1;
+	if (step == 1) {
+		/* the rings' chunks first, the pool's own after them */
+		pool.nring = n < 0 ? 0 : n > POOL_MAX - POOL_READY ? POOL_MAX - POOL_READY : n;
+		pool.want = pool.nring + POOL_READY;
+		if (pool.nready < pool.want)
+			pool.filling = 1;
+		pool.rings = 2;
+	} else {
+		pool.rings = 0;
+		pool.rings_made = 1;
+		pool.want = POOL_READY;
+		if (pool.nready < pool.want)
+			pool.filling = 1;
+	}
+	return 1;
+}
+
+/* The pieces ss_buf_map_lazy left, populated (pool.mu held, dropped
+ * meanwhile).  Only MADV_POPULATE_WRITE: it never changes a byte, so a
+ * chunk unmapped meanwhile (its thread gone) costs nothing wrong. */
+static void populate_later(void)
+{
+	char *p[POOL_LATER];
+	uint64_t len[POOL_LATER];
+	int n = pool.nlater;
+	memcpy(p, pool.later, sizeof(p[0]) * (size_t)n);
+	memcpy(len, pool.later_len, sizeof(len[0]) * (size_t)n);
+	pool.nlater = 0;
+	pthread_mutex_unlock(&pool.mu);
+	for (int i = 0; i < n; i++)
+		madvise(p[i], len[i], MADV_POPULATE_WRITE);
+	pthread_mutex_lock(&pool.mu);
+}
+
 static void *pool_main(void *arg)
 {
 	(void)arg;
@@ -184,6 +260,10 @@ static void *pool_main(void *arg)
 	ss_cost_bg_started(); /* its CPU time is recording's (cost.c) */
 	pthread_mutex_lock(&pool.mu);
 	for (;;) {
+		if (pool.nlater) {
+			populate_later();
+			continue;
+		}
 		if (unmap_retired(0))
 			continue;
 		/* the rings' finished blocks into the file (ring.c) */
@@ -201,6 +281,8 @@ static void *pool_main(void *arg)
 		if (ss_hot.gate & SS_GATE_EVENTS)
 			look_at_maps();
 		if (unmap_retired(0))
+			continue;
+		if (pool.early && pool.rings && rings_early())
 			continue;
 		if (pool.nready <= POOL_LOW)
 			pool.filling = 1;
@@ -229,12 +311,16 @@ static void *pool_main(void *arg)
 				continue;
 			}
 		}
-		if ((ss_hot.gate & SS_GATE_EVENTS) || pending || pool.nretired) {
+		/* while a window is about to open it looks often too: the
+		 * opening then need not wake it */
+		if ((ss_hot.gate & SS_GATE_EVENTS) || pending || pool.nretired || pool.early) {
 			wait_us(wait);
 			if (!copied && wait < COPY_WAIT_MAX_US)
 				wait *= 2;
 		} else {
+			pool.sleeping = 1;
 			pthread_cond_wait(&pool.cv, &pool.mu);
+			pool.sleeping = 0;
 			wait = COPY_WAIT_MIN_US;
 		}
 	}
@@ -246,11 +332,13 @@ void ss_pool_start(uint64_t size)
 {
 	pthread_mutex_lock(&pool.mu);
 	if (pool.started && pool.pid == getpid()) {
-		pthread_cond_signal(&pool.cv);
+		if (pool.sleeping)
+			pthread_cond_signal(&pool.cv);
 		pthread_mutex_unlock(&pool.mu);
 		return;
 	}
 	pool.started = 1;
+	pool.sleeping = 0;
 	pool.pid = getpid();
 	pool.size = size;
 	pthread_t th;
@@ -260,21 +348,53 @@ void ss_pool_start(uint64_t size)
 }
 
 /* The step boundary before a window opens (ss_rt.lock held): the thread
- * opens the trace file and pages in `chunks` chunks (a ring for each
- * thread that has none, and the pool's own) while the program runs its
- * last step before the window, on another core. */
-void ss_pool_early(uint64_t size, int chunks)
+ * opens the trace file, counts the threads that have no ring, pages in a
+ * chunk for each and the pool's own, and makes their rings, while the
+ * program runs its last step before the window, on another core.  The
+ * program's thread only sets the flags and wakes it. */
+void ss_pool_early(uint64_t size)
 {
 	ss_pool_start(size);
 	pthread_mutex_lock(&pool.mu);
 	if (pool.started && pool.pid == getpid() && pool.size == size) {
 		pool.early = 1;
-		pool.want = chunks < POOL_READY ? POOL_READY : chunks > POOL_MAX ? POOL_MAX : chunks;
-		if (pool.nready < pool.want)
-			pool.filling = 1;
+		pool.rings = 1;
+		pool.rings_made = 0;
 		pthread_cond_signal(&pool.cv);
 	}
 	pthread_mutex_unlock(&pool.mu);
+}
+
+/* A piece of a fresh chunk to populate (ss_buf_map_lazy): 1 when the
+ * background thread will, 0 when the caller must (no thread, a full
+ * list). */
+int ss_pool_populate_later(void *p, uint64_t len)
+{
+	int ok = 0;
+	pthread_mutex_lock(&pool.mu);
+	if (pool.started && pool.pid == getpid() && pool.nlater < POOL_LATER) {
+		pool.later[pool.nlater] = p;
+		pool.later_len[pool.nlater++] = len;
+		ok = 1;
+		if (pool.sleeping)
+			pthread_cond_signal(&pool.cv);
+	}
+	pthread_mutex_unlock(&pool.mu);
+	return ok;
+}
+
+/* When a window opens (ss_rt.lock held): 1 if the background thread was
+ * told to make the threads' rings before it (ss_pool_early), so that the
+ * opening need not count the threads again.  A thread whose ring it has
+ * not made yet (it began since, or the thread is behind: a short step, a
+ * busy machine) gets one at its first event, from the pool or mapped in
+ * pieces (ss_buf_map_lazy). */
+int ss_pool_rings_early(void)
+{
+	pthread_mutex_lock(&pool.mu);
+	int early = pool.started && pool.pid == getpid() && (pool.early || pool.rings_made);
+	pthread_mutex_unlock(&pool.mu);
+	return early;
 }
 
 /* When a window opens (ss_rt.lock held, before its step begins), after the
@@ -288,10 +408,13 @@ void ss_pool_fill(uint64_t size)
 	ss_pool_start(size);
 	pthread_mutex_lock(&pool.mu);
 	pool.early = 0;
+	pool.rings = 0;
+	pool.rings_made = 0;
 	pool.want = POOL_READY;
 	if (pool.nready <= POOL_LOW)
 		pool.filling = 1;
-	pthread_cond_signal(&pool.cv);
+	if (pool.sleeping) /* else it looks within COPY_WAIT_MAX_US */
+		pthread_cond_signal(&pool.cv);
 	pthread_mutex_unlock(&pool.mu);
 }
 
@@ -402,11 +525,15 @@ void ss_pool_after_fork(void)
 	for (int i = 0; i < pool.nretired; i++)
 		munmap(pool.retired[i], pool.retired[i]->size);
 	pool.nready = pool.nretired = 0;
+	pool.nlater = 0;
 	pool.started = 0;
 	pool.busy = 0;    /* the parent's thread was preparing, not ours */
 	pool.filling = 0;
 	pool.closing = 0;
 	pool.early = 0;
+	pool.rings = 0;
+	pool.rings_made = 0;
+	pool.sleeping = 0;
 	pool.want = POOL_READY;
 	pool.release = 0;
 }

@@ -70,15 +70,20 @@ void ss_ring_test_kill(const char *point)
 
 struct ss_rings ss_rings = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-/* A new ring, free, in the list; NULL when recording stopped.  ss_rt.lock
- * held. */
-static struct ss_ring *ring_new(uint64_t size)
+/* A ring made when a window opens, with none ready: its first RING_NOW
+ * bytes are paged in then, the rest by the background thread */
+#define RING_NOW (64 << 10)
+
+/* A new ring, free, in the list; NULL when recording stopped.  With
+ * `lazy` (a window's opening), a chunk the pool does not have is paged in
+ * in pieces (ss_buf_map_lazy), else whole.  ss_rt.lock held. */
+static struct ss_ring *ring_new(uint64_t size, int lazy)
 {
 	uint64_t off = 0;
 	struct ss_chunk_header *c = ss_pool_take(size, &off);
 	for (int tries = 0; !c && tries < 2 && !ss_rt.stopped; tries++) {
 		off = ss_buf_reserve(size);
-		c = off ? ss_buf_map(off, size) : NULL;
+		c = !off ? NULL : lazy ? ss_buf_map_lazy(off, size, RING_NOW) : ss_buf_map(off, size);
 	}
 	if (!c)
 		return NULL;
@@ -161,18 +166,19 @@ int ss_ring_missing(void)
 void ss_ring_prepare(void)
 {
 	for (int n = ss_ring_missing(); n > 0; n--)
-		if (!ring_new(ss_rt.chunk_bytes))
+		if (!ring_new(ss_rt.chunk_bytes, 0))
 			break;
 }
 
 /* Give the thread a ring (ss_rt.lock held): a free one, one the pool
- * paged in, or a new one.  NULL when recording stopped. */
-static struct ss_ring *ring_get(struct ss_thread *t)
+ * paged in, or a new one (paged in in pieces with `lazy`).  NULL when
+ * recording stopped. */
+static struct ss_ring *ring_get(struct ss_thread *t, int lazy)
 {
 	uint64_t size = ss_rt.chunk_bytes;
 	ss_pool_start(size); /* the thread that copies blocks out */
 	struct ss_ring *r = ring_take_free(size);
-	if (!r && ring_new(size))
+	if (!r && ring_new(size, lazy))
 		r = ring_take_free(size);
 	if (!r)
 		return NULL;
@@ -352,7 +358,7 @@ void ss_buf_refill(struct ss_thread *t, uint64_t word)
 		if (t->state == SS_THREAD_NEW)
 			ss_thread_init(t);
 		if (!t->ring && !ss_rt.stopped && !ss_rt.disabled)
-			ring_get(t);
+			ring_get(t, 0);
 		pthread_mutex_unlock(&ss_rt.lock);
 	}
 	if (ss_rt.stopped && t->blk && t->pos <= t->end)
@@ -398,7 +404,7 @@ void ss_buf_ready(struct ss_thread *t)
 {
 	if (t->blk || t->lost || t->inherit || ss_rt.stopped || ss_rt.disabled)
 		return;
-	if (!t->ring && !ring_get(t))
+	if (!t->ring && !ring_get(t, 1))
 		return;
 	uintptr_t hint = (uintptr_t)ss_hot.watch;
 	uint64_t *e = begin_block(t, ss_clock_now(), hint ? SS_ABASE(hint) : t->abase, 1);

@@ -146,10 +146,14 @@ int ss_thread_own_count(void)
 
 /* A runtime thread's start: marked own for its whole life, so nothing it
  * does is the program's (the malloc that libraries such as NVML make on
- * it: alloc.c never records them). */
+ * it: alloc.c never records them).  It names itself (a prctl): named by
+ * the thread that starts it, the name would be an open and a write of
+ * /proc/self/task/TID/comm on the program's thread, at the step boundary
+ * before the first window (issue 46). */
 struct ss_thread_boot {
 	void *(*fn)(void *);
 	void *arg;
+	const char *name;
 };
 
 static void *ss_thread_boot(void *p)
@@ -157,6 +161,8 @@ static void *ss_thread_boot(void *p)
 	struct ss_thread_boot b = *(struct ss_thread_boot *)p;
 	ss_free(p);
 	ss_tls.own = 1;
+	if (b.name)
+		pthread_setname_np(pthread_self(), b.name);
 	return b.fn(b.arg);
 }
 
@@ -174,6 +180,7 @@ int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *n
 	if (b) {
 		b->fn = fn;
 		b->arg = arg;
+		b->name = name;
 		err = pthread_create(th, NULL, ss_thread_boot, b);
 		if (err)
 			ss_free(b);
@@ -183,8 +190,6 @@ int ss_thread_start(pthread_t *th, void *(*fn)(void *), void *arg, const char *n
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!err)
 		__atomic_fetch_add(&ss_thread_own_n, 1, __ATOMIC_RELAXED);
-	if (!err && name)
-		pthread_setname_np(*th, name);
 	return err;
 }
 

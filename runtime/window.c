@@ -40,6 +40,7 @@ static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
 static uintptr_t inst_lo[INST_MAX], inst_hi[INST_MAX];
 static size_t inst_n;
 static unsigned long long inst_adds;
+static uint64_t step_size; /* the step function's symbol size, 0 unknown */
 
 static int adds_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -66,6 +67,27 @@ static int instrumented(uintptr_t pc)
 	return 0;
 }
 
+/* The top of the calling thread's stack, for the frame walk, 0 if
+ * unknown.  The walk only climbs (each frame above the one before), so
+ * the top is all it needs.  For the process's first thread that is the
+ * stack pointer the loader started it with (__libc_stack_end): every
+ * frame of main and below it lies under it.  Its full bounds
+ * (ss_thread_stack_bounds) would cost the window's opening a read of
+ * /proc/self/maps by pthread_getattr_np (0.2-0.4 ms on the development
+ * VM); another thread's come from its descriptor, without one. */
+extern void *__libc_stack_end __attribute__((weak));
+
+static uintptr_t stack_top(struct ss_thread *t, uintptr_t fp)
+{
+	uintptr_t top = &__libc_stack_end ? (uintptr_t)__libc_stack_end : 0;
+	/* the forked child of another thread has that thread's stack: fp is
+	 * then far below the first thread's (the kernel leaves at least
+	 * 128 MiB under the stack's top for it to grow) */
+	if (!t->stack_hi && t->tid == (uint64_t)ss_rt.pid && top > fp && top - fp < (64u << 20))
+		return top;
+	return ss_thread_stack_bounds(t) ? t->stack_hi : 0;
+}
+
 /* Return addresses of the calling thread's open frames, innermost first,
  * leaving out the runtime's own frames.  The walk stops at the first frame
  * of code not built with -finstrument-functions (libc's start code, a
@@ -74,11 +96,12 @@ static int instrumented(uintptr_t pc)
  * not to be trusted. */
 static size_t walk_frames(struct ss_thread *t, uint64_t *out, size_t max)
 {
-	if (!ss_thread_stack_bounds(t))
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = fp, hi = stack_top(t, fp);
+	if (!hi)
 		return 0;
 	size_t n = 0;
-	uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-	while (n < max && fp >= t->stack_lo && fp + 16 <= t->stack_hi && !(fp & 7)) {
+	while (n < max && fp >= lo && fp + 16 <= hi && !(fp & 7)) {
 		uintptr_t next = ((uintptr_t *)fp)[0];
 		uintptr_t ret = ((uintptr_t *)fp)[1];
 		if (!ret)
@@ -132,16 +155,20 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		/* in step.function mode the innermost frame is the step
 		 * function itself, whose entry is recorded right after;
 		 * unless the function was inlined there: then it is the
-		 * caller's, which stays (checked at the first window) */
+		 * caller's, which stays (checked at the first window: a
+		 * frame inside the function's symbol, as start-up found it,
+		 * is its own without reading the symbol tables again) */
 		static int step_inlined = -1;
+		uintptr_t fn = (uintptr_t)ss_hot.watch;
 		if (ss_hot.watch && n && step_inlined < 0)
-			step_inlined = ss_elfsym_step_inlined(
-				c->step_function, ss_hot.watch, frames[0]);
+			step_inlined = frames[0] >= fn && frames[0] - fn < step_size ? 0 :
+				ss_elfsym_step_inlined(c->step_function, ss_hot.watch, frames[0]);
 		size_t skip = (ss_hot.watch && n && step_inlined != 1) ? 1 : 0;
 		ss_frames_forget_all();
 		ss_filter_on_window();
 		ss_buf_ready(t);
-		ss_ring_prepare(); /* the other threads' rings */
+		if (!ss_pool_rings_early())
+			ss_ring_prepare(); /* the other threads' rings */
 		ss_pool_fill(ss_rt.chunk_bytes); /* chunks for rings that overflow */
 		uint64_t begin = ss_clock_now_ordered();
 		struct ss_meta_window_open w = { t->tid, t->serial, step, begin };
@@ -161,7 +188,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		 * during this one (pool.c), so that the opening only takes them */
 		if (act != SS_STEP_RECORD && !ss_rt.stopped && !ss_rt.disabled &&
 		    ss_schedule_action(c, step + 1) == SS_STEP_RECORD)
-			ss_pool_early(ss_rt.chunk_bytes, ss_ring_missing() + 2);
+			ss_pool_early(ss_rt.chunk_bytes);
 	}
 	ss_gpu_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
 	ss_sched_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
@@ -197,7 +224,7 @@ int ss_window_init(void)
 		ss_cost_on_window(1); /* the whole run: its cost from here */
 	if (c->step_function[0]) {
 		char err[512], where[SS_CONFIG_PATH_MAX + 80];
-		void *fn = ss_elfsym_lookup(c->step_function, err, sizeof(err));
+		void *fn = ss_elfsym_lookup(c->step_function, &step_size, err, sizeof(err));
 		if (!fn) {
 			ss_hot.gate = 0;
 			if (ss_rt.handed) {
