@@ -242,7 +242,7 @@ SS_HIDDEN void ss_ring_flush(struct ss_thread *self);
 SS_HIDDEN void ss_ring_after_fork(void);
 SS_HIDDEN int ss_ring_stalled(void); /* tests: nothing copies (ring.c) */
 SS_HIDDEN void ss_ring_test_switches(void); /* tests: read at start (ring.c) */
-SS_HIDDEN void ss_ring_prepare(void); /* lock held: a window opens */
+SS_HIDDEN void ss_ring_prepare(int lazy); /* lock held: a window opens */
 SS_HIDDEN int ss_ring_missing(void);  /* lock held: rings the threads lack */
 SS_HIDDEN void ss_ring_trim_tail(struct ss_thread *self, int last); /* lock held: exit */
 SS_HIDDEN int ss_buf_open_file(void);

@@ -26,13 +26,13 @@
 
 #define POOL_READY 2
 /* Before a window opens (ss_pool_early, at the step boundary before it) the
- * thread counts the threads that lack a ring, pages in a chunk for each
- * and POOL_READY chunks more, up to POOL_MAX, and makes the rings of them
- * (ss_ring_prepare), while the gate is still closed: the window's opening
- * then finds the rings made instead of paging them in (about 0.4 ms a
- * 1 MiB chunk, 3-4 of them: the first recorded step's 4-6 ms of issue 36)
- * or reading /proc/self/status to count the threads (issue 46) */
-#define POOL_MAX (64 + POOL_READY) /* ss_ring_missing's most, and the pool's */
+ * thread makes a ring for each thread that lacks one (ss_ring_prepare) and
+ * pages in the pool's POOL_READY chunks, while the gate is still closed:
+ * the window's opening then finds the rings made instead of paging them
+ * in (about 0.4 ms a 1 MiB chunk, 3-4 of them: the first recorded step's
+ * 4-6 ms of issue 36) or reading /proc/self/status to count the threads
+ * (issue 46) */
+#define POOL_MAX 8
 /* the thread refills only once the pool is down to POOL_LOW, then up to
  * POOL_READY: a few chunks taken (the first events of a window's threads)
  * cost no paging-in during the step that took them */
@@ -61,9 +61,8 @@ static struct {
 	                                 * fill while the gate is closed */
 	int want;                       /* chunks to keep ready: POOL_READY,
 	                                 * more before a window (ss_pool_early) */
-	int rings;                      /* early: 1 the threads' rings are to
-	                                 * be counted, 2 made once the pool
-	                                 * holds their chunks, 0 done */
+	int rings;                      /* early: the threads' rings are to
+	                                 * be made (rings_early) */
 	int rings_made;                 /* the coming window's rings are made:
 	                                 * its opening leaves them be */
 	int sleeping;                   /* in the wait only a signal ends: the
@@ -73,7 +72,6 @@ static struct {
 	                                 * again within COPY_WAIT_MAX_US */
 	int release;                    /* no window is left: give the ready
 	                                 * chunks back now (ss_pool_release) */
-	int nring;                      /* early: chunks the rings want */
 	pid_t pid;
 	uint64_t size;
 	int nlater;
@@ -200,40 +198,22 @@ static void release_ready(void)
 }
 
 /* Early (a window opens at the next step), pool.mu held (dropped while
- * it works): count the threads that lack a ring (pool.rings 1), then,
- * once the pool holds a chunk for each, make their rings (2).  1 when it
- * did either, 0 when the chunks are still to be paged in. */
-static int rings_early(void)
+ * it works): a ring for each thread that lacks one, made now and paged in
+ * in pieces, its first 64 KiB at once and the rest next (populate_later):
+ * a short step before the window, or a busy machine, leaves the thread
+ * little time, and the opening wants the rings, not whole ones. */
+static void rings_early(void)
 {
-	int step = pool.rings;
-	if (step == 2 && pool.nready < pool.nring)
-		return 0;
 	pthread_mutex_unlock(&pool.mu);
 	pthread_mutex_lock(&ss_rt.lock);
-	int n = -1;
-	if (step == 1)
-		n = ss_ring_missing();
-	else if (pool.early && !ss_rt.stopped && !ss_rt.disabled && !(ss_hot.gate & SS_GATE_EVENTS))
-		ss_ring_prepare();
+	if (!ss_rt.stopped && !ss_rt.disabled && !(ss_hot.gate & SS_GATE_EVENTS))
+		ss_ring_prepare(1);
 	pthread_mutex_lock(&pool.mu);
 	pthread_mutex_unlock(&ss_rt.lock);
-	if (pool.rings != step) /* the window opened meanwhile (ss_pool_fill) */
-		return 1;
-	if (step == 1) {
-		/* the rings' chunks first, the pool's own after them */
-		pool.nring = n < 0 ? 0 : n > POOL_MAX - POOL_READY ? POOL_MAX - POOL_READY : n;
-		pool.want = pool.nring + POOL_READY;
-		if (pool.nready < pool.want)
-			pool.filling = 1;
-		pool.rings = 2;
-	} else {
+	if (pool.rings) { /* else the window opened meanwhile (ss_pool_fill) */
 		pool.rings = 0;
 		pool.rings_made = 1;
-		pool.want = POOL_READY;
-		if (pool.nready < pool.want)
-			pool.filling = 1;
 	}
-	return 1;
 }
 
 /* The pieces ss_buf_map_lazy left, populated (pool.mu held, dropped
@@ -282,8 +262,10 @@ static void *pool_main(void *arg)
 			look_at_maps();
 		if (unmap_retired(0))
 			continue;
-		if (pool.early && pool.rings && rings_early())
+		if (pool.early && pool.rings) {
+			rings_early();
 			continue;
+		}
 		if (pool.nready <= POOL_LOW)
 			pool.filling = 1;
 		else if (pool.nready >= pool.want)
@@ -360,6 +342,8 @@ void ss_pool_early(uint64_t size)
 		pool.early = 1;
 		pool.rings = 1;
 		pool.rings_made = 0;
+		if (pool.nready < pool.want)
+			pool.filling = 1;
 		pthread_cond_signal(&pool.cv);
 	}
 	pthread_mutex_unlock(&pool.mu);

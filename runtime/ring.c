@@ -70,8 +70,8 @@ void ss_ring_test_kill(const char *point)
 
 struct ss_rings ss_rings = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-/* A ring made when a window opens, with none ready: its first RING_NOW
- * bytes are paged in then, the rest by the background thread */
+/* A ring made for a window about to open, with no chunk ready: its first
+ * RING_NOW bytes are paged in then, the rest by the background thread */
 #define RING_NOW (64 << 10)
 
 /* A new ring, free, in the list; NULL when recording stopped.  With
@@ -159,14 +159,15 @@ int ss_ring_missing(void)
 	return want > have ? want - have : 0;
 }
 
-/* When a window opens (ss_rt.lock held): a free ring for every thread of
- * the process that has none, so the workers' first events in the window
- * find one instead of paging in their own during the first step (from the
- * chunks the pool paged in before the window, ss_pool_early). */
-void ss_ring_prepare(void)
+/* Before a window opens (ss_rt.lock held): a free ring for every thread
+ * of the process that has none, so the workers' first events in the
+ * window find one instead of paging in their own during the first step.
+ * Made by the background thread during the step before (pool.c
+ * rings_early, `lazy`: paged in in pieces), else by the opening. */
+void ss_ring_prepare(int lazy)
 {
 	for (int n = ss_ring_missing(); n > 0; n--)
-		if (!ring_new(ss_rt.chunk_bytes, 0))
+		if (!ring_new(ss_rt.chunk_bytes, lazy))
 			break;
 }
 

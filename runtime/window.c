@@ -168,7 +168,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		ss_filter_on_window();
 		ss_buf_ready(t);
 		if (!ss_pool_rings_early())
-			ss_ring_prepare(); /* the other threads' rings */
+			ss_ring_prepare(0); /* the other threads' rings */
 		ss_pool_fill(ss_rt.chunk_bytes); /* chunks for rings that overflow */
 		uint64_t begin = ss_clock_now_ordered();
 		struct ss_meta_window_open w = { t->tid, t->serial, step, begin };
