@@ -20,8 +20,10 @@
 #             libstepscope (two hook sets in one process would fight)
 # First, fidelity.sh: the figures of issue 14 against the true floor (hooks
 # linked in, a ring in cache); floor.sh: the hot path against that floor
-# and the dot product's fastest call (issue 46); idle.sh: stepscope idle against empty hooks
-# linked into the program (issue 28).  Then the other sections: build time
+# and the dot product's fastest call (issue 46); window.sh: a window's
+# opening on the program's thread (issue 46); idle.sh: stepscope idle
+# against empty hooks linked into the program (issue 28).  Then the other
+# sections: build time
 # through stepscope-cc, symbolize
 # throughput, post-processing (post.sh: every command on a big run),
 # record.stack, stats: whole_run, filter (the rebuild with
@@ -59,6 +61,11 @@ CC=$CC sh "$SRC/fidelity.sh"
 # against it, and the dot product's fastest recorded call against its
 # unrecorded time: tests/bench/floor.sh, which also runs alone
 CC=$CC sh "$SRC/floor.sh"
+# ---------------------------------------------------------------- window
+# (issue 46) opening a recording window on the program's own thread, at the
+# ring and pool's default size and at 4x, and the first recorded step
+# against the others: tests/bench/window.sh, which also runs alone
+CC=$CC sh "$SRC/window.sh"
 
 # ---------------------------------------------------------------- idle
 # (issue 28) an instrumented call while nothing is recorded, against empty

@@ -27,6 +27,7 @@
 static const char *const sections[] = {
 	"fidelity (issue 14)",
 	"floor (issue 46)",
+	"window: b-window",
 	"idle (issue 28)",
 	"offcpu: b-omp-busy",
 	"diff: 2 same-build pairs and 2 pairs against one operator +30%",
@@ -58,6 +59,9 @@ static const char *const figures[] = {
 	"floor: stepscope recording / unfenced ring (ns per call pair)",
 	"floor: uftrace / stepscope",
 	"floor: dot product fastest recorded call / unrecorded",
+	"window: opening on the program's thread, defaults (ms)",
+	"window: opening on the program's thread, ring and pool 4x (ms)",
+	"window: first recorded step / median recorded step",
 	"idle: STEPSCOPE_DISABLE=1 / empty linked in (wall)",
 	"idle: STEPSCOPE_DISABLE=1 / empty linked in (CPU)",
 	"idle: window never opens / empty linked in (wall)",
