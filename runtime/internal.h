@@ -410,7 +410,7 @@ SS_HIDDEN void ss_sched_after_fork(void);
 
 /* cost.c: what recording costs the process as it runs (SS_META_COST) */
 SS_HIDDEN void ss_cost_on_window(int open); /* lock held: each step boundary */
-SS_HIDDEN void ss_cost_opening(void);       /* lock held: a window starts to open */
+SS_HIDDEN void ss_cost_opening(uint64_t entered_ns); /* lock held: a window starts to open */
 SS_HIDDEN void ss_cost_on_exit(uint64_t end); /* lock held: at exit, `end` its first tick */
 SS_HIDDEN void ss_cost_on_step(uint64_t ts, int rec); /* lock held: each boundary */
 SS_HIDDEN int ss_cost_want_steps(void);    /* lock held: time more steps */

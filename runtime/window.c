@@ -118,6 +118,11 @@ static size_t walk_frames(struct ss_thread *t, uint64_t *out, size_t max)
 	return n;
 }
 
+/* When the stepping thread entered the step boundary (CLOCK_MONOTONIC),
+ * before it took the lock: a window's opening is timed from there
+ * (cost.c); 0 unknown. */
+static __thread uint64_t entered_ns __attribute__((tls_model("initial-exec")));
+
 /* Lock held.  `t` is the stepping thread. */
 __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 						    uint64_t step, uint64_t ts)
@@ -143,7 +148,7 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		 * begins after it (SS_META_WINDOW_OPEN spans it): creating the
 		 * file, maps, stats, the frame walk, the filter and the
 		 * threads' first chunks are no step's time */
-		ss_cost_opening(); /* but recording's cost (cost.c) */
+		ss_cost_opening(entered_ns); /* but recording's cost (cost.c) */
 		if (ss_rt.fd >= 0)
 			ss_meta_maps_if_changed();
 		else
@@ -261,6 +266,7 @@ __attribute__((noinline)) void ss_window_on_enter(void)
 	if (t->step_depth++ > 0)
 		return; /* recursive entry: same step */
 	uint64_t ts = ss_clock_now_ordered();
+	entered_ns = ss_clock_mono_ns();
 	t->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	ss_fork_resume();
@@ -288,6 +294,7 @@ __attribute__((noinline)) void ss_window_api_step(void)
 	if (ss_rt.cfg.step_function[0])
 		return; /* step.function decides the steps */
 	uint64_t ts = ss_clock_now_ordered();
+	entered_ns = ss_clock_mono_ns();
 	t->in_slow = 1;
 	pthread_mutex_lock(&ss_rt.lock);
 	if (!ss_rt.have_step) /* whole-run mode: step 0 began at start */
