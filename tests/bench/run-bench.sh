@@ -57,10 +57,12 @@ command -v uftrace >/dev/null && uft=yes
 # first recorded step: tests/bench/fidelity.sh, which also runs alone
 CC=$CC sh "$SRC/fidelity.sh"
 
+# ---------------------------------------------------------------- floor
 # (issue 46) the recording hot path against the unfenced ring, uftrace
 # against it, and the dot product's fastest recorded call against its
 # unrecorded time: tests/bench/floor.sh, which also runs alone
 CC=$CC sh "$SRC/floor.sh"
+
 # ---------------------------------------------------------------- window
 # (issue 46) opening a recording window on the program's own thread, at the
 # ring and pool's default size and at 4x, and the first recorded step
