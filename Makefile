@@ -60,7 +60,7 @@ endif
 RT_SRC    := $(wildcard runtime/*.c)
 RT_OBJ    := $(patsubst runtime/%.c,$(OBJ)/runtime/%.o,$(RT_SRC))
 # symbolize/ also uses the config parser and schedule of the runtime
-SHARED_RT := runtime/config.c runtime/config-yaml.c runtime/schedule.c runtime/flops-expr.c
+SHARED_RT := runtime/config.c runtime/config-suggest.c runtime/config-yaml.c runtime/schedule.c runtime/flops-expr.c
 TOOL_SRC  := $(filter-out symbolize/main.c,$(wildcard $(addsuffix /*.c,$(SYM_DIRS)))) $(wildcard $(SHARED_RT))
 TOOL_OBJ  := $(patsubst %.c,$(OBJ)/tool/%.o,$(TOOL_SRC))
 TOOL_LIB  := $(OBJ)/libss-tool.a
