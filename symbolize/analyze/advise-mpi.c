@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "advise.h"
+#include "ranks.h"
 #include "util.h"
 
 #define AM_STEPS 100000   /* step numbers kept per rank */
@@ -72,22 +73,7 @@ struct am_state {
 
 static int am_grow_steps(struct am_proc *p, uint64_t step)
 {
-	size_t n = p->nsteps, want = (size_t)step + 1;
-	uint64_t *a, *b;
-	if (want <= n)
-		return 0;
-	a = realloc(p->step_ns, want * sizeof(*a));
-	if (!a)
-		return -1;
-	p->step_ns = a;
-	b = realloc(p->mpi_ns, want * sizeof(*b));
-	if (!b)
-		return -1;
-	p->mpi_ns = b;
-	memset(a + n, 0, (want - n) * sizeof(*a));
-	memset(b + n, 0, (want - n) * sizeof(*b));
-	p->nsteps = want;
-	return 0;
+	return ss_ranks_grow_steps(&p->step_ns, &p->mpi_ns, &p->nsteps, step);
 }
 
 static void am_process(void *ctx, uint64_t pid, const char *name)

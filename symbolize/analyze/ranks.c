@@ -48,24 +48,29 @@ struct ss_ranks {
 	int oom;
 };
 
-static int ss_ranks_grow(struct ss_ranks_proc *p, uint64_t step)
+int ss_ranks_grow_steps(uint64_t **step_ns, uint64_t **mpi_ns, size_t *nsteps, uint64_t step)
 {
-	size_t n = p->nsteps, want = (size_t)step + 1;
+	size_t n = *nsteps, want = (size_t)step + 1;
 	uint64_t *a, *b;
 	if (want <= n)
 		return 0;
-	a = realloc(p->step_ns, want * sizeof(*a));
+	a = realloc(*step_ns, want * sizeof(*a));
 	if (!a)
 		return -1;
-	p->step_ns = a;
-	b = realloc(p->mpi_ns, want * sizeof(*b));
+	*step_ns = a;
+	b = realloc(*mpi_ns, want * sizeof(*b));
 	if (!b)
 		return -1;
-	p->mpi_ns = b;
+	*mpi_ns = b;
 	memset(a + n, 0, (want - n) * sizeof(*a));
 	memset(b + n, 0, (want - n) * sizeof(*b));
-	p->nsteps = want;
+	*nsteps = want;
 	return 0;
+}
+
+static int ss_ranks_grow(struct ss_ranks_proc *p, uint64_t step)
+{
+	return ss_ranks_grow_steps(&p->step_ns, &p->mpi_ns, &p->nsteps, step);
 }
 
 static struct ss_ranks_fn *ss_ranks_fn(struct ss_ranks *R, const char *name)

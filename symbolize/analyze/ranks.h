@@ -21,6 +21,11 @@ int ss_ranks_info(const struct ss_reader *r, struct ss_meta_rank *out);
  * else "PROG (pid P)". */
 void ss_ranks_pname(const struct ss_reader *r, char *buf, size_t len);
 
+/* Grow a rank's two per-step arrays (step time, MPI time; *nsteps long)
+ * so step fits, zeroing the new entries: 0, or -1 out of memory (each
+ * array that did grow is kept). */
+int ss_ranks_grow_steps(uint64_t **step_ns, uint64_t **mpi_ns, size_t *nsteps, uint64_t step);
+
 /* One host of a multi-host run and how its clock was moved. */
 struct ss_ranks_host {
 	char name[256];
