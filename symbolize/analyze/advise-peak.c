@@ -148,14 +148,8 @@ static int ss_peak_judge(const struct ss_adv_run *run, void *state, struct ss_ad
 	char err[200];
 
 	(void)state;
-	if (!run->args) {
-		snprintf(why, whylen, "the run has no record.args (docs/shapes.md)");
+	if (ss_adv_need_args(run, why, whylen))
 		return 1;
-	}
-	if (!run->nsteps || !run->median_step_ns) {
-		snprintf(why, whylen, "the run has no recorded step");
-		return 1;
-	}
 	for (size_t i = 0; !have && !ss_args_report_shape(run->args, i, &s); i++)
 		have = ss_peak_ok(&s);
 	if (!have) {

@@ -61,6 +61,19 @@ struct ss_adv_finding *ss_adv_add(struct ss_adv_list *l, const char *check)
 	return f;
 }
 
+int ss_adv_need_args(const struct ss_adv_run *run, char *why, size_t whylen)
+{
+	if (!run->args) {
+		snprintf(why, whylen, "the run has no record.args (docs/shapes.md)");
+		return 1;
+	}
+	if (!run->nsteps || !run->median_step_ns) {
+		snprintf(why, whylen, "the run has no recorded step");
+		return 1;
+	}
+	return 0;
+}
+
 static int ss_adv_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

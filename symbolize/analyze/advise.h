@@ -121,6 +121,11 @@ struct ss_adv_list {
 /* A new finding in l (zeroed, check set), or NULL when out of memory. */
 struct ss_adv_finding *ss_adv_add(struct ss_adv_list *l, const char *check);
 
+/* For the checks that read argument shapes (peak, shape): 1 with the
+ * reason in why when the run has no record.args or no recorded step
+ * (the check cannot judge it), else 0. */
+int ss_adv_need_args(const struct ss_adv_run *run, char *why, size_t whylen);
+
 /* The cost of one malloc or free of `size` bytes on this machine, ns:
  * half a malloc/free pair, timed once per size bucket in this process
  * (advise-alloc-cost.c); what the allocation category charges per
