@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -82,4 +83,94 @@ int ss_e2e_advise_names(const struct cJSON *finding, const char *fn)
 		if (cJSON_IsString(f) && !strcmp(f->valuestring, fn))
 			return 1;
 	return 0;
+}
+
+const struct cJSON *ss_e2e_advise_of(const struct cJSON *adv, const char *check)
+{
+	const cJSON *f;
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(adv, "findings"))
+	{
+		const cJSON *c = cJSON_GetObjectItem(f, "check");
+		if (cJSON_IsString(c) && !strcmp(c->valuestring, check))
+			return f;
+	}
+	return NULL;
+}
+
+const struct cJSON *ss_e2e_advise_check(const struct cJSON *adv, const char *check)
+{
+	const cJSON *c, *found = NULL;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(adv, "checks"))
+		if (!strcmp(ss_e2e_advise_str(c, "name"), check))
+			found = c;
+	return found;
+}
+
+void ss_e2e_advise_sched_ok(struct ss_e2e *t, int st)
+{
+	SS_E2E_CHECK(t, !strstr(t->err, "record.sched:"),
+		     "the kernel refused the context-switch event, which this test needs "
+		     "(perf_event_open as root, perf_event_paranoid <= 2): %s", t->err);
+	SS_E2E_EXPECT_STATUS(t, st, 0);
+}
+
+const struct cJSON *ss_e2e_advise_top(struct ss_e2e *t, const struct cJSON *adv,
+				      const char *label, const char *check, const char *fn)
+{
+	const cJSON *top = ss_e2e_advise_finding(adv, 0), *f;
+
+	SS_E2E_CHECK(t, top && !strcmp(ss_e2e_advise_str(top, "check"), check),
+		     "%s: the top finding of the planted run is %s, not %s", label,
+		     top ? ss_e2e_advise_str(top, "check") : "(none)", check);
+	f = cJSON_GetArrayItem(cJSON_GetObjectItem(top, "functions"), 0);
+	SS_E2E_CHECK(t, cJSON_IsString(f) && !strcmp(f->valuestring, fn),
+		     "%s: the %s finding names %s first, not %s", label, check,
+		     cJSON_IsString(f) ? f->valuestring : "(nothing)", fn);
+	return top;
+}
+
+void ss_e2e_advise_quiet(struct ss_e2e *t, const struct cJSON *adv, const char *label,
+			 const char *check)
+{
+	const cJSON *f = ss_e2e_advise_of(adv, check);
+
+	SS_E2E_CHECK(t, !f || ss_e2e_advise_num(f, "save_pct") <= 5.0,
+		     "%s still has a finding of check %s of %.1f%% of the step: %s", label, check,
+		     ss_e2e_advise_num(f, "save_pct"), ss_e2e_advise_str(f, "title"));
+}
+
+void ss_e2e_advise_refused(struct ss_e2e *t, const char *dir, const char *check,
+			   const char *why)
+{
+	cJSON *adv = ss_e2e_advise(t, dir);
+	const cJSON *cn = ss_e2e_advise_check(adv, check);
+
+	SS_E2E_CHECK(t, cn && cJSON_IsFalse(cJSON_GetObjectItem(cn, "judged")) &&
+			    !strcmp(ss_e2e_advise_str(cn, "why"), why),
+		     "advise's %s check on %s: judged %d, why \"%s\"", check, dir,
+		     cn ? cJSON_IsTrue(cJSON_GetObjectItem(cn, "judged")) : -1,
+		     cn ? ss_e2e_advise_str(cn, "why") : "");
+	cJSON_Delete(adv);
+}
+
+static int ss_e2e_advise_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+void ss_e2e_advise_ratios(struct ss_e2e *t, double *ratio, char (*msg)[160], int n)
+{
+	char all[1024] = "";
+	size_t len = 0;
+
+	for (int k = 0; k < n && len < sizeof(all); k++)
+		len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%s", k ? "; " : "", msg[k]);
+	qsort(ratio, (size_t)n, sizeof(ratio[0]), ss_e2e_advise_cmp);
+	SS_E2E_CHECK(t, ratio[n / 2] >= 0.5 && ratio[n / 2] <= 2,
+		     "median predicted/measured saving %.2f, not within a factor of 2 (%s)",
+		     ratio[n / 2], all);
 }

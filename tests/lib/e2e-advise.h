@@ -29,4 +29,29 @@ double ss_e2e_advise_num(const struct cJSON *finding, const char *key);
 /* Whether finding names function fn among its "functions". */
 int ss_e2e_advise_names(const struct cJSON *finding, const char *fn);
 
+/* The first finding of check `check`, or NULL. */
+const struct cJSON *ss_e2e_advise_of(const struct cJSON *adv, const char *check);
+
+/* The entry of check `check` in adv's "checks" (judged, why), or NULL. */
+const struct cJSON *ss_e2e_advise_check(const struct cJSON *adv, const char *check);
+
+/* The planted run's checks, shared by the test-advise-<check>.c tests
+ * (label: the run, in messages). */
+/* After st = ss_e2e_sh(t, "... record --set record.sched=true ..."): fail
+ * unless the kernel gave the context-switch event and it exited 0. */
+void ss_e2e_advise_sched_ok(struct ss_e2e *t, int st);
+/* The first finding of adv, which must be check's and name fn first. */
+const struct cJSON *ss_e2e_advise_top(struct ss_e2e *t, const struct cJSON *adv,
+				      const char *label, const char *check, const char *fn);
+/* check's finding in adv (the run with the advice applied), if any, is
+ * at most 5% of the step. */
+void ss_e2e_advise_quiet(struct ss_e2e *t, const struct cJSON *adv, const char *label,
+			 const char *check);
+/* `stepscope advise` on dir does not judge check, and says exactly why. */
+void ss_e2e_advise_refused(struct ss_e2e *t, const char *dir, const char *check,
+			   const char *why);
+/* The median of n pairs' predicted/measured savings (ratio, sorted here)
+ * is within a factor of 2; msg: each pair's numbers, for the message. */
+void ss_e2e_advise_ratios(struct ss_e2e *t, double *ratio, char (*msg)[160], int n);
+
 #endif /* SS_E2E_ADVISE_H */
