@@ -52,55 +52,13 @@ static void build(struct ss_e2e *t)
 	ss_e2e_build(t, "advise-cuda", "-L. -lcudart -Wl,-rpath,\"$PWD\"");
 }
 
-
-/* `stepscope advise --format json` on run (every step's categories
- * adding up to it), its findings printed */
-static cJSON *advise(struct ss_e2e *t, const char *run)
-{
-	cJSON *adv = ss_e2e_advise(t, run);
-	const cJSON *f;
-	for (int i = 0; (f = ss_e2e_advise_finding(adv, i)); i++)
-		fprintf(stderr, "  %s: [%s] saves %.3f ms: %s\n", run, ss_e2e_advise_str(f, "check"),
-			ss_e2e_advise_num(f, "save_ns") / 1e6, ss_e2e_advise_str(f, "title"));
-	return adv;
-}
-
-/* The largest saving of check's findings in adv (0: none). */
-static double biggest(const cJSON *adv, const char *check)
-{
-	const cJSON *f;
-	double best = 0;
-	for (int i = 0; (f = ss_e2e_advise_finding(adv, i)); i++)
-		if (!strcmp(ss_e2e_advise_str(f, "check"), check) &&
-		    ss_e2e_advise_num(f, "save_ns") > best)
-			best = ss_e2e_advise_num(f, "save_ns");
-	return best;
-}
-
-/* The advice applied: good's median step is faster than bad's by the
- * predicted saving within 2x, and good has no cuda finding above 5%. */
-static void check_saved(struct ss_e2e *t, const cJSON *bad, const cJSON *good,
-			double predicted)
-{
-	double left = biggest(good, "cuda"), before = ss_e2e_advise_median(bad);
-	double after = ss_e2e_advise_median(good), measured = before - after;
-	SS_E2E_CHECK(t, left <= 0.05 * after,
-		     "advice applied: a cuda finding of %.3f ms, median step %.3f ms", left / 1e6,
-		     after / 1e6);
-	fprintf(stderr, "  median step %.3f ms -> %.3f ms: saved %.3f ms, predicted %.3f ms\n",
-		before / 1e6, after / 1e6, measured / 1e6, predicted / 1e6);
-	SS_E2E_CHECK(t, measured > 0 && predicted <= 2 * measured && measured <= 2 * predicted,
-		     "saved %.3f ms, predicted %.3f ms: not within a factor of 2", measured / 1e6,
-		     predicted / 1e6);
-}
-
 static void test_advise_cuda(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 
 	build(t);
 	record(t, "bad", "0");
-	cJSON *bad = advise(t, "bad");
+	cJSON *bad = ss_e2e_advise_show(t, "bad");
 	const cJSON *f = ss_e2e_advise_finding(bad, 0);
 	SS_E2E_CHECK(t, f != NULL, "planted round trips: advise found nothing");
 	const char *title = ss_e2e_advise_str(f, "title");
@@ -121,21 +79,18 @@ static void test_advise_cuda(void **state)
 
 	/* the advice applied: queue the launches, one synchronize a step */
 	record(t, "good", "1");
-	cJSON *good = advise(t, "good");
-	check_saved(t, bad, good, predicted);
+	cJSON *good = ss_e2e_advise_show(t, "good");
+	ss_e2e_advise_saved(t, bad, good, "cuda", "advice applied", predicted);
 
 	/* a run without GPU activity: the check says why it cannot judge */
 	SS_E2E_SH_OK(t, "STEPSCOPE_CUPTI_LIBRARY=\"$PWD/libcudart.so\" "
 		     "\"$SS_E2E_BUILD/bin/stepscope\" record -o host --set step.function=step "
 		     "-- ./s-advise-cuda 4 0");
-	cJSON *host = advise(t, "host");
-	const cJSON *c, *cuda = NULL;
-	cJSON_ArrayForEach(c, cJSON_GetObjectItem(host, "checks"))
-		if (!strcmp(ss_e2e_advise_str(c, "name"), "cuda"))
-			cuda = c;
+	cJSON *host = ss_e2e_advise_show(t, "host");
+	const cJSON *cuda = ss_e2e_advise_check(host, "cuda");
 	SS_E2E_CHECK(t, cuda && cJSON_IsFalse(cJSON_GetObjectItem(cuda, "judged")) &&
 			     strstr(ss_e2e_advise_str(cuda, "why"), "no GPU activity") &&
-			     biggest(host, "cuda") == 0,
+			     ss_e2e_advise_biggest(host, "cuda") == 0,
 		     "no gpu.enabled: expected the cuda check to say it cannot judge");
 	cJSON_Delete(bad);
 	cJSON_Delete(good);
@@ -149,7 +104,7 @@ static void test_advise_cuda_launch(void **state)
 
 	build(t);
 	record(t, "bad", "1 200 2000");
-	cJSON *bad = advise(t, "bad");
+	cJSON *bad = ss_e2e_advise_show(t, "bad");
 	const cJSON *f = ss_e2e_advise_finding(bad, 0);
 	SS_E2E_CHECK(t, f != NULL, "planted launch overhead: advise found nothing");
 	const char *title = ss_e2e_advise_str(f, "title");
@@ -168,8 +123,8 @@ static void test_advise_cuda_launch(void **state)
 
 	/* the advice applied: one fused kernel */
 	record(t, "good", "2 200 2000");
-	cJSON *good = advise(t, "good");
-	check_saved(t, bad, good, predicted);
+	cJSON *good = ss_e2e_advise_show(t, "good");
+	ss_e2e_advise_saved(t, bad, good, "cuda", "advice applied", predicted);
 	cJSON_Delete(bad);
 	cJSON_Delete(good);
 	ss_e2e_pass(t);
@@ -187,14 +142,11 @@ static void test_advise_cuda_clean(void **state)
 	SS_E2E_SH_OK(t, "STEPSCOPE_CUPTI_LIBRARY=\"$PWD/libcudart.so\" "
 		     "\"$SS_E2E_BUILD/bin/stepscope\" record -o clean --set step.function=step "
 		     "--set gpu.enabled=true -- ./s-cuda-fake %d", STEPS);
-	cJSON *adv = advise(t, "clean");
-	const cJSON *c, *cuda = NULL;
-	cJSON_ArrayForEach(c, cJSON_GetObjectItem(adv, "checks"))
-		if (!strcmp(ss_e2e_advise_str(c, "name"), "cuda"))
-			cuda = c;
+	cJSON *adv = ss_e2e_advise_show(t, "clean");
+	const cJSON *cuda = ss_e2e_advise_check(adv, "cuda");
 	SS_E2E_CHECK(t, cuda && cJSON_IsTrue(cJSON_GetObjectItem(cuda, "judged")),
 		     "s-cuda-fake: expected the cuda check to judge the run");
-	double left = biggest(adv, "cuda"), step = ss_e2e_advise_median(adv);
+	double left = ss_e2e_advise_biggest(adv, "cuda"), step = ss_e2e_advise_median(adv);
 	SS_E2E_CHECK(t, left <= 0.05 * step, "s-cuda-fake: a cuda finding of %.3f ms, median "
 		     "step %.3f ms", left / 1e6, step / 1e6);
 	cJSON_Delete(adv);

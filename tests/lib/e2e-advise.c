@@ -108,6 +108,45 @@ const struct cJSON *ss_e2e_advise_check(const struct cJSON *adv, const char *che
 	return found;
 }
 
+double ss_e2e_advise_biggest(const struct cJSON *adv, const char *check)
+{
+	const cJSON *f;
+	double best = 0;
+
+	for (int i = 0; (f = ss_e2e_advise_finding(adv, i)); i++)
+		if (!strcmp(ss_e2e_advise_str(f, "check"), check) &&
+		    ss_e2e_advise_num(f, "save_ns") > best)
+			best = ss_e2e_advise_num(f, "save_ns");
+	return best;
+}
+
+struct cJSON *ss_e2e_advise_show(struct ss_e2e *t, const char *dir)
+{
+	cJSON *adv = ss_e2e_advise(t, dir);
+	const cJSON *f;
+
+	for (int i = 0; (f = ss_e2e_advise_finding(adv, i)); i++)
+		fprintf(stderr, "  %s: [%s] saves %.3f ms: %s\n", dir, ss_e2e_advise_str(f, "check"),
+			ss_e2e_advise_num(f, "save_ns") / 1e6, ss_e2e_advise_str(f, "title"));
+	return adv;
+}
+
+void ss_e2e_advise_saved(struct ss_e2e *t, const struct cJSON *bad, const struct cJSON *good,
+			 const char *check, const char *label, double predicted)
+{
+	double left = ss_e2e_advise_biggest(good, check), before = ss_e2e_advise_median(bad);
+	double after = ss_e2e_advise_median(good), measured = before - after;
+
+	SS_E2E_CHECK(t, left <= 0.05 * after,
+		     "%s: a finding of check %s of %.3f ms, median step %.3f ms", label, check,
+		     left / 1e6, after / 1e6);
+	fprintf(stderr, "  median step %.3f ms -> %.3f ms: saved %.3f ms, predicted %.3f ms\n",
+		before / 1e6, after / 1e6, measured / 1e6, predicted / 1e6);
+	SS_E2E_CHECK(t, measured > 0 && predicted <= 2 * measured && measured <= 2 * predicted,
+		     "saved %.3f ms, predicted %.3f ms: not within a factor of 2", measured / 1e6,
+		     predicted / 1e6);
+}
+
 void ss_e2e_advise_sched_ok(struct ss_e2e *t, int st)
 {
 	SS_E2E_CHECK(t, !strstr(t->err, "record.sched:"),

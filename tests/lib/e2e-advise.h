@@ -34,6 +34,15 @@ const struct cJSON *ss_e2e_advise_of(const struct cJSON *adv, const char *check)
 
 /* The entry of check `check` in adv's "checks" (judged, why), or NULL. */
 const struct cJSON *ss_e2e_advise_check(const struct cJSON *adv, const char *check);
+/* The largest saving of check's findings in adv, ns (0: none). */
+double ss_e2e_advise_biggest(const struct cJSON *adv, const char *check);
+/* ss_e2e_advise, and its findings printed to stderr. */
+struct cJSON *ss_e2e_advise_show(struct ss_e2e *t, const char *dir);
+/* The advice applied: good's median step is faster than bad's by
+ * predicted within 2x, and good has no finding of check above 5% of its
+ * median step (label: good, in messages). */
+void ss_e2e_advise_saved(struct ss_e2e *t, const struct cJSON *bad, const struct cJSON *good,
+			 const char *check, const char *label, double predicted);
 
 /* The planted run's checks, shared by the test-advise-<check>.c tests
  * (label: the run, in messages). */
