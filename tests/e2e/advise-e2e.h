@@ -93,6 +93,34 @@ static double adv_num(struct ss_e2e *t, const cJSON *o, const char *k)
 	return x->valuedouble;
 }
 
+/* The planted run: build s-prog, write config to yaml, record `prog
+ * args` into rundir and ask advise about it (*bad, freed by the caller);
+ * the trainer's median step in ns. */
+static double adv_planted(struct ss_e2e *t, const char *yaml, const char *config,
+			  const char *rundir, const char *prog, const char *args, cJSON **bad)
+{
+	ss_e2e_build(t, prog, NULL);
+	adv_write(t, yaml, config);
+	double before = adv_record(t, yaml, rundir, prog, args);
+	*bad = adv_json(t, rundir);
+	return before;
+}
+
+static void adv_quiet(struct ss_e2e *t, const cJSON *root, const char *check);
+
+/* The run with the advice applied: record `prog args` into rundir, where
+ * check must find nothing above 5% of the step; its median step in ns. */
+static double adv_fixed(struct ss_e2e *t, const char *yaml, const char *rundir,
+			const char *prog, const char *args, const char *check)
+{
+	double after = adv_record(t, yaml, rundir, prog, args);
+	cJSON *good = adv_json(t, rundir);
+
+	adv_quiet(t, good, check);
+	cJSON_Delete(good);
+	return after;
+}
+
 /* check judged the run and found nothing above 5% of the step. */
 static void adv_quiet(struct ss_e2e *t, const cJSON *root, const char *check)
 {

@@ -23,10 +23,8 @@ static void test_churn(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 
-	ss_e2e_build(t, "advise-alloc", NULL);
-	adv_write(t, "alloc.yaml", config);
-	double before = adv_record(t, "alloc.yaml", "churn", "advise-alloc", "9");
-	cJSON *bad = adv_json(t, "churn");
+	cJSON *bad;
+	double before = adv_planted(t, "alloc.yaml", config, "churn", "advise-alloc", "9", &bad);
 	const cJSON *f = adv_top(t, bad, "alloc", "get_scratch");
 	const char *ev = cJSON_GetStringValue(adv_get(f, "evidence"));
 	SS_E2E_CHECK(t, ev && strstr(ev, "40.00 MiB") && strstr(ev, "36.00 MiB") &&
@@ -34,12 +32,9 @@ static void test_churn(void **state)
 		     "evidence lacks the two sizes in 9 of 9 steps: %s", ev ? ev : "");
 	double predicted = adv_num(t, f, "save_ns");
 
-	double after = adv_record(t, "alloc.yaml", "reuse", "advise-alloc", "9 reuse");
-	cJSON *good = adv_json(t, "reuse");
-	adv_quiet(t, good, "alloc");
+	double after = adv_fixed(t, "alloc.yaml", "reuse", "advise-alloc", "9 reuse", "alloc");
 	adv_within2(t, predicted, before, after);
 	cJSON_Delete(bad);
-	cJSON_Delete(good);
 	ss_e2e_pass(t);
 }
 

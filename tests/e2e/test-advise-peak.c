@@ -42,10 +42,8 @@ static void test_below_peak(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 
-	ss_e2e_build(t, "advise-peak", NULL);
-	adv_write(t, "peak.yaml", config);
-	double before = adv_record(t, "peak.yaml", "naive", "advise-peak", "12");
-	cJSON *bad = adv_json(t, "naive");
+	cJSON *bad;
+	double before = adv_planted(t, "peak.yaml", config, "naive", "advise-peak", "12", &bad);
 	const cJSON *f = adv_top(t, bad, "peak", "matmul");
 	const char *ev = cJSON_GetStringValue(adv_get(f, "evidence"));
 	SS_E2E_CHECK(t, ev && strstr(ev, "measured now, kept in") && strstr(ev, "/cache/stepscope/peak-"),
@@ -60,9 +58,7 @@ static void test_below_peak(void **state)
 		     "peak %.3g GFLOP/s, %.3g GB/s: matmul is %s-bound, the evidence says: %s", gflops,
 		     gbs, mem ? "memory" : "compute", ev);
 
-	double after = adv_record(t, "peak.yaml", "fast", "advise-peak", "12 fast");
-	cJSON *good = adv_json(t, "fast");
-	adv_quiet(t, good, "peak");
+	double after = adv_fixed(t, "peak.yaml", "fast", "advise-peak", "12 fast", "peak");
 	cJSON_Delete(bad);
 	/* the second time the peak comes from the cache */
 	bad = adv_json(t, "naive");
@@ -85,7 +81,6 @@ static void test_below_peak(void **state)
 		     "the damaged cache was not rewritten:\n%s", t->out);
 	adv_within2(t, predicted, before, after);
 	cJSON_Delete(bad);
-	cJSON_Delete(good);
 	ss_e2e_pass(t);
 }
 

@@ -31,10 +31,8 @@ static void test_slow_shape(void **state)
 {
 	struct ss_e2e *t = ss_e2e_begin(state);
 
-	ss_e2e_build(t, "advise-shape", NULL);
-	adv_write(t, "shape.yaml", config);
-	double before = adv_record(t, "shape.yaml", "slow", "advise-shape", "12");
-	cJSON *bad = adv_json(t, "slow");
+	cJSON *bad;
+	double before = adv_planted(t, "shape.yaml", config, "slow", "advise-shape", "12", &bad);
 	const cJSON *f = adv_top(t, bad, "shape", "matmul");
 	const char *ti = cJSON_GetStringValue(adv_get(f, "title"));
 	SS_E2E_CHECK(t, ti && strstr(ti, "m=8 k=1024 n=1024 bt=1"),
@@ -47,12 +45,9 @@ static void test_slow_shape(void **state)
 				       "shape"),
 		     "a second shape of matmul was found slow");
 
-	double after = adv_record(t, "shape.yaml", "fast", "advise-shape", "12 fast");
-	cJSON *good = adv_json(t, "fast");
-	adv_quiet(t, good, "shape");
+	double after = adv_fixed(t, "shape.yaml", "fast", "advise-shape", "12 fast", "shape");
 	adv_within2(t, predicted, before, after);
 	cJSON_Delete(bad);
-	cJSON_Delete(good);
 	ss_e2e_pass(t);
 }
 
