@@ -123,7 +123,7 @@ static int ss_adv_omp_judge(const struct ss_adv_run *run, void *state, struct ss
 			    char *why, size_t whylen)
 {
 	const struct ss_agg_step *steps;
-	size_t nsteps = ss_agg_steps(run->agg, &steps), k, i;
+	size_t nsteps = ss_agg_steps(run->agg, &steps), k, i, len;
 	struct ss_adv_omp_team team;
 	/* means per step: 0 save, 1 wait, 2 spin, 3 preempted, 4 step */
 	double m[5] = { 0 };
@@ -179,26 +179,26 @@ static int ss_adv_omp_judge(const struct ss_adv_run *run, void *state, struct ss
 					       : "waits for its threads",
 		 ss_agg_fmt_time((uint64_t)m[0], b[0], 32), ss_agg_fmt_time((uint64_t)m[4], b[1], 32),
 		 100.0 * m[0] / m[4]);
-	if (off)
-		snprintf(f->evidence, sizeof(f->evidence), "per step (means over %zu steps of "
-			 "%s): the thread that starts the parallel regions waits for its team "
-			 "(the ranges \"%s\" and \"%s\") %s, %s of it on the CPU, spinning; it is "
-			 "preempted (runnable while another thread had its CPU) for %s; the team "
-			 "has %zu threads (the run does not record how many CPUs were free)",
-			 nsteps, ss_agg_fmt_time((uint64_t)m[4], b[0], 32), SS_ADV_OMP_RANGE_START,
-			 SS_ADV_OMP_RANGE_WAIT, ss_agg_fmt_time((uint64_t)m[1], b[1], 32),
-			 ss_agg_fmt_time((uint64_t)m[2], b[2], 32),
+	/* the same opening either way; with record.sched, the wait split */
+	snprintf(f->evidence, sizeof(f->evidence), "per step (means over %zu steps of %s): the "
+		 "thread that starts the parallel regions waits for its team (the ranges \"%s\" "
+		 "and \"%s\") %s", nsteps, ss_agg_fmt_time((uint64_t)m[4], b[0], 32),
+		 SS_ADV_OMP_RANGE_START, SS_ADV_OMP_RANGE_WAIT,
+		 ss_agg_fmt_time((uint64_t)m[1], b[1], 32));
+	len = strlen(f->evidence);
+	if (off && len + 1 < sizeof(f->evidence))
+		snprintf(f->evidence + len, sizeof(f->evidence) - len, ", %s of it on the CPU, "
+			 "spinning; it is preempted (runnable while another thread had its CPU) "
+			 "for %s; the team has %zu threads (the run does not record how many CPUs "
+			 "were free)", ss_agg_fmt_time((uint64_t)m[2], b[2], 32),
 			 ss_agg_fmt_time((uint64_t)m[3], b[3], 32), team.threads);
-	else
-		snprintf(f->evidence, sizeof(f->evidence), "per step (means over %zu steps of "
-			 "%s): the thread that starts the parallel regions waits for its team "
-			 "(the ranges \"%s\" and \"%s\") %s; the team has %zu threads; without "
-			 "record.sched spinning, sleeping and preemption are not told apart "
-			 "(record with record.sched: true for a closer estimate)",
-			 nsteps, ss_agg_fmt_time((uint64_t)m[4], b[0], 32), SS_ADV_OMP_RANGE_START,
-			 SS_ADV_OMP_RANGE_WAIT, ss_agg_fmt_time((uint64_t)m[1], b[1], 32), team.threads);
+	else if (len + 1 < sizeof(f->evidence))
+		snprintf(f->evidence + len, sizeof(f->evidence) - len, "; the team has %zu "
+			 "threads; without record.sched spinning, sleeping and preemption are not "
+			 "told apart (record with record.sched: true for a closer estimate)",
+			 team.threads);
 	for (i = 0; i < team.nregion; i++) {
-		size_t len = strlen(f->evidence);
+		len = strlen(f->evidence);
 		if (len + 1 < sizeof(f->evidence))
 			snprintf(f->evidence + len, sizeof(f->evidence) - len, "%s %s %s",
 				 i ? "," : "; regions (total time):", team.region[i],
