@@ -76,13 +76,8 @@ static void test_outlier(void **state)
 		/* the fixed run: nothing above 5% of the step */
 		ss_e2e_advise_quiet(t, jf, dir[1], "outlier");
 		/* the advice applied: the step's mean CPU time fell by the saving */
-		double b = (double)ss_e2e_printed(t, out[0], "mean_step_cpu_ns");
-		double g = (double)ss_e2e_printed(t, out[1], "mean_step_cpu_ns");
-		double pred = ss_e2e_advise_num(top, "save_ns");
-		ratio[k] = b > g ? pred / (b - g) : 1e9;
-		snprintf(msg[k], sizeof(msg[k]), "predicted %.0f ns a step, measured %.0f (%.0f - "
-			 "%.0f)", pred, b - g, b, g);
-		print_message("outlier: pair %d: %s\n", k, msg[k]);
+		ratio[k] = ss_e2e_advise_pair(t, top, "outlier", k, out[0], out[1],
+					      "mean_step_cpu_ns", msg[k]);
 		cJSON_Delete(jb);
 		cJSON_Delete(jf);
 	}

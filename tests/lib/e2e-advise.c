@@ -126,8 +126,9 @@ struct cJSON *ss_e2e_advise_show(struct ss_e2e *t, const char *dir)
 	const cJSON *f;
 
 	for (int i = 0; (f = ss_e2e_advise_finding(adv, i)); i++)
-		fprintf(stderr, "  %s: [%s] saves %.3f ms: %s\n", dir, ss_e2e_advise_str(f, "check"),
-			ss_e2e_advise_num(f, "save_ns") / 1e6, ss_e2e_advise_str(f, "title"));
+		fprintf(stderr, "  %s: [%s] saves %.3f ms: %s\n", dir,
+			ss_e2e_advise_str(f, "check"), ss_e2e_advise_num(f, "save_ns") / 1e6,
+			ss_e2e_advise_str(f, "title"));
 	return adv;
 }
 
@@ -194,6 +195,20 @@ void ss_e2e_advise_refused(struct ss_e2e *t, const char *dir, const char *check,
 	cJSON_Delete(adv);
 }
 
+double ss_e2e_advise_pair(struct ss_e2e *t, const struct cJSON *top, const char *check, int k,
+			  const char *out_bad, const char *out_fixed, const char *key,
+			  char *msg)
+{
+	double b = (double)ss_e2e_printed(t, out_bad, key);
+	double g = (double)ss_e2e_printed(t, out_fixed, key);
+	double pred = ss_e2e_advise_num(top, "save_ns");
+
+	snprintf(msg, 160, "predicted %.0f ns a step, measured %.0f (%.0f - %.0f)", pred, b - g,
+		 b, g);
+	print_message("%s: pair %d: %s\n", check, k, msg);
+	return b > g ? pred / (b - g) : 1e9;
+}
+
 static int ss_e2e_advise_cmp(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -207,7 +222,8 @@ void ss_e2e_advise_ratios(struct ss_e2e *t, double *ratio, char (*msg)[160], int
 	size_t len = 0;
 
 	for (int k = 0; k < n && len < sizeof(all); k++)
-		len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%s", k ? "; " : "", msg[k]);
+		len += (size_t)snprintf(all + len, sizeof(all) - len, "%s%s", k ? "; " : "",
+					msg[k]);
 	qsort(ratio, (size_t)n, sizeof(ratio[0]), ss_e2e_advise_cmp);
 	SS_E2E_CHECK(t, ratio[n / 2] >= 0.5 && ratio[n / 2] <= 2,
 		     "median predicted/measured saving %.2f, not within a factor of 2 (%s)",

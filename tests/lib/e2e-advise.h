@@ -59,6 +59,13 @@ void ss_e2e_advise_quiet(struct ss_e2e *t, const struct cJSON *adv, const char *
 /* `stepscope advise` on dir does not judge check, and says exactly why. */
 void ss_e2e_advise_refused(struct ss_e2e *t, const char *dir, const char *check,
 			   const char *why);
+/* Pair k of a planted and a fixed run (their fixtures' stdout out_bad and
+ * out_fixed, each printing "KEY N"): top's predicted saving over the
+ * measured one (1e9 when the step did not get faster), both into msg
+ * (160 bytes) and printed. */
+double ss_e2e_advise_pair(struct ss_e2e *t, const struct cJSON *top, const char *check, int k,
+			  const char *out_bad, const char *out_fixed, const char *key,
+			  char *msg);
 /* The median of n pairs' predicted/measured savings (ratio, sorted here)
  * is within a factor of 2; msg: each pair's numbers, for the message. */
 void ss_e2e_advise_ratios(struct ss_e2e *t, double *ratio, char (*msg)[160], int n);
