@@ -148,6 +148,18 @@ void ss_e2e_advise_saved(struct ss_e2e *t, const struct cJSON *bad, const struct
 		     predicted / 1e6);
 }
 
+const struct cJSON *ss_e2e_advise_first(struct ss_e2e *t, const struct cJSON *adv,
+					const char *what, const char *check)
+{
+	const cJSON *f = ss_e2e_advise_finding(adv, 0);
+
+	SS_E2E_CHECK(t, f != NULL, "%s: advise found nothing", what);
+	SS_E2E_CHECK(t, !strcmp(ss_e2e_advise_str(f, "check"), check),
+		     "%s: first finding is %s's (%s), expected %s's", what,
+		     ss_e2e_advise_str(f, "check"), ss_e2e_advise_str(f, "title"), check);
+	return f;
+}
+
 void ss_e2e_advise_sched_ok(struct ss_e2e *t, int st)
 {
 	SS_E2E_CHECK(t, !strstr(t->err, "record.sched:"),

@@ -44,6 +44,11 @@ struct cJSON *ss_e2e_advise_show(struct ss_e2e *t, const char *dir);
 void ss_e2e_advise_saved(struct ss_e2e *t, const struct cJSON *bad, const struct cJSON *good,
 			 const char *check, const char *label, double predicted);
 
+/* The first finding of adv (the planted run, `what` in messages), which
+ * must be check's. */
+const struct cJSON *ss_e2e_advise_first(struct ss_e2e *t, const struct cJSON *adv,
+					const char *what, const char *check);
+
 /* The planted run's checks, shared by the test-advise-<check>.c tests
  * (label: the run, in messages). */
 /* After st = ss_e2e_sh(t, "... record --set record.sched=true ..."): fail
