@@ -8,7 +8,8 @@
  *   - advise names the planted problem first: the top finding is the omp
  *     check's, for a team of 2 threads, naming the region matmul._omp_fn.0;
  *   - the advice applied (OMP_WAIT_POLICY=passive, same neighbour), the
- *     step got faster by the predicted saving within a factor of 2: the
+ *     step got faster by the predicted saving within a factor of 2 (the
+ *     median of 3 pairs' predicted/measured ratios): the
  *     mean recorded step of the two runs (advise's mean_step_ns: the
  *     check's saving is a mean, as the preemptions it counts come in long
  *     slices that a median misses);
@@ -34,6 +35,7 @@
 
 #define SS "\"$SS_E2E_BUILD/bin/stepscope\""
 #define STEPS 40
+#define REPEAT 3     /* pairs of runs, planted and passive */
 
 /* Record ./s-advise-omp STEPS into dir with record.sched, a busy loop on
  * the last CPU, the program on CPUs 0 and that one, environment ENV. */
@@ -56,29 +58,42 @@ static void test_omp(void **state)
 		    "gcc's OpenMP (libgomp)", "gcc");
 	ss_e2e_need(t, "command -v taskset", "taskset", "util-linux");
 	ss_e2e_build(t, "advise-omp", "-fopenmp");
-	record_run(t, "bad", "");
-	record_run(t, "fixed", "OMP_WAIT_POLICY=passive");
-	SS_E2E_SH_OK(t, SS " advise bad");
-	print_message("%s", t->out);
-	cJSON *jb = ss_e2e_advise(t, "bad"), *jf = ss_e2e_advise(t, "fixed");
-	const cJSON *top = ss_e2e_advise_top(t, jb, "bad", "omp", "matmul._omp_fn.0");
-	SS_E2E_CHECK(t, !strncmp(ss_e2e_advise_str(top, "title"),
-				 "the OpenMP team of 2 threads spins ", 35),
-		     "title: %s", ss_e2e_advise_str(top, "title"));
-	SS_E2E_CHECK(t, strstr(ss_e2e_advise_str(top, "advice"), "OMP_WAIT_POLICY=passive"),
-		     "advice: %s", ss_e2e_advise_str(top, "advice"));
-	/* the advice applied: the mean step fell by the saving */
-	double bad = ss_e2e_advise_mean(jb), good = ss_e2e_advise_mean(jf);
-	double pred = ss_e2e_advise_num(top, "save_ns"), meas = bad - good;
-	print_message("omp: predicted %.0f ns a step, measured %.0f (%.0f - %.0f)\n", pred, meas,
-		      bad, good);
-	SS_E2E_CHECK(t, meas > 0 && pred >= meas / 2 && pred <= meas * 2,
-		     "predicted saving %.0f ns a step, measured %.0f (mean step %.0f -> %.0f): "
-		     "not within a factor of 2", pred, meas, bad, good);
-	/* the passive run: nothing above 5% of the step */
-	ss_e2e_advise_quiet(t, jf, "fixed", "omp");
-	cJSON_Delete(jb);
-	cJSON_Delete(jf);
+	/* REPEAT pairs of runs, planted then passive: each pair's predicted
+	 * saving (its planted run's) against its measured one; the median
+	 * ratio decides, as one pair on a shared 2-CPU machine can see its
+	 * neighbour's slices land anywhere */
+	char dir[2][32], msg[REPEAT][160];
+	double ratio[REPEAT];
+	for (int k = 0; k < REPEAT; k++) {
+		snprintf(dir[0], sizeof(dir[0]), "bad%d", k);
+		snprintf(dir[1], sizeof(dir[1]), "fixed%d", k);
+		record_run(t, dir[0], "");
+		record_run(t, dir[1], "OMP_WAIT_POLICY=passive");
+		if (!k) {
+			SS_E2E_SH_OK(t, SS " advise bad0");
+			print_message("%s", t->out);
+		}
+		cJSON *jb = ss_e2e_advise(t, dir[0]), *jf = ss_e2e_advise(t, dir[1]);
+		const cJSON *top = ss_e2e_advise_top(t, jb, dir[0], "omp", "matmul._omp_fn.0");
+		SS_E2E_CHECK(t, !strncmp(ss_e2e_advise_str(top, "title"),
+					 "the OpenMP team of 2 threads spins ", 35),
+			     "title: %s", ss_e2e_advise_str(top, "title"));
+		SS_E2E_CHECK(t, strstr(ss_e2e_advise_str(top, "advice"), "OMP_WAIT_POLICY=passive"),
+			     "advice: %s", ss_e2e_advise_str(top, "advice"));
+		/* the advice applied: the mean step fell by the saving */
+		double bad = ss_e2e_advise_mean(jb), good = ss_e2e_advise_mean(jf);
+		double pred = ss_e2e_advise_num(top, "save_ns"), meas = bad - good;
+		ratio[k] = meas > 0 ? pred / meas : 1e9;
+		snprintf(msg[k], sizeof(msg[k]),
+			 "pair %d: predicted %.0f ns a step, measured %.0f (mean step %.0f -> %.0f)",
+			 k, pred, meas, bad, good);
+		print_message("omp: %s\n", msg[k]);
+		/* the passive run: nothing above 5% of the step */
+		ss_e2e_advise_quiet(t, jf, dir[1], "omp");
+		cJSON_Delete(jb);
+		cJSON_Delete(jf);
+	}
+	ss_e2e_advise_ratios(t, ratio, msg, REPEAT);
 	/* no OpenMP: not judged, and why */
 	ss_e2e_build(t, "advise-outlier", NULL);
 	SS_E2E_SH_OK(t, SS " record -o noomp -- ./s-advise-outlier 4 > /dev/null");
