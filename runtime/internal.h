@@ -231,6 +231,7 @@ SS_HIDDEN uint64_t ss_buf_reserve(uint64_t size);
 SS_HIDDEN void *ss_buf_map(uint64_t off, uint64_t size);
 SS_HIDDEN void *ss_buf_map_lazy(uint64_t off, uint64_t size, uint64_t now);
 SS_HIDDEN void ss_buf_prefault(void *p, uint64_t size);
+SS_HIDDEN void ss_buf_touch(void *p, uint64_t size);
 SS_HIDDEN void ss_buf_ready(struct ss_thread *t); /* ring.c */
 SS_HIDDEN void ss_buf_fill(struct ss_thread *t, uint64_t *to);
 

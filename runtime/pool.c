@@ -217,8 +217,10 @@ static void rings_early(void)
 }
 
 /* The pieces ss_buf_map_lazy left, populated (pool.mu held, dropped
- * meanwhile).  Only MADV_POPULATE_WRITE: it never changes a byte, so a
- * chunk unmapped meanwhile (its thread gone) costs nothing wrong. */
+ * meanwhile), and touched from user mode (ss_buf_touch): neither changes
+ * a byte.  The pieces are rings', which stay mapped (a ring whose thread
+ * is gone goes back to the free list; ring.c's ring_new maps nothing it
+ * may unmap again), so the touch never meets an unmapped page. */
 static void populate_later(void)
 {
 	char *p[POOL_LATER];
@@ -229,7 +231,8 @@ static void populate_later(void)
 	pool.nlater = 0;
 	pthread_mutex_unlock(&pool.mu);
 	for (int i = 0; i < n; i++)
-		madvise(p[i], len[i], MADV_POPULATE_WRITE);
+		if (madvise(p[i], len[i], MADV_POPULATE_WRITE) == 0)
+			ss_buf_touch(p[i], len[i]); /* buffer.c ss_buf_prefault */
 	pthread_mutex_lock(&pool.mu);
 }
 

@@ -79,17 +79,19 @@ struct ss_rings ss_rings = { .mu = PTHREAD_MUTEX_INITIALIZER };
  * in pieces (ss_buf_map_lazy), else whole.  ss_rt.lock held. */
 static struct ss_ring *ring_new(uint64_t size, int lazy)
 {
+	/* allocated first: a chunk mapped in pieces is never unmapped again,
+	 * the background thread touches its pages (pool.c populate_later) */
+	struct ss_ring *r = ss_calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
 	uint64_t off = 0;
 	struct ss_chunk_header *c = ss_pool_take(size, &off);
 	for (int tries = 0; !c && tries < 2 && !ss_rt.stopped; tries++) {
 		off = ss_buf_reserve(size);
 		c = !off ? NULL : lazy ? ss_buf_map_lazy(off, size, RING_NOW) : ss_buf_map(off, size);
 	}
-	if (!c)
-		return NULL;
-	struct ss_ring *r = ss_calloc(1, sizeof(*r));
-	if (!r) {
-		munmap(c, size);
+	if (!c) {
+		ss_free(r);
 		return NULL;
 	}
 	pthread_mutex_init(&r->mu, NULL);
