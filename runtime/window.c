@@ -123,6 +123,23 @@ static size_t walk_frames(struct ss_thread *t, uint64_t *out, size_t max)
  * (cost.c); 0 unknown. */
 static __thread uint64_t entered_ns __attribute__((tls_model("initial-exec")));
 
+/* How many steps ahead of a window the background thread prepares it
+ * (ss_pool_early).  One step was not enough for the first window of a
+ * run: in it the thread opens the file, makes the rings and pages in the
+ * pool's chunks (2-3 ms of its time on the development VM, more on a
+ * busy machine), and a window's first step that finds the pool empty
+ * pages in chunks itself.  Two steps ahead hold the chunks one step
+ * longer. */
+#define EARLY_STEPS 2
+
+static int window_soon(const struct ss_config *c, uint64_t step)
+{
+	for (uint64_t k = 1; k <= EARLY_STEPS; k++)
+		if (ss_schedule_action(c, step + k) == SS_STEP_RECORD)
+			return 1;
+	return 0;
+}
+
 /* Lock held.  `t` is the stepping thread. */
 __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 						    uint64_t step, uint64_t ts)
@@ -188,11 +205,12 @@ __attribute__((noinline)) void ss_window_begin_step(struct ss_thread *t,
 		if (act != SS_STEP_RECORD)
 			ss_hot.gate &= SS_GATE_STATS;
 		ss_meta_write_ts(SS_META_STEP, ts, &m, sizeof(m), NULL, 0);
-		/* a window opens at the next step: the background thread opens
-		 * the file and pages in the threads' rings and the pool's chunks
-		 * during this one (pool.c), so that the opening only takes them */
+		/* a window opens within EARLY_STEPS steps: the background
+		 * thread opens the file and pages in the threads' rings and
+		 * the pool's chunks meanwhile (pool.c), so that the opening
+		 * only takes them */
 		if (act != SS_STEP_RECORD && !ss_rt.stopped && !ss_rt.disabled &&
-		    ss_schedule_action(c, step + 1) == SS_STEP_RECORD)
+		    window_soon(c, step))
 			ss_pool_early(ss_rt.chunk_bytes);
 	}
 	ss_gpu_on_window(!!(ss_hot.gate & SS_GATE_EVENTS));
