@@ -347,7 +347,10 @@ void ss_pool_early(uint64_t size)
 		pool.rings_made = 0;
 		if (pool.nready < pool.want)
 			pool.filling = 1;
-		pthread_cond_signal(&pool.cv);
+		/* else it looks within COPY_WAIT_MAX_US: a window closing
+		 * EARLY_STEPS before the next (window.c) would pay a wake */
+		if (pool.sleeping)
+			pthread_cond_signal(&pool.cv);
 	}
 	pthread_mutex_unlock(&pool.mu);
 }
