@@ -21,6 +21,8 @@ struct ss_agg_fstat {
 	uint64_t complete_ns;        /* their time, for avg */
 	uint64_t off_ns, off_self_ns, off_most; /* record.sched (agg.h) */
 	uint64_t min_off_ns, max_off_ns;        /* in the min and max call */
+	uint64_t min_any_ns, min_any_off_ns;    /* fastest of every complete
+	                                         * call, ordered or not */
 };
 
 struct ss_agg_entry {

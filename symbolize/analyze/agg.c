@@ -436,6 +436,8 @@ static void ss_agg_close(struct ss_agg *a, struct ss_agg_thread *t, int kind,
 				: !fs->ordered && (!fs->complete || dur < fs->min_ns))
 				fs->min_ns = dur, fs->min_off_ns = s->off;
 			fs->ordered += ord;
+			if (!fs->complete || dur < fs->min_any_ns)
+				fs->min_any_ns = dur, fs->min_any_off_ns = s->off;
 			if (dur > fs->max_ns)
 				fs->max_ns = dur, fs->max_off_ns = s->off;
 			fs->complete++;

@@ -34,6 +34,11 @@
 
 #include "export.h"
 
+/* How much earlier than the call's last instruction an unordered EXIT
+ * can be read: the processor's reorder window (a few hundred
+ * instructions in flight; seen: 27 ns on a 37 ns dot product). */
+#define SS_AGG_EARLY_NS 256
+
 enum ss_agg_kind {
 	SS_AGG_FUNCTION = 0,
 	SS_AGG_RANGE = 1,
@@ -57,7 +62,10 @@ struct ss_agg_row {
 	/* Of the complete calls, those whose EXIT was read in order (all of
 	 * them in a trace without SS_META_EXIT_ORDER): min_ns is the fastest
 	 * of these when there is one, since an unordered EXIT can be read
-	 * before the call's last instructions completed (issue 46) */
+	 * before the call's last instructions completed (issue 46); but
+	 * when an unordered call was faster by more than such a read can
+	 * come early (SS_AGG_EARLY_NS), that call was truly shorter and
+	 * min_ns is its time: the fastest ordered call is only one in 64 */
 	uint64_t ordered;
 	/* record.sched: time its thread was switched out by the kernel
 	 * inside its calls (off_ns, counted like total) and while it was the
@@ -69,6 +77,8 @@ struct ss_agg_row {
 	 * the one that gave max_ns (nonzero: that Min or Max includes time
 	 * the thread was switched out, not its work alone) */
 	uint64_t min_off_ns, max_off_ns;
+	/* the fastest complete call of any kind, and its off-CPU time */
+	uint64_t min_any_ns, min_any_off_ns;
 	/* Whole-run statistics only (stats-read.c): the function below the
 	 * first call of this one on its thread; "" the thread's start, NULL
 	 * not known (a runtime that did not write it, a merged row) */

@@ -11,6 +11,10 @@
  *     though calls with an odd EXIT or an odd ENTER measured shorter; the
  *     totals count every call;
  *   - a function with no ordered call keeps its fastest call as Min;
+ *   - an unordered call shorter than the fastest ordered one by more than
+ *     an EXIT can be read early (SS_AGG_EARLY_NS) was truly shorter: it is
+ *     Min, so Min never lies above a call's real time (a clone run once
+ *     ordered for 3.5 ms and once unordered for 20 us had Avg below Min);
  *   - without the record (an older trace: every EXIT was fenced), Min is
  *     the fastest call whatever its parity;
  *   - a second thread whose fastest call is odd does not take the merged
@@ -34,6 +38,7 @@
 __attribute__((noinline, used)) void ss_t_outer(void) { __asm__ volatile(""); }
 __attribute__((noinline, used)) void ss_t_dot(void) { __asm__ volatile("nop"); }
 __attribute__((noinline, used)) void ss_t_tiny(void) { __asm__ volatile("nop; nop"); }
+__attribute__((noinline, used)) void ss_t_long(void) { __asm__ volatile("nop; nop; nop"); }
 
 static char dir[] = "/tmp/ss-test-exit-order-XXXXXX";
 
@@ -47,6 +52,8 @@ static char dir[] = "/tmp/ss-test-exit-order-XXXXXX";
  *     tiny [1500,1511)  odd: 11 ns
  *     tiny [1600,1613)  odd: 13 ns
  *     dot  (1701,1730]  odd ENTER, even EXIT: 29 ns, unordered
+ *     long [1800,2400]  even: 600 ns, ordered
+ *     long (2501,2551)  odd: 50 ns, shorter by more than SS_AGG_EARLY_NS
  * tid 101 (with_second): outer [1000,3000], dot [1100,1115) odd: 15 ns.
  */
 static void write_trace(const char *sub, int with_record, int with_second)
@@ -62,6 +69,8 @@ static void write_trace(const char *sub, int with_record, int with_second)
 		ss_ut_ev(1500, SS_EV_ENTER, ss_t_tiny), ss_ut_ev(1511, SS_EV_EXIT, ss_t_tiny),
 		ss_ut_ev(1600, SS_EV_ENTER, ss_t_tiny), ss_ut_ev(1613, SS_EV_EXIT, ss_t_tiny),
 		ss_ut_ev(1701, SS_EV_ENTER, ss_t_dot), ss_ut_ev(1730, SS_EV_EXIT, ss_t_dot),
+		ss_ut_ev(1800, SS_EV_ENTER, ss_t_long), ss_ut_ev(2400, SS_EV_EXIT, ss_t_long),
+		ss_ut_ev(2501, SS_EV_ENTER, ss_t_long), ss_ut_ev(2551, SS_EV_EXIT, ss_t_long),
 		ss_ut_ev(3000, SS_EV_EXIT, ss_t_outer),
 	};
 	struct ss_event e2[] = {
@@ -144,6 +153,10 @@ static void test_ordered_min(void **state)
 	assert_int_equal(tiny->calls, 2);
 	assert_int_equal(tiny->ordered, 0);
 	assert_int_equal(tiny->min_ns, 11); /* no ordered call: the fastest */
+	const struct ss_agg_row *lng = row(r, n, "ss_t_long");
+	assert_int_equal(lng->ordered, 1);
+	assert_int_equal(lng->min_ns, 50);  /* 550 ns shorter: not read early */
+	assert_int_equal(lng->max_ns, 600);
 	ss_agg_free(a);
 }
 
